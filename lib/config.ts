@@ -1,0 +1,107 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { ConfigurationError } from "./errors.js";
+import type { LanguageModel } from "./lm/types.js";
+import type { StrategyLike } from "./strategy/strategy.js";
+import { Strategy } from "./strategy/strategy.js";
+import { applySubscribers } from "./instrument/subscribers.js";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export interface InstrumentationConfig {
+  enabled: boolean;
+  /** Built-in subscribers to switch on: "logger", "otel", "langfuse", "newrelic". */
+  subscribers: string[];
+}
+
+export interface LoggerConfig {
+  level: LogLevel;
+  formatter: "json" | "text";
+  /** Where log lines go; standard error by default. */
+  output: ((line: string) => void) | undefined;
+}
+
+export interface GlobalConfig {
+  lm: LanguageModel | undefined;
+  strategy: StrategyLike;
+  instrumentation: InstrumentationConfig;
+  logger: LoggerConfig;
+}
+
+function defaults(): GlobalConfig {
+  return {
+    lm: undefined,
+    strategy: Strategy.Strict,
+    instrumentation: { enabled: false, subscribers: [] },
+    logger: { level: "info", formatter: "text", output: undefined },
+  };
+}
+
+export const globalConfig: GlobalConfig = defaults();
+
+/** Sets typelm's global configuration. */
+export function configure(fn: (config: GlobalConfig) => void): void {
+  fn(globalConfig);
+  applySubscribers(globalConfig);
+}
+
+/** Restores the defaults (for tests). */
+export function resetConfiguration(): void {
+  Object.assign(globalConfig, defaults());
+  applySubscribers(globalConfig);
+}
+
+/** Per-instance configuration of a module or predictor. */
+export interface ModuleConfig {
+  lm?: LanguageModel | undefined;
+  strategy?: StrategyLike | undefined;
+}
+
+interface Scope {
+  /** LMs configured on the modules currently running, innermost last. */
+  moduleLMs: LanguageModel[];
+  withLM: LanguageModel | undefined;
+}
+
+const scope = new AsyncLocalStorage<Scope>();
+
+/** Runs `fn` with `lm` as the default model for everything called inside it. */
+export function withLM<T>(lm: LanguageModel, fn: () => T): T {
+  const current = scope.getStore();
+  return scope.run({ moduleLMs: current?.moduleLMs ?? [], withLM: lm }, fn);
+}
+
+/** Runs `fn` inside a module whose configured LM (if any) applies to its children. */
+export function withModuleLM<T>(lm: LanguageModel | undefined, fn: () => T): T {
+  if (lm === undefined) return fn();
+  const current = scope.getStore();
+  return scope.run({ moduleLMs: [...(current?.moduleLMs ?? []), lm], withLM: current?.withLM }, fn);
+}
+
+/**
+ * Resolution order: per-call option, the predictor's own configuration, the enclosing modules'
+ * (innermost first), `withLM`, then the global configuration.
+ */
+export function resolveLM(perCall: LanguageModel | undefined, own: LanguageModel | undefined): LanguageModel {
+  const found = perCall ?? own ?? resolveScopedLM();
+  if (found === undefined) {
+    throw new ConfigurationError(
+      "No language model configured: set one with configure((c) => { c.lm = new LM(\"openai/gpt-4o-mini\") }), " +
+        "module.configure(...), withLM(lm, fn) or the `lm` call option",
+    );
+  }
+  return found;
+}
+
+function resolveScopedLM(): LanguageModel | undefined {
+  const current = scope.getStore();
+  if (current !== undefined) {
+    const { moduleLMs } = current;
+    if (moduleLMs.length > 0) return moduleLMs[moduleLMs.length - 1];
+    if (current.withLM !== undefined) return current.withLM;
+  }
+  return globalConfig.lm;
+}
+
+export function resolveStrategy(own: StrategyLike | undefined): StrategyLike {
+  return own ?? globalConfig.strategy;
+}

@@ -1,0 +1,72 @@
+import { Instrumentation } from "../instrument/bus.js";
+import type { DataFormat, LanguageModel, LMRequest, LMResponse, SchemaFormat } from "./types.js";
+
+export interface BaseLMOptions {
+  schemaFormat?: SchemaFormat;
+  dataFormat?: DataFormat;
+  structuredOutputs?: boolean;
+  temperature?: number;
+  maxTokens?: number;
+}
+
+/**
+ * Shared behaviour of every language model: the `lm.chat.*` and `lm.tokens.used` events around
+ * each call. Subclasses implement `complete`, which does the actual work (provider call or script).
+ */
+export abstract class BaseLM implements LanguageModel {
+  abstract readonly provider: string;
+  abstract readonly model: string;
+  schemaFormat: SchemaFormat;
+  dataFormat: DataFormat;
+  structuredOutputs: boolean;
+  temperature: number | undefined;
+  maxTokens: number | undefined;
+
+  constructor(options: BaseLMOptions = {}) {
+    this.schemaFormat = options.schemaFormat ?? "json";
+    this.dataFormat = options.dataFormat ?? "json";
+    this.structuredOutputs = options.structuredOutputs ?? false;
+    this.temperature = options.temperature;
+    this.maxTokens = options.maxTokens;
+  }
+
+  get id(): string {
+    return `${this.provider}/${this.model}`;
+  }
+
+  abstract supportsStructuredOutputs(): boolean;
+  protected abstract complete(request: LMRequest): Promise<LMResponse>;
+
+  async chat(request: LMRequest): Promise<LMResponse> {
+    const { provider, model } = this;
+    const started = performance.now();
+    Instrumentation.emit("lm.chat.start", {
+      provider, model, messageCount: request.messages.length, structured: request.responseSchema !== undefined,
+    });
+    let response: LMResponse;
+    try {
+      response = await this.complete(request);
+    } catch (error) {
+      Instrumentation.emit("lm.chat.end", {
+        provider, model, ok: false, durationMs: performance.now() - started,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    }
+    Instrumentation.emit("lm.chat.end", {
+      provider, model, ok: true, durationMs: performance.now() - started, cached: response.cached,
+      inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens,
+    });
+    Instrumentation.emit("lm.tokens.used", {
+      inputTokens: response.usage.inputTokens,
+      outputTokens: response.usage.outputTokens,
+      estimatedCost: response.estimatedCost,
+      provider, model, cached: response.cached,
+    });
+    return response;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { id: this.id, schemaFormat: this.schemaFormat, dataFormat: this.dataFormat, structuredOutputs: this.structuredOutputs };
+  }
+}

@@ -1,0 +1,78 @@
+import type { SignatureClass } from "../signature/signature.js";
+
+export type Role = "system" | "user" | "assistant";
+export interface ChatMessage {
+  role: Role;
+  content: string;
+}
+
+export type SchemaFormat = "json" | "baml" | "toon";
+export type DataFormat = "json" | "toon";
+
+/** A JSON Schema document (plain object). */
+export type JsonSchema = Record<string, unknown>;
+
+/** One request to a language model, as built by a predictor. */
+export interface LMRequest {
+  messages: ChatMessage[];
+  /** The signature class being predicted (absent for free-form chat). */
+  signature?: SignatureClass;
+  /** The input values after defaults (absent for free-form chat). */
+  inputs?: Record<string, unknown>;
+  /**
+   * When set, the provider is asked for native structured output matching this schema
+   * (OpenAI json_schema, Anthropic tool/output format, Ollama `format`).
+   */
+  responseSchema?: { name: string; schema: JsonSchema };
+  /** Per-call overrides of the LM's own settings. */
+  temperature?: number;
+  maxTokens?: number;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** What a language model answered. */
+export interface LMResponse {
+  /** The reply text (for native structured output: the JSON text). */
+  content: string;
+  usage: TokenUsage;
+  provider: string;
+  model: string;
+  /** USD; 0 for local models and cache hits; null when the model's price is unknown. */
+  estimatedCost: number | null;
+  /** True when the answer came from the response cache without a provider call. */
+  cached: boolean;
+  /** Provider-specific stop reason, when given. */
+  finishReason?: string | undefined;
+}
+
+/** Settings every language model exposes to the predictors that use it. */
+export interface LMSettings {
+  schemaFormat: SchemaFormat;
+  dataFormat: DataFormat;
+  structuredOutputs: boolean;
+  temperature: number | undefined;
+  maxTokens: number | undefined;
+}
+
+/** Anything a predictor can call: `LM` for real providers and `ScriptedLM` for tests. */
+export interface LanguageModel extends LMSettings {
+  readonly provider: string;
+  readonly model: string;
+  /** `provider/model`. */
+  readonly id: string;
+  /** Whether this provider/model can produce native structured output for `responseSchema`. */
+  supportsStructuredOutputs(): boolean;
+  chat(request: LMRequest): Promise<LMResponse>;
+}
+
+export function isLanguageModel(value: unknown): value is LanguageModel {
+  return (
+    typeof value === "object" && value !== null &&
+    typeof (value as LanguageModel).chat === "function" &&
+    typeof (value as LanguageModel).supportsStructuredOutputs === "function"
+  );
+}

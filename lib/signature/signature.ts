@@ -1,0 +1,65 @@
+import type { z } from "zod";
+import { ValidationError } from "../errors.js";
+import { compiled } from "./compile.js";
+
+/** A signature's field declarations: zod schemas keyed by field name. */
+export type Shape = Record<string, z.ZodType>;
+
+/** What every signature class looks like from the outside. */
+export interface SignatureClass<I extends Shape = Shape, O extends Shape = Shape> {
+  readonly name: string;
+  description?: string;
+  input?: I;
+  output: O;
+  inputJsonSchema(): Record<string, unknown>;
+  outputJsonSchema(): Record<string, unknown>;
+}
+
+/**
+ * Declares the typed inputs and outputs of one model task.
+ *
+ * ```ts
+ * class Classify extends Signature {
+ *   static description = "Classify the sentiment of a sentence.";
+ *   static input = { sentence: z.string() };
+ *   static output = { sentiment: z.enum(["positive", "negative", "neutral"]) };
+ * }
+ * ```
+ */
+export class Signature {
+  static description: string = "";
+  static input: Shape | undefined = undefined;
+  static output: Shape = {};
+
+  static inputJsonSchema(this: SignatureClass): Record<string, unknown> {
+    return structuredClone(compiled(this).inputJsonSchema);
+  }
+
+  static outputJsonSchema(this: SignatureClass): Record<string, unknown> {
+    return structuredClone(compiled(this).outputJsonSchema);
+  }
+
+  /** Builds a signature class from a plain object (handy in notebooks). */
+  static define<I extends Shape = {}, O extends Shape = Shape>(spec: {
+    name?: string;
+    description?: string;
+    input?: I;
+    output: O;
+  }): SignatureClass<I, O> & typeof Signature & { input: I; output: O } {
+    const name = spec.name ?? "AnonymousSignature";
+    if (!/^[A-Za-z_$][\w$]*$/.test(name)) {
+      throw new ValidationError(`Signature name must be an identifier, got ${JSON.stringify(name)}`, { field: "name" });
+    }
+    const cls = class extends Signature {};
+    Object.defineProperty(cls, "name", { value: name });
+    cls.description = spec.description ?? "";
+    cls.input = spec.input ?? {};
+    cls.output = spec.output;
+    return cls as never;
+  }
+}
+
+/** The input shape declared by a signature class (`{}` when it declares none). */
+export type InputShapeOf<S> = S extends { input: infer I } ? (I extends Shape ? I : {}) : {};
+/** The output shape declared by a signature class. */
+export type OutputShapeOf<S> = S extends { output: infer O } ? (O extends Shape ? O : {}) : {};
