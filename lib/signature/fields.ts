@@ -35,7 +35,7 @@ export function unwrap(schema: z.ZodType): Unwrapped {
     optional,
     nullable,
     hasDefault: holder !== undefined,
-    defaultValue: () => (holder === undefined ? undefined : structuredClone((holder._zod.def as { defaultValue: unknown }).defaultValue)),
+    defaultValue: () => (holder === undefined ? undefined : copyPlain((holder._zod.def as unknown as { defaultValue: unknown }).defaultValue)),
   };
 }
 
@@ -54,4 +54,15 @@ export function descriptionOf(schema: z.ZodType): string | undefined {
 /** Whether a zod value is a schema (and not, say, a plain value put in a shape by mistake). */
 export function isZodSchema(value: unknown): value is z.ZodType {
   return typeof value === "object" && value !== null && "_zod" in value;
+}
+
+/** Copies arrays and plain objects so a default is never shared between results; other values as they are. */
+function copyPlain(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyPlain);
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = copyPlain(v);
+    return out;
+  }
+  return value;
 }

@@ -1,0 +1,144 @@
+import { withModuleLM, type ModuleConfig } from "./config.js";
+import { ValidationError } from "./errors.js";
+import { Instrumentation } from "./instrument/bus.js";
+import type { LanguageModel } from "./lm/types.js";
+import { FewShotExample } from "./predict/few-shot.js";
+
+/** Options accepted by every `call`. */
+export interface CallOptions {
+  /** Use this model for this call (beats every configured one). */
+  lm?: LanguageModel;
+}
+
+/** What optimizers tune: anything with an instruction and demos that reach its prompt. */
+export interface Tunable {
+  instruction: string;
+  demos: FewShotExample[];
+  readonly isPredictor: true;
+}
+
+export interface PredictorState {
+  instruction: string;
+  demos: { input: Record<string, unknown>; output: Record<string, unknown> }[];
+}
+
+export interface ModuleState {
+  predictors: Record<string, PredictorState>;
+}
+
+export function isTunable(value: unknown): value is Tunable & Module {
+  return value instanceof Module && (value as Partial<Tunable>).isPredictor === true;
+}
+
+/**
+ * A reusable, composable unit. Subclasses implement `forward`; callers use `call`, which runs
+ * `forward` with events around it and with this module's configured LM applying to its children.
+ */
+export abstract class Module<I = any, O = any> {
+  /** Per-instance configuration (see `configure`). */
+  config: ModuleConfig = {};
+
+  abstract forward(inputs: I, options?: CallOptions): Promise<O>;
+
+  /** Sets per-instance configuration, e.g. `m.configure((c) => { c.lm = new LM(...) })`. */
+  configure(fn: (config: ModuleConfig) => void): this {
+    fn(this.config);
+    return this;
+  }
+
+  async call(inputs: I, options: CallOptions = {}): Promise<O> {
+    const name = this.constructor.name;
+    const started = performance.now();
+    Instrumentation.emit("module.forward.start", { module: name });
+    try {
+      const lm = options.lm ?? this.config.lm;
+      const result = await withModuleLM(lm, () => this.forward(inputs, options));
+      Instrumentation.emit("module.forward.end", { module: name, ok: true, durationMs: performance.now() - started });
+      return result;
+    } catch (error) {
+      Instrumentation.emit("module.forward.end", {
+        module: name, ok: false, durationMs: performance.now() - started,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
+      throw error;
+    }
+  }
+
+  /** Every predictor inside this module as `[path, predictor]`, found through its properties. */
+  namedPredictors(): [string, Tunable & Module][] {
+    const found: [string, Tunable & Module][] = [];
+    const seen = new Set<unknown>();
+    const visit = (value: unknown, path: string): void => {
+      if (value === null || typeof value !== "object" || seen.has(value)) return;
+      seen.add(value);
+      if (isTunable(value)) {
+        found.push([path || "self", value]);
+        return;
+      }
+      if (value instanceof Module) {
+        for (const [key, child] of Object.entries(value)) {
+          if (key !== "config") visit(child, path ? `${path}.${key}` : key);
+        }
+        return;
+      }
+      if (Array.isArray(value)) value.forEach((child, i) => visit(child, `${path}[${i}]`));
+      else if (value instanceof Map) for (const [k, child] of value) visit(child, `${path}[${String(k)}]`);
+    };
+    visit(this, "");
+    return found;
+  }
+
+  /** The instruction and demos of every predictor, keyed by path (JSON-ready). */
+  dumpState(): ModuleState {
+    const predictors: Record<string, PredictorState> = {};
+    for (const [path, p] of this.namedPredictors()) {
+      predictors[path] = {
+        instruction: p.instruction,
+        demos: p.demos.map((d) => JSON.parse(JSON.stringify(d)) as PredictorState["demos"][number]),
+      };
+    }
+    return { predictors };
+  }
+
+  /** Restores what `dumpState` produced. Unknown paths are an error: the state belongs to another module. */
+  loadState(state: ModuleState, makeExample: (d: PredictorState["demos"][number]) => FewShotExample = defaultExample): this {
+    const byPath = new Map(this.namedPredictors());
+    for (const [path, s] of Object.entries(state?.predictors ?? {})) {
+      const p = byPath.get(path);
+      if (p === undefined) {
+        throw new ValidationError(
+          `State has predictor "${path}" but ${this.constructor.name} has only: ${[...byPath.keys()].join(", ") || "(none)"}`,
+          { field: path },
+        );
+      }
+      p.instruction = s.instruction;
+      p.demos = s.demos.map(makeExample);
+    }
+    return this;
+  }
+
+  /** A deep copy: sub-modules and predictors are copied, models and tools are shared. */
+  clone(): this {
+    const copy = Object.create(Object.getPrototypeOf(this)) as this;
+    for (const [key, value] of Object.entries(this)) {
+      (copy as Record<string, unknown>)[key] = cloneValue(value);
+    }
+    return copy;
+  }
+}
+
+function cloneValue(value: unknown): unknown {
+  if (value instanceof Module) return value.clone();
+  if (Array.isArray(value)) return value.map(cloneValue);
+  if (value instanceof Map) return new Map([...value].map(([k, v]) => [k, cloneValue(v)]));
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = cloneValue(v);
+    return out;
+  }
+  return value;
+}
+
+function defaultExample(d: PredictorState["demos"][number]): FewShotExample {
+  return new FewShotExample(d);
+}

@@ -1,0 +1,112 @@
+import { resolveLM, resolveStrategy } from "../config.js";
+import { convertOutputs } from "../convert/output.js";
+import { validateInputs } from "../convert/input.js";
+import { Instrumentation } from "../instrument/bus.js";
+import type { LanguageModel } from "../lm/types.js";
+import { Module, type CallOptions, type Tunable } from "../module.js";
+import { Prompt } from "../prompt/prompt.js";
+import { parseToonReply } from "../prompt/toon-data.js";
+import { compiled, type CompiledSignature } from "../signature/compile.js";
+import type { InputOf, OutputOf } from "../signature/infer.js";
+import type { Shape, SignatureClass } from "../signature/signature.js";
+import type { FewShotExample } from "./few-shot.js";
+import { Prediction, type Typed } from "./prediction.js";
+
+export interface PredictOptions {
+  /** The task instruction; the signature's description by default. */
+  instruction?: string;
+  demos?: FewShotExample[];
+}
+
+interface PromptCacheEntry {
+  instruction: string;
+  demos: readonly FewShotExample[];
+  demoCount: number;
+  schemaFormat: string;
+  dataFormat: string;
+  prompt: Prompt;
+}
+
+// Kept outside the instance so `clone()` (which copies enumerable fields) starts with a clean cache.
+const promptCaches = new WeakMap<object, PromptCacheEntry[]>();
+
+/** Calls the model once with the signature's prompt and returns the typed prediction. */
+export class Predict<I extends Shape = Shape, O extends Shape = Shape>
+  extends Module<InputOf<I>, Typed<OutputOf<O>>>
+  implements Tunable
+{
+  readonly isPredictor = true as const;
+  readonly signature: SignatureClass<I, O>;
+  instruction: string;
+  demos: FewShotExample[];
+
+  constructor(signature: SignatureClass<I, O>, options: PredictOptions = {}) {
+    super();
+    const sig = compiled(signature); // validates the signature now rather than at the first call
+    this.signature = signature;
+    this.instruction = options.instruction ?? sig.description;
+    this.demos = options.demos ?? [];
+  }
+
+  /** The compiled signature (cached per class). */
+  get compiledSignature(): CompiledSignature {
+    return compiled(this.signature);
+  }
+
+  /** The prompt this predictor sends with the given formats (rebuilt only when instruction or demos change). */
+  prompt(schemaFormat: LanguageModel["schemaFormat"] = "json", dataFormat: LanguageModel["dataFormat"] = "json"): Prompt {
+    let entries = promptCaches.get(this);
+    if (entries === undefined) promptCaches.set(this, (entries = []));
+    for (const e of entries) {
+      if (
+        e.schemaFormat === schemaFormat && e.dataFormat === dataFormat && e.instruction === this.instruction &&
+        e.demos === this.demos && e.demoCount === this.demos.length
+      ) return e.prompt;
+    }
+    const prompt = new Prompt(this.compiledSignature, { schemaFormat, dataFormat, instruction: this.instruction, demos: [...this.demos] });
+    if (entries.length >= 4) entries.shift();
+    entries.push({ instruction: this.instruction, demos: this.demos, demoCount: this.demos.length, schemaFormat, dataFormat, prompt });
+    return prompt;
+  }
+
+  async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<Typed<OutputOf<O>>> {
+    const sig = this.compiledSignature;
+    const values = validateInputs(sig, inputs);
+    const lm = resolveLM(options.lm, this.config.lm);
+    return (await this.predictValues(values, lm)) as Typed<OutputOf<O>>;
+  }
+
+  /** One model call on already-validated input values. Agents use it for their inner steps. */
+  protected async predictValues(values: Record<string, unknown>, lm: LanguageModel): Promise<Prediction> {
+    const sig = this.compiledSignature;
+    const strategy = resolveStrategy(this.config.strategy);
+    const native = strategy.useStructuredOutputs(lm);
+    const dataFormat = native ? "json" : lm.dataFormat;
+    const prompt = this.prompt(lm.schemaFormat, dataFormat);
+    const started = performance.now();
+    Instrumentation.emit("prediction.start", { predictor: this.constructor.name, signature: sig.name, model: lm.id });
+    try {
+      const response = await lm.chat({
+        messages: prompt.messages(values),
+        signature: this.signature,
+        inputs: values,
+        responseSchema: native ? { name: sig.name, schema: sig.outputJsonSchema } : undefined,
+      });
+      const json = dataFormat === "toon" ? parseToonReply(response.content) : strategy.extractJson(this.signature, response);
+      const outputs = convertOutputs(sig, json, response.content);
+      const prediction = new Prediction(outputs, {
+        raw: response.content, usage: response.usage, model: `${response.provider}/${response.model}`, cached: response.cached,
+      });
+      Instrumentation.emit("prediction.end", {
+        predictor: this.constructor.name, signature: sig.name, model: lm.id, ok: true, durationMs: performance.now() - started,
+      });
+      return prediction;
+    } catch (error) {
+      Instrumentation.emit("prediction.end", {
+        predictor: this.constructor.name, signature: sig.name, model: lm.id, ok: false,
+        durationMs: performance.now() - started, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,2 @@
+export { ScriptedLM } from "./scripted-lm.js";
+export type { ScriptedLMOptions, ScriptedReplies, ScriptedReply, ScriptedRequest } from "./scripted-lm.js";

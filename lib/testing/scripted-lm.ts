@@ -1,0 +1,98 @@
+import { encode } from "@toon-format/toon";
+import { TypelmError } from "../errors.js";
+import { BaseLM } from "../lm/base.js";
+import type { ChatMessage, DataFormat, LMRequest, LMResponse, SchemaFormat } from "../lm/types.js";
+import type { SignatureClass } from "../signature/signature.js";
+
+/** What a scripted reply function receives. */
+export interface ScriptedRequest {
+  messages: ChatMessage[];
+  signature: SignatureClass | undefined;
+  inputs: Record<string, unknown> | undefined;
+  /** Set when the predictor asked for native structured output. */
+  responseSchema: LMRequest["responseSchema"];
+}
+
+/** A string is the model's raw text; an object is written as a well-formed reply in the prompt's data format. */
+export type ScriptedReply = string | Record<string, unknown>;
+export type ScriptedReplies = ScriptedReply[] | ((request: ScriptedRequest) => ScriptedReply | Promise<ScriptedReply>);
+
+export interface ScriptedLMOptions {
+  schemaFormat?: SchemaFormat;
+  dataFormat?: DataFormat;
+  structuredOutputs?: boolean;
+  /** The model name reported in events and results (default "scripted"). */
+  model?: string;
+  /** Artificial latency per call, in milliseconds. */
+  latencyMs?: number;
+}
+
+/** Roughly four characters a token, the usual estimate for English text. */
+function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** A language model that answers from a script: for tests, notebooks and benchmarks. */
+export class ScriptedLM extends BaseLM {
+  readonly provider = "scripted";
+  readonly model: string;
+  /** Every request received, in order. */
+  readonly requests: ScriptedRequest[] = [];
+  private readonly replies: ScriptedReplies;
+  private next = 0;
+  private readonly latencyMs: number;
+
+  constructor(replies: ScriptedReplies, options: ScriptedLMOptions = {}) {
+    super(options);
+    this.replies = replies;
+    this.model = options.model ?? "scripted";
+    this.latencyMs = options.latencyMs ?? 0;
+  }
+
+  supportsStructuredOutputs(): boolean {
+    return this.structuredOutputs;
+  }
+
+  /** How many scripted replies are left (Infinity for a reply function). */
+  get remaining(): number {
+    return Array.isArray(this.replies) ? this.replies.length - this.next : Infinity;
+  }
+
+  protected async complete(request: LMRequest): Promise<LMResponse> {
+    const req: ScriptedRequest = {
+      messages: request.messages,
+      signature: request.signature,
+      inputs: request.inputs,
+      responseSchema: request.responseSchema,
+    };
+    this.requests.push(req);
+    let reply: ScriptedReply;
+    if (Array.isArray(this.replies)) {
+      if (this.next >= this.replies.length) {
+        throw new TypelmError(
+          `ScriptedLM ran out of replies: ${this.replies.length} scripted, call ${this.next + 1} asked for one more`,
+        );
+      }
+      reply = this.replies[this.next++]!;
+    } else {
+      reply = await this.replies(req);
+    }
+    if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
+    const content = typeof reply === "string" ? reply : this.write(reply, request.responseSchema !== undefined);
+    const prompt = request.messages.reduce((n, m) => n + estimateTokens(m.content), 0);
+    return {
+      content,
+      usage: { inputTokens: prompt, outputTokens: estimateTokens(content) },
+      provider: this.provider,
+      model: this.model,
+      estimatedCost: 0,
+      cached: false,
+    };
+  }
+
+  private write(values: Record<string, unknown>, native: boolean): string {
+    if (native) return JSON.stringify(values);
+    if (this.dataFormat === "toon") return "```toon\n" + encode(JSON.parse(JSON.stringify(values))) + "\n```";
+    return "```json\n" + JSON.stringify(values, null, 2) + "\n```";
+  }
+}
