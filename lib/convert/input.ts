@@ -1,0 +1,175 @@
+import type { z } from "zod";
+import { Temporal } from "temporal-polyfill";
+import { ValidationError, preview } from "../errors.js";
+import type { CompiledSignature } from "../signature/compile.js";
+import { describeType, joinPath, resolve } from "./kind.js";
+import { formatZonedDateTime, parseInstant, parsePlainDate, parseZonedDateTime } from "./dates.js";
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+// Whether a schema has any date inside, so inputs without dates skip the revive walk entirely.
+const temporalInside = new WeakMap<z.ZodType, boolean>();
+
+function hasTemporal(schema: z.ZodType): boolean {
+  const hit = temporalInside.get(schema);
+  if (hit !== undefined) return hit;
+  temporalInside.set(schema, false); // cycle guard: a recursive schema is decided by its other parts
+  const k = resolve(schema).kind;
+  let found: boolean;
+  switch (k.kind) {
+    case "date": case "datetime": case "instant": found = true; break;
+    case "array": found = hasTemporal(k.element); break;
+    case "object": found = Object.values(k.shape).some((s) => hasTemporal(s)); break;
+    case "record": found = hasTemporal(k.value); break;
+    case "union": found = k.options.some((s) => hasTemporal(s)); break;
+    default: found = false;
+  }
+  temporalInside.set(schema, found);
+  return found;
+}
+
+function invalid(sigName: string, path: string, expected: string, received: unknown, detail?: string): never {
+  const extra = detail === undefined ? "" : ` (${detail})`;
+  throw new ValidationError(
+    `Input field "${path}" of ${sigName}: expected ${expected}, received ${preview(received)}${extra}`,
+    { field: path },
+  );
+}
+
+/** Turns ISO strings at date positions into Temporal/Date values; everything else is left as is. */
+function revive(schema: z.ZodType, value: unknown, path: string, sigName: string): unknown {
+  if (value === undefined || value === null || !hasTemporal(schema)) return value;
+  const k = resolve(schema).kind;
+  switch (k.kind) {
+    case "date":
+      if (value instanceof Temporal.PlainDate || typeof value !== "string") return value;
+      return parsePlainDate(value) ?? invalid(sigName, path, describeType(schema), value);
+    case "datetime":
+      if (typeof value !== "string") return value;
+      return parseZonedDateTime(value) ?? invalid(sigName, path, describeType(schema), value);
+    case "instant":
+      if (typeof value !== "string") return value;
+      return parseInstant(value) ?? invalid(sigName, path, describeType(schema), value);
+    case "array":
+      return Array.isArray(value) ? value.map((v, i) => revive(k.element, v, joinPath(path, i), sigName)) : value;
+    case "object": {
+      if (!isPlainObject(value)) return value;
+      const out: Record<string, unknown> = { ...value };
+      for (const [name, s] of Object.entries(k.shape)) {
+        if (name in out) out[name] = revive(s, out[name], joinPath(path, name), sigName);
+      }
+      return out;
+    }
+    case "record": {
+      if (!isPlainObject(value)) return value;
+      const out: Record<string, unknown> = {};
+      for (const [key, v] of Object.entries(value)) out[key] = revive(k.value, v, joinPath(path, key), sigName);
+      return out;
+    }
+    case "union":
+      // The first member under which the revived value validates wins; otherwise zod reports.
+      for (const option of k.options) {
+        try {
+          const revived = revive(option, value, path, sigName);
+          if (option.safeParse(revived).success) return revived;
+        } catch (error) {
+          if (!(error instanceof ValidationError)) throw error;
+        }
+      }
+      return value;
+    default:
+      return value;
+  }
+}
+
+/** Reads the value at a zod issue path, for the "received" part of an error message. */
+function at(value: unknown, path: readonly PropertyKey[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (current === null || typeof current !== "object") return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
+/**
+ * Builds the validated input values of a call: applies defaults, turns ISO strings into the declared
+ * date types, and checks every field against its zod schema. Raises ValidationError naming the field.
+ */
+export function validateInputs(sig: CompiledSignature, inputs: unknown): Record<string, unknown> {
+  const given = inputs === undefined || inputs === null ? {} : inputs;
+  if (typeof given !== "object" || Array.isArray(given)) {
+    throw new ValidationError(`Inputs of ${sig.name} must be an object of named fields, received ${preview(inputs)}`, {
+      field: "",
+    });
+  }
+  const values = given as Record<string, unknown>;
+  const declared = sig.inputs;
+  for (const key of Object.keys(values)) {
+    if (!declared.some((f) => f.name === key)) {
+      const names = declared.map((f) => f.name).join(", ") || "(none)";
+      throw new ValidationError(`Unknown input field "${key}" for ${sig.name}; declared inputs: ${names}`, { field: key });
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const field of declared) {
+    const value = values[field.name];
+    if (value === undefined && field.required) {
+      throw new ValidationError(
+        `Input field "${field.name}" of ${sig.name} is required: expected ${describeType(field.schema)}, received undefined`,
+        { field: field.name },
+      );
+    }
+    const revived = revive(field.schema, value, field.name, sig.name);
+    const result = field.schema.safeParse(revived);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      const issuePath = issue?.path ?? [];
+      let path = field.name;
+      for (const key of issuePath) path = joinPath(path, typeof key === "number" ? key : String(key));
+      const expected = issue !== undefined && "expected" in issue && typeof issue.expected === "string"
+        ? issue.expected
+        : describeType(field.schema);
+      invalid(sig.name, path, expected, at(revived, issuePath), issue?.message);
+    }
+    if (result.data !== undefined) out[field.name] = result.data;
+  }
+  return out;
+}
+
+/** A JSON-ready copy of one value: Temporal and Date values become their ISO wire strings. */
+export function valueToWire(schema: z.ZodType | undefined, value: unknown): unknown {
+  if (value === null || value === undefined) return value ?? null;
+  if (value instanceof Temporal.PlainDate) return value.toString();
+  if (value instanceof Temporal.ZonedDateTime) return formatZonedDateTime(value);
+  if (value instanceof Temporal.PlainDateTime || value instanceof Temporal.Instant) return value.toString();
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) {
+    const k = schema === undefined ? undefined : resolve(schema).kind;
+    const element = k?.kind === "array" ? k.element : undefined;
+    return value.map((v) => valueToWire(element, v));
+  }
+  if (typeof value === "object") {
+    const k = schema === undefined ? undefined : resolve(schema).kind;
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      const s = k?.kind === "object" ? k.shape[key] : k?.kind === "record" ? k.value : undefined;
+      if (v !== undefined) out[key] = valueToWire(s, v);
+    }
+    return out;
+  }
+  if (typeof value === "bigint") return Number(value);
+  return value;
+}
+
+/** JSON-ready input values for the prompt, in declaration order. */
+export function inputsToWire(sig: CompiledSignature, values: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const field of sig.inputs) {
+    const v = values[field.name];
+    if (v !== undefined) out[field.name] = valueToWire(field.schema, v);
+  }
+  return out;
+}
