@@ -45,7 +45,7 @@ export class Signature {
     description?: string;
     input?: I;
     output: O;
-  }): SignatureClass<I, O> & typeof Signature & { input: I; output: O } {
+  }): DefinedSignature<I, O> {
     const name = spec.name ?? "AnonymousSignature";
     if (!/^[A-Za-z_$][\w$]*$/.test(name)) {
       throw new ValidationError(`Signature name must be an identifier, got ${JSON.stringify(name)}`, { field: "name" });
@@ -57,6 +57,14 @@ export class Signature {
     cls.output = spec.output;
     return cls as never;
   }
+}
+
+/** The class `Signature.define` returns: a Signature subclass with exactly these shapes. */
+export interface DefinedSignature<I extends Shape, O extends Shape> extends SignatureClass<I, O> {
+  new (): Signature;
+  description: string;
+  input: I;
+  output: O;
 }
 
 /** The input shape declared by a signature class (`{}` when it declares none). */

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "@jest/globals";
+import { readFileSync } from "node:fs";
+import { extractJson } from "../../lib/strategy/extract-json.js";
+import { OutputError } from "../../lib/errors.js";
+
+describe("extractJson", () => {
+  it("parses bare JSON", () => {
+    expect(extractJson('{"a": 1, "b": "x"}')).toEqual({ a: 1, b: "x" });
+  });
+
+  it("takes the JSON from a fenced ```json block surrounded by prose", () => {
+    const reply = 'Sure! Here it is:\n```json\n{"answer": "Paris"}\n```\nHope that helps.';
+    expect(extractJson(reply)).toEqual({ answer: "Paris" });
+  });
+
+  it("prefers the ```json block over other fenced blocks", () => {
+    const reply = '```text\nnot json\n```\n```json\n{"n": 2}\n```';
+    expect(extractJson(reply)).toEqual({ n: 2 });
+  });
+
+  it("finds a JSON object inside prose without a fence", () => {
+    expect(extractJson('The result is {"sentiment": "positive", "note": "a } in text"} as requested.')).toEqual({
+      sentiment: "positive",
+      note: "a } in text",
+    });
+  });
+
+  it("repairs raw newlines and tabs inside strings", () => {
+    const reply = '{"text": "line one\nline\ttwo"}';
+    expect(extractJson(reply)).toEqual({ text: "line one\nline\ttwo" });
+  });
+
+  it("repairs a trailing comma in objects and arrays", () => {
+    expect(extractJson('{"a": [1, 2, 3,], "b": true,}')).toEqual({ a: [1, 2, 3], b: true });
+  });
+
+  it("raises OutputError keeping the raw reply when the reply holds no JSON", () => {
+    const reply = "I am sorry, I cannot answer that.";
+    let caught: unknown;
+    try {
+      extractJson(reply);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(OutputError);
+    const err = caught as OutputError;
+    expect(err.raw).toBe(reply);
+    expect(err.expected).toBe("a JSON object");
+    expect(err.message).toContain("I am sorry");
+  });
+
+  it("parses every reply recorded from real models in the shared fixtures", () => {
+    const fixtures = JSON.parse(readFileSync(new URL("../../../shared/fixtures/recorded-replies.json", import.meta.url), "utf8")) as {
+      content: string; output_schema: { properties: Record<string, unknown> };
+    }[];
+    expect(fixtures.length).toBeGreaterThanOrEqual(5);
+    for (const f of fixtures) {
+      const value = extractJson(f.content) as Record<string, unknown>;
+      expect(typeof value).toBe("object");
+      for (const key of Object.keys(f.output_schema.properties)) expect(value).toHaveProperty(key);
+    }
+  });
+});
