@@ -1,0 +1,137 @@
+import type { z } from "zod";
+import type { Shape } from "./signature.js";
+import { descriptionOf, unwrap } from "./fields.js";
+import { DATE_HINT, DATETIME_HINT, INSTANT_HINT, resolve, type Kind } from "../convert/kind.js";
+
+// A compact field summary that replaces the JSON Schema block when the schema format is TOON:
+//
+//   sentiment: "positive" | "negative" | "neutral"   # the label
+//   confidence?: number (default: 1)
+//   items[N]{name,price}:        # TOON table, one row per element
+//     name: string
+//     price: number
+//
+// `?` marks a field the reply may leave out. Arrays of flat objects show the tabular header the
+// reply should use; nested objects are indented under their field.
+
+const INDENT = "  ";
+
+/** A one-line type for scalars, or undefined for structures rendered over several lines. */
+function scalarType(k: Kind): string | undefined {
+  switch (k.kind) {
+    case "string":
+      return "string";
+    case "number":
+      return k.int ? "integer" : "number";
+    case "boolean":
+      return "boolean";
+    case "date":
+      return `date (${DATE_HINT})`;
+    case "datetime":
+      return `date-time (${DATETIME_HINT})`;
+    case "instant":
+      return `instant (${INSTANT_HINT})`;
+    case "enum":
+    case "literal":
+      return k.values.map((v) => JSON.stringify(v)).join(" | ");
+    case "null":
+      return "null";
+    case "any":
+      return "any";
+    default:
+      return undefined;
+  }
+}
+
+/** One-line description of any type (structures abbreviated), used inside unions and records. */
+function inlineType(schema: z.ZodType, depth: number): string {
+  const r = resolve(schema);
+  const k = r.kind;
+  const scalar = scalarType(k);
+  let text: string;
+  if (scalar !== undefined) text = scalar;
+  else if (depth > 3) text = "…";
+  else if (k.kind === "array") text = `${inlineType(k.element, depth + 1)}[]`;
+  else if (k.kind === "record") text = `{<key>: ${inlineType(k.value, depth + 1)}}`;
+  else if (k.kind === "object") {
+    text = `{${Object.entries(k.shape).map(([n, s]) => `${n}${marker(s)}: ${inlineType(s, depth + 1)}`).join(", ")}}`;
+  } else if (k.kind === "union") text = k.options.map((o) => inlineType(o, depth + 1)).join(" | ");
+  else text = "any";
+  return r.nullable ? `${text} | null` : text;
+}
+
+function marker(schema: z.ZodType): string {
+  const u = unwrap(schema);
+  return u.optional || u.nullable || u.hasDefault ? "?" : "";
+}
+
+/** Default, then `# note; description`. Arrays say "(optional)" since `?` cannot sit in a TOON header. */
+function suffix(schema: z.ZodType, note?: string, optionalWord = false): string {
+  const u = unwrap(schema);
+  let text = optionalWord && marker(schema) === "?" ? " (optional)" : "";
+  if (u.hasDefault) {
+    const value = JSON.stringify(u.defaultValue());
+    if (value !== undefined) text += ` (default: ${value})`;
+  }
+  const description = descriptionOf(schema)?.replace(/\s*\n\s*/g, " ");
+  const comment = [note, description].filter((c) => c !== undefined && c !== "").join("; ");
+  if (comment !== "") text += `  # ${comment}`;
+  return text;
+}
+
+/** Whether every field of a struct is a scalar: only then can TOON write its array as a table. */
+function isFlat(shape: Shape): boolean {
+  return Object.values(shape).every((s) => scalarType(resolve(s).kind) !== undefined);
+}
+
+function renderFields(shape: Shape, indent: string, lines: string[], stack: Map<object, string>): void {
+  for (const [name, schema] of Object.entries(shape)) renderField(name, schema, indent, lines, stack);
+}
+
+function renderField(name: string, schema: z.ZodType, indent: string, lines: string[], stack: Map<object, string>): void {
+  const r = resolve(schema);
+  const k = r.kind;
+  const head = `${indent}${name}${marker(schema)}`;
+  const tail = suffix(schema);
+  if (k.kind === "object") {
+    const again = stack.get(r.base);
+    if (again !== undefined) {
+      lines.push(`${head}: (recursive: same fields as "${again}")${tail}`);
+      return;
+    }
+    lines.push(`${head}:${tail}`);
+    stack.set(r.base, name);
+    renderFields(k.shape, indent + INDENT, lines, stack);
+    stack.delete(r.base);
+    return;
+  }
+  if (k.kind === "array") {
+    const el = resolve(k.element);
+    const again = el.kind.kind === "object" ? stack.get(el.base) : undefined;
+    if (again !== undefined) {
+      lines.push(`${indent}${name}[N]:${suffix(schema, `list of objects, recursive: each has the fields of "${again}"`, true)}`);
+      return;
+    }
+    if (el.kind.kind === "object") {
+      const shape = el.kind.shape;
+      const columns = Object.keys(shape);
+      // The header is exactly what the reply writes, with N the row count.
+      if (isFlat(shape)) lines.push(`${indent}${name}[N]{${columns.join(",")}}:${suffix(schema, "one row per item", true)}`);
+      else lines.push(`${indent}${name}[N]:${suffix(schema, 'list, each item "- " then its fields', true)}`);
+      stack.set(el.base, name);
+      renderFields(shape, indent + INDENT, lines, stack);
+      stack.delete(el.base);
+      return;
+    }
+    lines.push(`${indent}${name}[N]: ${inlineType(k.element, 1)}${suffix(schema, "comma-separated", true)}`);
+    return;
+  }
+  lines.push(`${head}: ${inlineType(schema, 0).replace(/ \| null$/, "")}${tail}`);
+}
+
+/** The TOON field summary of a shape: one field per line, in declaration order. */
+export function renderToonSchema(shape: Shape): string {
+  const lines: string[] = [];
+  renderFields(shape, "", lines, new Map());
+  return lines.join("\n");
+}
