@@ -1,0 +1,254 @@
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { ValidationError } from "../../lib/errors.js";
+import { Sandbox } from "../../lib/sandbox/sandbox.js";
+
+const MiB = 1024 * 1024;
+
+describe("Sandbox: running code", () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await Sandbox.create({ timeoutMs: 500 });
+  });
+  afterAll(() => sandbox.dispose());
+
+  it("returns the completion value of the script", async () => {
+    expect(await sandbox.run("1 + 2")).toEqual({ output: "", result: 3, error: null });
+    expect((await sandbox.run("({ a: [1, 'two', null], b: true })")).result).toEqual({ a: [1, "two", null], b: true });
+    expect((await sandbox.run("undefined")).result).toBeUndefined();
+    expect((await sandbox.run("10n ** 20n")).result).toBe(10n ** 20n);
+  });
+
+  it("keeps top-level declarations between runs", async () => {
+    await sandbox.run("const base = 41; let counter = 0; function bump() { return ++counter; }");
+    expect((await sandbox.run("base + 1")).result).toBe(42);
+    await sandbox.run("bump(); bump();");
+    expect((await sandbox.run("counter")).result).toBe(2);
+  });
+
+  it("supports top-level await, and its declarations persist too", async () => {
+    const first = await sandbox.run("const later = await new Promise((resolve) => resolve(20)); later + 1");
+    expect(first).toEqual({ output: "", result: 21, error: null });
+    expect((await sandbox.run("later * 2")).result).toBe(40);
+  });
+
+  it("captures console output as text", async () => {
+    const { output, result } = await sandbox.run(
+      "console.log('hello', 42, { a: 1 }, [1, 2]); console.info('info'); console.warn('warn'); console.error(new TypeError('bad')); 'done'",
+    );
+    expect(output).toBe('hello 42 {"a":1} [1,2]\ninfo\nwarn\nTypeError: bad\n');
+    expect(result).toBe("done");
+  });
+
+  it("reports code errors with their type, message and line, without throwing", async () => {
+    expect(await sandbox.run("undefinedVariable + 1")).toEqual({
+      output: "",
+      result: undefined,
+      error: "ReferenceError: 'undefinedVariable' is not defined (line 1)",
+    });
+    expect((await sandbox.run("const o = null;\no.field")).error).toMatch(/^TypeError: cannot read property 'field' of null \(line 2\)$/);
+    expect((await sandbox.run("this is not javascript")).error).toMatch(/^SyntaxError: /);
+    expect((await sandbox.run("await Promise.reject(new RangeError('nope'))")).error).toBe("RangeError: nope (line 1)");
+    expect((await sandbox.run("throw 'plain string'")).error).toBe('Uncaught "plain string"');
+  });
+
+  it("keeps output printed before an error", async () => {
+    const run = await sandbox.run("console.log('before'); missing()");
+    expect(run.output).toBe("before\n");
+    expect(run.error).toMatch(/ReferenceError/);
+  });
+
+  it("reports a promise that can never settle instead of hanging", async () => {
+    const run = await sandbox.run("await new Promise(() => {})");
+    expect(run.error).toMatch(/never settle/);
+  });
+
+  it("runs concurrent calls one after another", async () => {
+    await sandbox.run("let shared = 0");
+    const runs = await Promise.all([1, 2, 3, 4].map((n) => sandbox.run(`shared += ${n}; shared`)));
+    expect(runs.map((r) => r.result)).toEqual([1, 3, 6, 10]);
+  });
+});
+
+describe("Sandbox: host tools", () => {
+  it("exposes tools as async functions, callable after awaits and in parallel", async () => {
+    const calls: unknown[] = [];
+    const sandbox = await Sandbox.create({
+      tools: {
+        lookup: async (args) => {
+          calls.push(args);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          return { found: (args as { id: number }).id * 10 };
+        },
+        double: (args) => (args as number) * 2,
+      },
+    });
+    try {
+      const run = await sandbox.run(`
+        const first = await lookup({ id: 1 });
+        const second = await lookup({ id: 2 });
+        const both = await Promise.all([lookup({ id: 3 }), double(21)]);
+        [first.found, second.found, both[0].found, both[1]]`);
+      expect(run).toEqual({ output: "", result: [10, 20, 30, 42], error: null });
+      expect(calls).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
+      const inThen = await sandbox.run("await Promise.resolve(4).then((n) => double(n))");
+      expect(inThen.result).toBe(8);
+    } finally {
+      sandbox.dispose();
+    }
+  });
+
+  it("turns a failing tool into a catchable guest error", async () => {
+    const sandbox = await Sandbox.create({
+      tools: { explode: () => { throw new Error("disk on fire"); } },
+    });
+    try {
+      const caught = await sandbox.run("try { await explode({}); } catch (e) { e.name + ': ' + e.message }");
+      expect(caught.result).toBe("ToolError: explode failed: disk on fire");
+      expect((await sandbox.run("await explode({})")).error).toBe("ToolError: explode failed: disk on fire (line 1)");
+    } finally {
+      sandbox.dispose();
+    }
+  });
+
+  it("applies the time limit to a tool that never answers", async () => {
+    const sandbox = await Sandbox.create({ timeoutMs: 100, tools: { hang: () => new Promise(() => {}) } });
+    try {
+      const run = await sandbox.run("await hang()");
+      expect(run.error).toBe("interrupted: time limit of 100 ms exceeded while waiting for a tool call");
+      expect((await sandbox.run("'still here'")).result).toBe("still here");
+    } finally {
+      sandbox.dispose();
+    }
+  });
+
+  it("rejects tool names that are not identifiers", async () => {
+    await expect(Sandbox.create({ tools: { "bad-name": () => 1 } })).rejects.toThrow(ValidationError);
+    await expect(Sandbox.create({ tools: { console: () => 1 } })).rejects.toThrow(/identifier/);
+  });
+});
+
+describe("Sandbox: escapes and abuse are contained", () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await Sandbox.create({ timeoutMs: 200, memoryLimitBytes: 8 * MiB });
+  });
+  afterAll(() => sandbox.dispose());
+
+  async function expectHealthy(): Promise<void> {
+    expect(await sandbox.run("[1, 2, 3].map((n) => n * 2)")).toEqual({ output: "", result: [2, 4, 6], error: null });
+  }
+
+  it("has no process, require, fetch or module loading", async () => {
+    expect((await sandbox.run("[typeof process, typeof require, typeof fetch, typeof module, typeof Deno]")).result).toEqual(
+      Array(5).fill("undefined"),
+    );
+    expect((await sandbox.run("process.exit(1)")).error).toBe("ReferenceError: 'process' is not defined (line 1)");
+    expect((await sandbox.run("require('fs')")).error).toBe("ReferenceError: 'require' is not defined (line 1)");
+    await expectHealthy();
+  });
+
+  it("cannot reach the host through the Function constructor", async () => {
+    const run = await sandbox.run("globalThis.constructor.constructor('return process')()");
+    expect(run.error).toMatch(/^ReferenceError: 'process' is not defined/);
+    expect((await sandbox.run("(function(){ return this })().process")).result).toBeUndefined();
+    await expectHealthy();
+  });
+
+  it("cannot import modules", async () => {
+    expect((await sandbox.run("await import('fs')")).error).toBe("ReferenceError: could not load module 'fs'");
+    expect((await sandbox.run("await import('node:child_process')")).error).toMatch(/could not load module/);
+    await expectHealthy();
+  });
+
+  it("interrupts an infinite loop at the time limit and keeps earlier state", async () => {
+    await sandbox.run("const keep = 'kept'");
+    const started = Date.now();
+    expect((await sandbox.run("while (true) {}")).error).toBe("interrupted: time limit of 200 ms exceeded");
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect((await sandbox.run("keep")).result).toBe("kept");
+  });
+
+  it("interrupts an infinite loop inside a promise callback", async () => {
+    const run = await sandbox.run("Promise.resolve().then(() => { while (true) {} }); 'returned'");
+    expect(run.error).toBe("interrupted: time limit of 200 ms exceeded");
+    await expectHealthy();
+  });
+
+  it("interrupts an endless chain of promise jobs", async () => {
+    const run = await sandbox.run("function spin() { return Promise.resolve().then(spin); } spin(); 1");
+    expect(run.error).toMatch(/^interrupted: time limit of 200 ms exceeded/);
+    await expectHealthy();
+  });
+
+  it("stops memory bombs with an out-of-memory error and resets the guest", async () => {
+    for (const bomb of [
+      "const objects = []; for (;;) objects.push({ n: objects.length })",
+      "Promise.resolve().then(() => { const held = []; for (;;) held.push({}) }); 'returned'",
+      "const caught = []; for (;;) { try { caught.push(new Float64Array(1e5)) } catch (e) {} }",
+      "const buffers = []; for (;;) buffers.push(new Float64Array(1e5))",
+      "const strings = []; for (;;) strings.push('x'.repeat(1e5) + strings.length)",
+      "'x'.repeat(1e9)",
+    ]) {
+      const run = await sandbox.run(bomb);
+      expect(run.error).toBe(
+        `out of memory: memory limit of ${8 * MiB} bytes exceeded; the sandbox was reset and earlier state is lost`,
+      );
+      await expectHealthy();
+    }
+  });
+
+  it("stops unbounded recursion with a stack overflow error", async () => {
+    expect((await sandbox.run("function down(n) { return down(n + 1) + 1 } down(0)")).error).toBe(
+      "stack overflow: call stack limit of 262144 bytes exceeded (unbounded recursion?)",
+    );
+    expect((await sandbox.run("async function deep(n) { return await deep(n + 1) } await deep(0)")).error).toMatch(
+      /^stack overflow/,
+    );
+    await expectHealthy();
+  });
+
+  it("bounds a huge console.log", async () => {
+    const run = await sandbox.run("console.log('x'.repeat(1e6)); for (let i = 0; i < 1000; i++) console.log(i); 'finished'");
+    expect(run.result).toBe("finished");
+    expect(run.output.length).toBeLessThan(20_100);
+    expect(run.output.endsWith("[output truncated at 20000 characters]\n")).toBe(true);
+    await expectHealthy();
+  });
+
+  it("survives a thrown value whose getter loops forever", async () => {
+    const run = await sandbox.run("throw { name: 'Trap', get message() { while (true) {} } }");
+    expect(run.error).toMatch(/^interrupted: time limit/);
+    await expectHealthy();
+  });
+
+  it("is unaffected by a guest that replaces JSON and console internals", async () => {
+    await sandbox.run("JSON.stringify = () => 'hacked'; JSON.parse = () => 'hacked'; String = () => 'hacked'");
+    const run = await sandbox.run("console.log({ a: 1 }); ({ b: 2 })");
+    expect(run).toEqual({ output: '{"a":1}\n', result: { b: 2 }, error: null });
+  });
+});
+
+describe("Sandbox: lifecycle and options", () => {
+  it("rejects unsafe or invalid limits", async () => {
+    await expect(Sandbox.create({ maxStackBytes: 1024 * 1024 })).rejects.toThrow(
+      /maxStackBytes: expected an integer between 16384 and 262144, received 1048576/,
+    );
+    await expect(Sandbox.create({ timeoutMs: 0 })).rejects.toThrow(ValidationError);
+  });
+
+  it("refuses to run after dispose, and dispose is idempotent", async () => {
+    const sandbox = await Sandbox.create();
+    expect((await sandbox.run("1")).result).toBe(1);
+    sandbox.dispose();
+    sandbox.dispose();
+    await expect(sandbox.run("1")).rejects.toThrow(/disposed/);
+  });
+
+  it("creates and disposes many sandboxes without leaking handles", async () => {
+    for (let i = 0; i < 20; i++) {
+      const sandbox = await Sandbox.create({ tools: { id: (x) => x } });
+      expect((await sandbox.run(`await id(${i})`)).result).toBe(i);
+      sandbox.dispose();
+    }
+  });
+});
