@@ -224,3 +224,19 @@ describe("convertValue: unions", () => {
     expect(e.expected).toContain("object {number, expiry, holder}");
   });
 });
+
+describe("convertValue: nulls and transforms", () => {
+  it("accepts an explicit null for a nullable field and rejects it for a required one", () => {
+    expect(outputs({ a: z.string().nullable() }, { a: null })).toEqual({ a: null });
+    const e = outputError(() => outputs({ a: z.string() }, { a: null }));
+    expect(e).toMatchObject({ path: "a", expected: "string", received: null });
+  });
+
+  it("uses the default when the model sends null for a defaulted field", () => {
+    expect(outputs({ n: z.number().int().default(3) }, { n: null })).toEqual({ n: 3 });
+  });
+
+  it("converts the input side of a transform, then applies the transform", () => {
+    expect(convertValue(z.string().transform((s) => s.length), 12345, "len", "")).toBe(5);
+  });
+});
