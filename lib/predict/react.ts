@@ -1,0 +1,217 @@
+/**
+ * ReAct: the model alternates thought → action → tool input, sees each tool's observation, and
+ * finishes when it has enough; then an extractor turns the trajectory into the typed outputs.
+ *
+ * Both model calls are ordinary predictors held in properties (`step`, `extract`), so
+ * `namedPredictors()`, `dumpState()` and optimizers see and tune them like any other predictor.
+ */
+import { z } from "zod";
+import { withModuleLM } from "../config.js";
+import { validateInputs } from "../convert/input.js";
+import { OutputError } from "../errors.js";
+import { Instrumentation } from "../instrument/bus.js";
+import { Module, type CallOptions } from "../module.js";
+import { compiled } from "../signature/compile.js";
+import type { InputOf, OutputOf } from "../signature/infer.js";
+import type { Shape, SignatureClass } from "../signature/signature.js";
+import { agentResult, extractOrFail, positiveInt } from "./agent-loop.js";
+import { demoFits, deriveSignature, taskInstruction } from "./agent-signature.js";
+import { clip, describeTools, invokeSafely, renderValue, toolMap, type AgentTool } from "./agent-tools.js";
+import type { FewShotExample } from "./few-shot.js";
+import { Predict } from "./predict.js";
+import type { Prediction, Typed } from "./prediction.js";
+
+/** One turn of a ReAct run. `observation` is the tool's value, or an error message the model was shown. */
+export interface ReActStep {
+  step: number;
+  thought: string;
+  /** The tool name the model chose, or "finish". */
+  action: string;
+  toolInput: Record<string, unknown>;
+  /** The tool's result on success; a string starting with "Error:" otherwise; null for "finish". */
+  observation: unknown;
+}
+
+export interface ReActOptions {
+  tools?: readonly AgentTool[];
+  /** Model turns before the agent stops and extracts what it has. Default 10. */
+  maxIterations?: number;
+  /** Characters of each observation shown in the trajectory (the history keeps it whole). Default 4000. */
+  maxObservationChars?: number;
+}
+
+/** A ReAct result: the signature's outputs plus the steps taken. */
+export type ReActResult<O extends Shape> = Typed<OutputOf<O>> & { history: ReActStep[] };
+
+export const FINISH = "finish";
+
+const STEP_OUTPUT = {
+  thought: z.string().describe("Your reasoning about what to do next, given the trajectory so far"),
+  action: z
+    .string()
+    .describe(`The name of one tool from availableTools to call next, or "${FINISH}" once the trajectory holds enough to produce the final answer`),
+  toolInput: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .describe(`The arguments for the tool, as a JSON object matching its schema ({} for "${FINISH}")`),
+};
+
+const TRAJECTORY = z.string().describe("What has been done so far: each step's thought, action, tool input and observation");
+const AVAILABLE_TOOLS = z.string().describe("The tools you can call, with the JSON Schema of their arguments");
+
+/** Reasoning and acting with tools until the model finishes; then extraction of the typed outputs. */
+export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Module<InputOf<I>, ReActResult<O>> {
+  readonly signature: SignatureClass<I, O>;
+  /** Chooses the next thought, action and tool input from the task inputs and the trajectory. */
+  step: Predict;
+  /** Turns the task inputs and the trajectory into the signature's outputs. */
+  extract: Predict;
+  readonly maxIterations: number;
+  readonly maxObservationChars: number;
+  private readonly toolsByName: Map<string, AgentTool>;
+
+  constructor(signature: SignatureClass<I, O>, options: ReActOptions = {}) {
+    super();
+    const sig = compiled(signature);
+    this.signature = signature;
+    this.maxIterations = positiveInt("ReAct", "maxIterations", options.maxIterations, 10);
+    this.maxObservationChars = positiveInt("ReAct", "maxObservationChars", options.maxObservationChars, 4000);
+    this.toolsByName = toolMap("ReAct", options.tools, [FINISH]);
+    const outputs = sig.outputs.map((f) => f.name).join(", ");
+    this.step = new Predict(
+      deriveSignature(signature, {
+        agent: "ReAct",
+        suffix: "ReActStep",
+        description: taskInstruction(
+          sig.description,
+          `You work towards the output fields (${outputs}) step by step. In each step, think, then either call one ` +
+            `of the available tools or choose "${FINISH}". Each tool's observation is added to the trajectory.`,
+        ),
+        extraInputs: { trajectory: TRAJECTORY, availableTools: AVAILABLE_TOOLS },
+        output: STEP_OUTPUT,
+      }),
+    );
+    this.extract = new Predict(
+      deriveSignature(signature, {
+        agent: "ReAct",
+        suffix: "ReActExtract",
+        description: taskInstruction(
+          sig.description,
+          "Produce the output fields from the inputs and the trajectory of tool calls, using its observations as evidence.",
+        ),
+        extraInputs: { trajectory: TRAJECTORY },
+        output: sig.outputShape,
+      }),
+    );
+  }
+
+  /** The tools this agent can call, in the order given. */
+  get tools(): AgentTool[] {
+    return [...this.toolsByName.values()];
+  }
+
+  /**
+   * The agent's instruction: the step predictor's. Setting it sets the extractor's too, since both
+   * work on the same task; how the loop works is carried by the field descriptions, not lost with it.
+   */
+  get instruction(): string {
+    return this.step.instruction;
+  }
+
+  set instruction(text: string) {
+    this.step.instruction = text;
+    this.extract.instruction = text;
+  }
+
+  /**
+   * The agent's demos: the step predictor's followed by the extractor's. Setting sends each demo to
+   * the predictor it was written for: demos whose outputs are step fields (thought, action,
+   * toolInput) to `step`, demos of the task's own outputs to `extract`. Assign a new array rather
+   * than pushing into the one returned.
+   */
+  get demos(): FewShotExample[] {
+    return [...this.step.demos, ...this.extract.demos];
+  }
+
+  set demos(demos: FewShotExample[]) {
+    const stepShape = this.step.compiledSignature.outputShape;
+    this.step.demos = demos.filter((d) => demoFits(d, stepShape));
+    this.extract.demos = demos.filter((d) => !demoFits(d, stepShape));
+  }
+
+  async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<ReActResult<O>> {
+    // Applies this agent's configured LM to its inner predictors when forward is called directly.
+    return withModuleLM(this.config.lm, () => this.run(inputs, options));
+  }
+
+  private async run(inputs: InputOf<I>, options: CallOptions): Promise<ReActResult<O>> {
+    const values = validateInputs(compiled(this.signature), inputs);
+    const callOptions: CallOptions = options.lm === undefined ? {} : { lm: options.lm };
+    const history: ReActStep[] = [];
+    const availableTools = this.availableTools();
+    const agent = `ReAct(${compiled(this.signature).name})`;
+
+    for (let i = 1; i <= this.maxIterations; i++) {
+      let turn: Prediction & { thought: string; action: string; toolInput: Record<string, unknown> | null };
+      try {
+        turn = (await this.step.call({ ...values, trajectory: this.trajectory(history), availableTools }, callOptions)) as unknown as typeof turn;
+      } catch (error) {
+        if (!(error instanceof OutputError)) throw error;
+        // A malformed turn costs an iteration but not the run: the model sees why and tries again.
+        history.push({
+          step: i, thought: "", action: "", toolInput: {},
+          observation: `Error: your reply could not be read (${error.message}); reply with thought, action and toolInput`,
+        });
+        Instrumentation.emit("react.iteration", { agent, step: i, action: "", ok: false });
+        continue;
+      }
+      const action = turn.action.trim();
+      const toolInput = turn.toolInput ?? {};
+      if (action.toLowerCase() === FINISH) {
+        history.push({ step: i, thought: turn.thought, action: FINISH, toolInput, observation: null });
+        Instrumentation.emit("react.iteration", { agent, step: i, action: FINISH, ok: true });
+        const extracted = await this.extract.call({ ...values, trajectory: this.trajectory(history) }, callOptions);
+        return agentResult(extracted, { history }) as ReActResult<O>;
+      }
+      const { observation, ok } = await this.act(action, toolInput);
+      history.push({ step: i, thought: turn.thought, action, toolInput, observation });
+      Instrumentation.emit("react.iteration", { agent, step: i, action, ok });
+    }
+
+    const extracted = await extractOrFail(agent, this.maxIterations, history, () =>
+      this.extract.call({ ...values, trajectory: this.trajectory(history) }, callOptions),
+    );
+    return agentResult(extracted, { history }) as ReActResult<O>;
+  }
+
+  /** Runs the chosen tool; every failure becomes an observation the model can react to. */
+  private async act(action: string, toolInput: Record<string, unknown>): Promise<{ observation: unknown; ok: boolean }> {
+    const chosen = this.toolsByName.get(action);
+    if (chosen === undefined) {
+      const valid = [...this.toolsByName.keys(), FINISH].map((n) => `"${n}"`).join(", ");
+      return { observation: `Error: unknown action "${action}"; valid actions are ${valid}`, ok: false };
+    }
+    const outcome = await invokeSafely(chosen, toolInput);
+    return outcome.ok
+      ? { observation: outcome.value, ok: true }
+      : { observation: `Error: ${outcome.error}`, ok: false };
+  }
+
+  private availableTools(): string {
+    const tools = describeTools(this.toolsByName.values());
+    const finish = `- ${FINISH}: Call when the trajectory holds enough to produce the output fields. Arguments: {}`;
+    return tools === "" ? finish : `${tools}\n${finish}`;
+  }
+
+  /** The steps so far as the model reads them; long observations are cut (the history keeps them whole). */
+  private trajectory(history: readonly ReActStep[]): string {
+    if (history.length === 0) return "(no steps yet)";
+    return history
+      .map((s) => {
+        const lines = [`Step ${s.step}`, `Thought: ${s.thought}`, `Action: ${s.action}`, `Tool input: ${renderValue(s.toolInput)}`];
+        if (s.action !== FINISH) lines.push(`Observation: ${clip(renderValue(s.observation), this.maxObservationChars)}`);
+        return lines.join("\n");
+      })
+      .join("\n\n");
+  }
+}
