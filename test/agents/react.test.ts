@@ -73,7 +73,7 @@ describe("ReAct", () => {
     const r = await agent.call({ question: "Capital of France, and 2 + 40?" }, { lm });
 
     expect(r.answer).toBe("Paris, 42");
-    expect(r.history).toEqual<ReActStep[]>([
+    expect(r.history).toEqual([
       { step: 1, thought: "Find the capital first.", action: "capital", toolInput: { country: "France" }, observation: "Paris" },
       { step: 2, thought: "Now add the numbers.", action: "add", toolInput: { a: 2, b: 40 }, observation: 42 },
       { step: 3, thought: "I have everything.", action: "finish", toolInput: {}, observation: null },

@@ -1,0 +1,246 @@
+/**
+ * ProgramOfThought: the model writes JavaScript that computes the outputs, the sandbox runs it, and
+ * the value it hands over is converted like any reply. A runtime error, or a value that does not
+ * convert to the declared outputs, is shown to the model for a bounded number of repairs.
+ *
+ * The program's contract (also in the prompt): the task inputs are the global `inputs`; the code
+ * ends by calling `answer({ field: value, ... })` with the output fields, or `return`s that object
+ * (the code runs inside an async function, so `return` and `await` both work). With a single output
+ * field, `answer(value)` is accepted too.
+ *
+ * The result is a typed prediction of the signature's outputs. The final program is on it as the
+ * non-enumerable properties `code`, `output` (what it printed) and `attempts` (every try), so
+ * `toJSON()` and equality checks see only the declared outputs.
+ *
+ * Model-written code runs only in the QuickJS sandbox (lib/sandbox), never in the host.
+ */
+import { z } from "zod";
+import { withModuleLM } from "../config.js";
+import { validateInputs, valueToWire } from "../convert/input.js";
+import { convertOutputs } from "../convert/output.js";
+import { MaxIterationsError, OutputError, TypelmError } from "../errors.js";
+import { Instrumentation } from "../instrument/bus.js";
+import { Module, type CallOptions } from "../module.js";
+import { Sandbox } from "../sandbox/sandbox.js";
+import { compiled, type CompiledSignature } from "../signature/compile.js";
+import type { InputOf, OutputOf } from "../signature/infer.js";
+import type { Shape, SignatureClass } from "../signature/signature.js";
+import { defineInputs, stripCodeFence, type AgentSandboxOptions } from "./agent-code.js";
+import { positiveInt } from "./agent-loop.js";
+import { demoFits, deriveSignature, taskInstruction, withOutput } from "./agent-signature.js";
+import { renderValue } from "./agent-tools.js";
+import type { FewShotExample } from "./few-shot.js";
+import { Predict } from "./predict.js";
+import { Prediction, type Typed } from "./prediction.js";
+
+/** One try at the program: the code, what it printed, and what went wrong (null for the one that worked). */
+export interface ProgramAttempt {
+  attempt: number;
+  code: string;
+  output: string;
+  error: string | null;
+}
+
+/** What a ProgramOfThought result carries besides its outputs (non-enumerable). */
+export interface ProgramTrace {
+  /** The program that produced the outputs. */
+  readonly code: string;
+  /** What that program printed. */
+  readonly output: string;
+  /** Every try, the failed ones first. */
+  readonly attempts: ProgramAttempt[];
+}
+
+export interface ProgramOfThoughtOptions {
+  /** How many times a failing program is sent back to the model with its error. Default 3. */
+  maxRepairs?: number;
+  /** Limits of the sandbox (time per run, memory, stack, output size). */
+  sandbox?: AgentSandboxOptions;
+}
+
+/** The typed outputs; `code`, `output` and `attempts` too, where the signature does not declare those names. */
+export type ProgramOfThoughtResult<O extends Shape> = Typed<OutputOf<O>> & Omit<ProgramTrace, keyof O>;
+
+// Installed once per sandbox. `answer` keeps the value in a closure the next run resets, so a
+// failed attempt's answer never leaks into the next attempt.
+const HARNESS = `(() => {
+  let slot; let called = false;
+  globalThis.answer = (value) => { slot = value; called = true; return value; };
+  globalThis.__typelm_reset = () => { slot = undefined; called = false; };
+  globalThis.__typelm_take = (returned) => (called ? { answered: true, value: slot } : { answered: false, value: returned });
+})();`;
+
+/**
+ * Wraps a program so `return` and `await` work and its declarations do not collide with the last
+ * attempt's. The prefix shares the code's first line so error line numbers match the model's code.
+ */
+function wrap(code: string): string {
+  return `__typelm_reset(); __typelm_take(await (async () => { ${code}\n})());`;
+}
+
+const TRIES = "programofthought.attempt";
+
+/** The model writes a program; the sandbox runs it; its value becomes the typed prediction. */
+export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> extends Module<InputOf<I>, ProgramOfThoughtResult<O>> {
+  readonly signature: SignatureClass<I, O>;
+  /** Writes the first program from the task inputs. */
+  generate: Predict;
+  /** Writes a corrected program from the task inputs, the failing program and its error. */
+  repair: Predict;
+  readonly maxRepairs: number;
+  readonly sandboxOptions: AgentSandboxOptions;
+
+  constructor(signature: SignatureClass<I, O>, options: ProgramOfThoughtOptions = {}) {
+    super();
+    const sig = compiled(signature);
+    this.signature = signature;
+    this.maxRepairs = positiveInt("ProgramOfThought", "maxRepairs", options.maxRepairs, 3, 0);
+    this.sandboxOptions = { ...(options.sandbox ?? {}) };
+    const fields = sig.outputs.map((f) => f.name).join(", ");
+    const how =
+      `Write a JavaScript program that computes the output fields (${fields}). The program reads the task inputs ` +
+      "from the global `inputs` (e.g. `inputs.question`) and ends by calling `answer({ ... })` with every output field. " +
+      "Plain JavaScript only: no TypeScript, no imports, no network or files; top-level await works.";
+    const { $schema: _drop, ...outputSchema } = sig.outputJsonSchema;
+    const code = z
+      .string()
+      .describe(`The JavaScript program. It must call answer({ ... }) with an object matching this JSON Schema: ${JSON.stringify(outputSchema)}`);
+    this.generate = new Predict(
+      deriveSignature(signature, { agent: "ProgramOfThought", suffix: "ProgramGenerate", description: taskInstruction(sig.description, how), output: { code } }),
+    );
+    this.repair = new Predict(
+      deriveSignature(signature, {
+        agent: "ProgramOfThought",
+        suffix: "ProgramRepair",
+        description: taskInstruction(sig.description, `${how} The previous program failed: fix it and give the whole corrected program.`),
+        extraInputs: {
+          previousCode: z.string().describe("The program that failed"),
+          error: z.string().describe("What went wrong when it ran, and what it printed"),
+        },
+        output: { code },
+      }),
+    );
+  }
+
+  /** The generator's instruction; setting it sets the repairer's too (same task). */
+  get instruction(): string {
+    return this.generate.instruction;
+  }
+
+  set instruction(text: string) {
+    this.generate.instruction = text;
+    this.repair.instruction = text;
+  }
+
+  /**
+   * The generator's demos. Demos of the task's own outputs are turned into programs that hand those
+   * outputs to `answer(...)`, so the model sees the exact form its program must deliver; demos
+   * whose output is `{ code }` are used as they are.
+   */
+  get demos(): FewShotExample[] {
+    return this.generate.demos;
+  }
+
+  set demos(demos: FewShotExample[]) {
+    const codeShape = this.generate.compiledSignature.outputShape;
+    const sig = compiled(this.signature);
+    this.generate.demos = demos.map((d) => (demoFits(d, codeShape) ? d : withOutput(d, { code: answerProgram(sig, d.output) })));
+  }
+
+  async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<ProgramOfThoughtResult<O>> {
+    return withModuleLM(this.config.lm, () => this.run(inputs, options));
+  }
+
+  private async run(inputs: InputOf<I>, options: CallOptions): Promise<ProgramOfThoughtResult<O>> {
+    const sig = compiled(this.signature);
+    const values = validateInputs(sig, inputs);
+    const callOptions: CallOptions = options.lm === undefined ? {} : { lm: options.lm };
+    const agent = `ProgramOfThought(${sig.name})`;
+    const attempts: ProgramAttempt[] = [];
+    const sandbox = await Sandbox.create(this.sandboxOptions);
+    try {
+      for (let attempt = 1; attempt <= this.maxRepairs + 1; attempt++) {
+        const last = attempts[attempts.length - 1];
+        const written = last === undefined
+          ? await this.generate.call(values, callOptions)
+          : await this.repair.call({ ...values, previousCode: last.code, error: feedback(last) }, callOptions);
+        const code = stripCodeFence(String((written as unknown as { code: string }).code)).trim();
+        // Set up before every attempt: after an out-of-memory error the sandbox starts from a fresh guest.
+        await defineInputs(sandbox, sig, values);
+        const harness = await sandbox.run(HARNESS);
+        if (harness.error !== null) throw new TypelmError(`${agent}: sandbox setup failed: ${harness.error}`);
+        const ran = await sandbox.run(wrap(code));
+        let error = ran.error;
+        let outputs: Record<string, unknown> | undefined;
+        if (error === null) {
+          try {
+            outputs = handOver(sig, ran.result);
+          } catch (failure) {
+            if (!(failure instanceof OutputError)) throw failure;
+            error = failure.message;
+          }
+        }
+        attempts.push({ attempt, code, output: ran.output, error });
+        Instrumentation.emit(TRIES, { agent, attempt, ok: error === null });
+        if (outputs !== undefined) return this.result(outputs, attempts[attempts.length - 1]!, attempts, Prediction.meta(written));
+      }
+      const final = attempts[attempts.length - 1]!;
+      throw new MaxIterationsError<ProgramAttempt>(
+        `${agent}: the program still failed after ${this.maxRepairs} repair${this.maxRepairs === 1 ? "" : "s"}: ${final.error}`,
+        { history: attempts, maxIterations: this.maxRepairs + 1 },
+      );
+    } finally {
+      sandbox.dispose();
+    }
+  }
+
+  private result(
+    outputs: Record<string, unknown>, final: ProgramAttempt, attempts: ProgramAttempt[], meta: ReturnType<typeof Prediction.meta>,
+  ): ProgramOfThoughtResult<O> {
+    const prediction = new Prediction(outputs, meta);
+    const trace: ProgramTrace = { code: final.code, output: final.output, attempts };
+    for (const [key, value] of Object.entries(trace)) {
+      // A declared output of the same name wins; the trace is still in `attempts` or the history.
+      if (!(key in prediction)) Object.defineProperty(prediction, key, { value, enumerable: false });
+    }
+    return prediction as ProgramOfThoughtResult<O>;
+  }
+}
+
+/** The program's value as typed outputs; throws OutputError (fed back to the model) when it does not fit. */
+function handOver(sig: CompiledSignature, result: unknown): Record<string, unknown> {
+  const { answered, value } = (result ?? {}) as { answered?: boolean; value?: unknown };
+  if (!answered && value === undefined) {
+    throw new OutputError("the program neither called answer({ ... }) nor returned a value", {
+      raw: "", expected: "a call to answer({ ... }) with the output fields", received: undefined,
+    });
+  }
+  const only = sig.outputs.length === 1 ? sig.outputs[0]!.name : undefined;
+  const isObject = value !== null && typeof value === "object" && !Array.isArray(value);
+  // With one output field, answer(42) means { field: 42 }, unless the object already names the field.
+  const outputs = only !== undefined && !(isObject && only in (value as object)) ? { [only]: value } : value;
+  const raw = renderValue(outputs);
+  try {
+    return convertOutputs(sig, outputs, raw);
+  } catch (error) {
+    if (!(error instanceof OutputError)) throw error;
+    throw new OutputError(`the value handed to answer() does not fit the output fields: ${error.message}`, {
+      raw, path: error.path, expected: error.expected, received: error.received, cause: error,
+    });
+  }
+}
+
+/** What the repairer reads about a failed attempt. */
+function feedback(attempt: ProgramAttempt): string {
+  const printed = attempt.output === "" ? "" : `\nIt printed:\n${attempt.output.slice(0, 4000)}`;
+  return `${attempt.error ?? "unknown error"}${printed}`;
+}
+
+/** A program that hands over a demo's outputs: shows the model the exact form of the answer call. */
+function answerProgram(sig: CompiledSignature, output: Record<string, unknown>): string {
+  const wire: Record<string, unknown> = {};
+  for (const f of sig.outputs) {
+    if (output[f.name] !== undefined) wire[f.name] = valueToWire(f.schema, output[f.name]);
+  }
+  return `answer(${JSON.stringify(wire)});`;
+}
