@@ -1,0 +1,58 @@
+/**
+ * The process-wide memory configuration: `Memory.configure((c) => { ... })`, then `Memory.manager`.
+ * The manager is built on first use after each `configure`, so configuring later takes effect.
+ */
+import type { Redis } from "ioredis";
+import { ConfigurationError, preview } from "../errors.js";
+import { InMemoryStore } from "./in-memory-store.js";
+import { MemoryManager } from "./manager.js";
+import { RedisStore } from "./redis-store.js";
+
+export interface MemoryConfig {
+  storageAdapter: "in_memory" | "redis";
+  /** Required for "redis": an ioredis client (attach an `error` listener; see TOOLCHAIN.md §5). */
+  redisClient: Redis | undefined;
+  redisNamespace: string;
+}
+
+const config: MemoryConfig = { storageAdapter: "in_memory", redisClient: undefined, redisNamespace: "typelm:memory" };
+let manager: MemoryManager | null = null;
+
+function buildManager(config: MemoryConfig): MemoryManager {
+  if (config.storageAdapter === "in_memory") return new MemoryManager(new InMemoryStore());
+  if (config.storageAdapter === "redis") {
+    if (!config.redisClient) {
+      throw new ConfigurationError('Memory: storageAdapter "redis" needs c.redisClient (an ioredis client), received undefined');
+    }
+    return new MemoryManager(new RedisStore(config.redisClient, config.redisNamespace));
+  }
+  throw new ConfigurationError(`Memory storageAdapter: expected "in_memory" or "redis", received ${preview(config.storageAdapter)}`);
+}
+
+export const Memory = {
+  /** Changes the configuration; the next use of `Memory.manager` gets a manager for the new store. */
+  configure(apply: (c: MemoryConfig) => void): void {
+    const next = { ...config };
+    apply(next);
+    // Built before anything changes, so a bad configuration leaves the old one in place.
+    const built = buildManager(next);
+    Object.assign(config, next);
+    manager = built;
+  },
+
+  get manager(): MemoryManager {
+    manager ??= buildManager(config);
+    return manager;
+  },
+
+  /** The current configuration (a copy). */
+  get config(): Readonly<MemoryConfig> {
+    return { ...config };
+  },
+
+  /** Back to the in-memory default with an empty store (for tests). */
+  reset(): void {
+    Object.assign(config, { storageAdapter: "in_memory", redisClient: undefined, redisNamespace: "typelm:memory" });
+    manager = null;
+  },
+};

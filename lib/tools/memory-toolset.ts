@@ -1,0 +1,101 @@
+/**
+ * Memory tools for agents. `MemoryToolset.toTools()` lets the model name the user; bound with
+ * `toTools({ userId })`, the tools have no userId argument at all and only ever see that user's
+ * records, so a model cannot read or write another user's memories.
+ */
+import { z } from "zod";
+import { TypelmError, ValidationError, preview } from "../errors.js";
+import { Memory } from "../memory/memory.js";
+import type { MemoryManager } from "../memory/manager.js";
+import type { MemoryRecord } from "../memory/record.js";
+import { type Tool, tool } from "./tool.js";
+import { Toolset, type ToolsetEntry, toolEntry } from "./toolset.js";
+
+export interface MemoryToolsetOptions {
+  /** Bind every tool to this user. */
+  userId?: string;
+  /** Defaults to `Memory.manager`, looked up at call time so `Memory.configure` applies later too. */
+  manager?: MemoryManager;
+}
+
+const text = z.string().min(1).describe("the text to remember");
+const userId = z.string().min(1).describe("the user the memory belongs to");
+const tags = z.array(z.string().min(1)).optional().describe("labels for finding the memory again");
+const id = z.string().min(1).describe("the memory id returned by store_memory");
+const searchTags = z.array(z.string().min(1)).optional().describe("only memories carrying all of these tags");
+const query = z.string().optional().describe("only memories whose text contains this (case-insensitive)");
+const limit = z.number().int().min(1).max(200).optional().describe("at most this many memories, newest first (default 50)");
+
+/** What a model sees of a record: dates as ISO strings. */
+function view(record: MemoryRecord) {
+  return { ...record, createdAt: record.createdAt.toISOString(), updatedAt: record.updatedAt.toISOString() };
+}
+
+function notFound(memoryId: string): never {
+  throw new TypelmError(`no memory with id ${JSON.stringify(memoryId)}`);
+}
+
+type ManagerSource = () => MemoryManager;
+
+/** The unbound tool definitions: the model names the user. */
+function unboundEntries(manager: ManagerSource) {
+  return {
+    store_memory: toolEntry({
+      description: "Store a memory for a user. Returns its id.",
+      input: { text, userId, tags },
+      call: async (a) => ({ id: await manager().storeMemory(a.text, { userId: a.userId, tags: a.tags }) }),
+    }),
+    retrieve_memory: toolEntry({
+      description: "Retrieve one memory by id.",
+      input: { id },
+      call: async (a) => view((await manager().retrieveMemory(a.id)) ?? notFound(a.id)),
+    }),
+    search_memories: toolEntry({
+      description: "Search a user's memories by tags and text, newest first.",
+      input: { userId, tags: searchTags, query, limit },
+      call: async (a) => (await manager().searchMemories(a)).map(view),
+    }),
+  };
+}
+
+/** The same tools bound to one user: no userId argument, and other users' records do not exist. */
+function boundEntries(manager: ManagerSource, bound: string) {
+  return {
+    store_memory: toolEntry({
+      description: "Store a memory about the current user. Returns its id.",
+      input: { text, tags },
+      call: async (a) => ({ id: await manager().storeMemory(a.text, { userId: bound, tags: a.tags }) }),
+    }),
+    retrieve_memory: toolEntry({
+      description: "Retrieve one of the current user's memories by id.",
+      input: { id },
+      call: async (a) => {
+        const record = await manager().retrieveMemory(a.id);
+        // Another user's record is reported exactly like a missing one, so ids leak nothing.
+        return view(record && record.userId === bound ? record : notFound(a.id));
+      },
+    }),
+    search_memories: toolEntry({
+      description: "Search the current user's memories by tags and text, newest first.",
+      input: { tags: searchTags, query, limit },
+      call: async (a) => (await manager().searchMemories({ ...a, userId: bound })).map(view),
+    }),
+  };
+}
+
+export class MemoryToolset extends Toolset {
+  static override toolsetName = "memory";
+  static override tools = unboundEntries(() => Memory.manager);
+
+  /** `store_memory`, `retrieve_memory`, `search_memories`; bound to one user with `{ userId }`. */
+  static override toTools(options: MemoryToolsetOptions = {}): Tool[] {
+    const manager: ManagerSource = () => options.manager ?? Memory.manager;
+    if (options.userId !== undefined && (typeof options.userId !== "string" || options.userId.trim() === "")) {
+      throw new ValidationError(`MemoryToolset.toTools userId: expected a non-empty string, received ${preview(options.userId)}`, {
+        field: "userId",
+      });
+    }
+    const entries = options.userId === undefined ? unboundEntries(manager) : boundEntries(manager, options.userId);
+    return Object.entries(entries).map(([name, entry]) => tool({ name, ...(entry as ToolsetEntry) }));
+  }
+}

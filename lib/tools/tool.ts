@@ -1,0 +1,158 @@
+/**
+ * A tool is an operation an agent may call: a name, a description, a zod input shape and `call`.
+ * `invoke` is the agent-facing entry point: it validates the model's arguments, runs the tool and
+ * turns every failure into an error message the agent can read, so a bad call never crashes a run.
+ */
+import { z } from "zod";
+import { ValidationError, preview } from "../errors.js";
+import { Instrumentation } from "../instrument/bus.js";
+
+/** What an agent gets back from `invoke`. */
+export type ToolOutcome = { ok: true; value: unknown } | { ok: false; error: string };
+
+/** Parameter schema of a tool (JSON Schema draft-07, without `$schema`). */
+export interface ToolParameterSchema {
+  type: "object";
+  properties: Record<string, unknown>;
+  required: string[];
+  [key: string]: unknown;
+}
+
+/** The arguments a tool's `call` receives: the shape's output type, defaults applied. */
+export type ToolArgs<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape>>;
+
+/** Names a provider accepts for a function tool (OpenAI and Anthropic agree on this). */
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** zod writes these bounds for every `.int()`; they tell a model nothing. */
+const SAFE_INTEGER_BOUNDS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
+
+export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
+  abstract readonly name: string;
+  abstract readonly description: string;
+  abstract readonly input: Shape;
+
+  /** Does the work with validated arguments. May throw; `invoke` reports the error. */
+  abstract call(args: ToolArgs<Shape>): Promise<unknown> | unknown;
+
+  /** The parameter schema to show a model: `{ type: "object", properties, required }`. */
+  jsonSchema(): ToolParameterSchema {
+    // io "input": a defaulted field is optional for the caller, so it is not listed as required.
+    const schema = z.toJSONSchema(z.object(this.input), { target: "draft-07", io: "input" }) as Record<string, unknown>;
+    delete schema.$schema;
+    stripSafeIntegerBounds(schema);
+    return {
+      ...schema,
+      type: "object",
+      properties: (schema.properties as Record<string, unknown> | undefined) ?? {},
+      required: (schema.required as string[] | undefined) ?? [],
+    };
+  }
+
+  /**
+   * Validates `rawArgs` (an object, or a JSON string of one), applies defaults, calls the tool and
+   * emits a `tool.call` event. Never throws.
+   */
+  async invoke(rawArgs: unknown): Promise<ToolOutcome> {
+    const started = performance.now();
+    const outcome = await this.attempt(rawArgs);
+    const payload: Record<string, unknown> = {
+      tool: this.name,
+      args: rawArgs,
+      ok: outcome.ok,
+      durationMs: performance.now() - started,
+    };
+    if (!outcome.ok) payload.error = outcome.error;
+    Instrumentation.emit("tool.call", payload);
+    return outcome;
+  }
+
+  private async attempt(rawArgs: unknown): Promise<ToolOutcome> {
+    let candidate: unknown = rawArgs ?? {};
+    if (typeof candidate === "string") {
+      try {
+        candidate = JSON.parse(candidate) as unknown;
+      } catch {
+        return { ok: false, error: `Invalid arguments for tool "${this.name}": expected a JSON object, received ${preview(rawArgs)}` };
+      }
+    }
+    const parsed = z.object(this.input).safeParse(candidate);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((issue) => {
+        const path = issue.path.map(String).join(".");
+        return `${path || "(arguments)"}: ${issue.message}`;
+      });
+      return { ok: false, error: `Invalid arguments for tool "${this.name}": ${problems.join("; ")}` };
+    }
+    try {
+      return { ok: true, value: await this.call(parsed.data as ToolArgs<Shape>) };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : preview(error);
+      return { ok: false, error: `Tool "${this.name}" failed: ${message}` };
+    }
+  }
+}
+
+function stripSafeIntegerBounds(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(stripSafeIntegerBounds);
+  if (node === null || typeof node !== "object") return;
+  const record = node as Record<string, unknown>;
+  for (const key of ["minimum", "maximum"]) {
+    if (SAFE_INTEGER_BOUNDS.has(record[key] as number)) delete record[key];
+  }
+  Object.values(record).forEach(stripSafeIntegerBounds);
+}
+
+/** Everything needed to define a tool without a class. */
+export interface ToolDefinition<Shape extends z.ZodRawShape> {
+  name: string;
+  description: string;
+  input: Shape;
+  call: (args: ToolArgs<Shape>) => Promise<unknown> | unknown;
+}
+
+/** Checks a definition up front, so a typo fails when the tool is made rather than mid-run. */
+export function validateToolDefinition(definition: { name: unknown; description: unknown; input: unknown; call: unknown }): void {
+  const { name } = definition;
+  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+    throw new ValidationError(`Tool name: expected 1-64 letters, digits, "_" or "-", received ${preview(name)}`, { field: "name" });
+  }
+  if (typeof definition.description !== "string") {
+    throw new ValidationError(`Tool "${name}" description: expected a string, received ${preview(definition.description)}`, {
+      field: "description",
+    });
+  }
+  const input = definition.input;
+  if (input === null || typeof input !== "object" || Object.values(input).some((field) => !(field instanceof z.ZodType))) {
+    throw new ValidationError(`Tool "${name}" input: expected a zod shape (an object of zod types), received ${preview(input)}`, {
+      field: "input",
+    });
+  }
+  if (typeof definition.call !== "function") {
+    throw new ValidationError(`Tool "${name}" call: expected a function, received ${typeof definition.call}`, { field: "call" });
+  }
+}
+
+class FunctionTool<Shape extends z.ZodRawShape> extends Tool<Shape> {
+  readonly name: string;
+  readonly description: string;
+  readonly input: Shape;
+  private readonly fn: ToolDefinition<Shape>["call"];
+
+  constructor(definition: ToolDefinition<Shape>) {
+    super();
+    validateToolDefinition(definition);
+    this.name = definition.name;
+    this.description = definition.description;
+    this.input = definition.input;
+    this.fn = definition.call;
+  }
+
+  call(args: ToolArgs<Shape>): Promise<unknown> | unknown {
+    return this.fn(args);
+  }
+}
+
+/** Makes a tool from a plain definition; `call`'s argument type is inferred from `input`. */
+export function tool<Shape extends z.ZodRawShape>(definition: ToolDefinition<Shape>): Tool<Shape> {
+  return new FunctionTool(definition);
+}
