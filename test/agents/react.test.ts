@@ -3,7 +3,9 @@ import { z } from "zod";
 import { FewShotExample, Instrumentation, MaxIterationsError, Signature, ValidationError, resetConfiguration } from "../../lib/index.js";
 import { ReAct, type ReActStep } from "../../lib/predict/react.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
+import { CalculatorTool } from "../../lib/tools/calculator.js";
 import { tool } from "../../lib/tools/tool.js";
+import { Toolset, toolEntry } from "../../lib/tools/toolset.js";
 
 const Question = Signature.define({
   name: "Question",
@@ -165,6 +167,30 @@ describe("ReAct", () => {
     expect(e.message).toContain("used all 2 iterations");
   });
 
+  it("works with CalculatorTool and a toolset's tools, recovering from a bad expression", async () => {
+    class Notes extends Toolset {
+      static override toolsetName = "notes";
+      static override tools = {
+        read_note: toolEntry({ description: "Reads a note.", input: { id: z.number().int() }, call: ({ id }) => `note ${id}: buy 3 apples` }),
+      };
+    }
+    const lm = new ScriptedLM([
+      { thought: "Read the note.", action: "read_note", toolInput: { id: 1 } },
+      { thought: "Compute.", action: "calculator", toolInput: { expression: "3 * (2 +" } },
+      { thought: "Fix the expression.", action: "calculator", toolInput: { expression: "3 * (2 + 4)" } },
+      { thought: "Done.", action: "finish", toolInput: {} },
+      { answer: "18" },
+    ]);
+    const agent = new ReAct(Question, { tools: [new CalculatorTool(), ...Notes.toTools()] });
+    const r = await agent.call({ question: "apples times six?" }, { lm });
+    expect(r.history.map((s) => s.observation)).toEqual([
+      "note 1: buy 3 apples", expect.stringMatching(/^Error: Tool "calculator" failed: /), 18, null,
+    ]);
+    expect(r.answer).toBe("18");
+    expect(userText(lm, 0)).toContain("- calculator: Evaluate an arithmetic expression and return the number.");
+    expect(userText(lm, 0)).toContain("- read_note: Reads a note.");
+  });
+
   it("produces several typed output fields", async () => {
     const lookup = tool({
       name: "forecast",
@@ -241,6 +267,18 @@ describe("ReAct", () => {
     expect(systemText(lm, 1)).toContain("RULE-7: answer in capitals.");
     expect(systemText(lm, 1)).toContain("DEMO ANSWER");
     expect(systemText(lm, 1)).toContain("demo question");
+  });
+
+  it("uses the LM configured on the agent for its inner predictors, through call and forward alike", async () => {
+    const script = () => new ScriptedLM([{ thought: "t", action: "finish", toolInput: {} }, { answer: "configured" }]);
+    const lm = script();
+    const agent = new ReAct(Question).configure((c) => { c.lm = lm; });
+    expect((await agent.call({ question: "?" })).answer).toBe("configured");
+    expect(lm.requests).toHaveLength(2);
+    const direct = script();
+    agent.configure((c) => { c.lm = direct; });
+    expect((await agent.forward({ question: "?" })).answer).toBe("configured");
+    expect(direct.requests).toHaveLength(2);
   });
 
   it("validates inputs before any model call and rejects unusable configurations", async () => {
