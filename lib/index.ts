@@ -20,6 +20,28 @@ export { ChainOfThought } from "./predict/chain-of-thought.js";
 export { Prediction } from "./predict/prediction.js";
 export type { PredictionMeta } from "./predict/prediction.js";
 export { FewShotExample } from "./predict/few-shot.js";
+export { ReAct } from "./predict/react.js";
+export type { ReActStep, ReActOptions, ReActResult } from "./predict/react.js";
+export { CodeAct } from "./predict/codeact.js";
+export type { CodeActStep, CodeActOptions, CodeActResult } from "./predict/codeact.js";
+export { ProgramOfThought } from "./predict/program-of-thought.js";
+export type { ProgramOfThoughtOptions, ProgramOfThoughtResult, ProgramAttempt, ProgramTrace } from "./predict/program-of-thought.js";
+export type { AgentTool } from "./predict/agent-tools.js";
+
+export { Tool, tool } from "./tools/tool.js";
+export type { ToolOutcome, ToolDefinition, ToolArgs } from "./tools/tool.js";
+export { Toolset } from "./tools/toolset.js";
+export type { ToolsetEntry } from "./tools/toolset.js";
+export { CalculatorTool } from "./tools/calculator.js";
+export { MemoryToolset } from "./tools/memory-toolset.js";
+export { Memory } from "./memory/memory.js";
+export type { MemoryConfig } from "./memory/memory.js";
+export { MemoryManager } from "./memory/manager.js";
+export type { MemoryRecord, MemorySearch, MemoryStore } from "./memory/record.js";
+export { InMemoryStore } from "./memory/in-memory-store.js";
+export { RedisStore } from "./memory/redis-store.js";
+export { Sandbox } from "./sandbox/sandbox.js";
+export type { SandboxOptions, SandboxResult, SandboxTool } from "./sandbox/sandbox.js";
 
 export { BaseLM } from "./lm/base.js";
 export type { LanguageModel, LMRequest, LMResponse, ChatMessage, SchemaFormat, DataFormat, TokenUsage } from "./lm/types.js";

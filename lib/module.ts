@@ -51,7 +51,8 @@ export abstract class Module<I = any, O = any> {
     const started = performance.now();
     Instrumentation.emit("module.forward.start", { module: name });
     try {
-      const lm = options.lm ?? this.config.lm;
+      // A predictor resolves its own LM (per-call option first); only modules with children need a scope.
+      const lm = isTunable(this) ? undefined : options.lm ?? this.config.lm;
       const result = await withModuleLM(lm, () => this.forward(inputs, options));
       Instrumentation.emit("module.forward.end", { module: name, ok: true, durationMs: performance.now() - started });
       return result;

@@ -3,7 +3,7 @@
 export type EventName =
   | "lm.request.start" | "lm.request.end" | "lm.chat.start" | "lm.chat.end" | "lm.tokens.used"
   | "prediction.start" | "prediction.end" | "module.forward.start" | "module.forward.end"
-  | "react.iteration" | "codeact.iteration" | "tool.call"
+  | "react.iteration" | "codeact.iteration" | "programofthought.attempt" | "tool.call"
   | (string & {});
 
 export interface TypelmEvent<P = Record<string, unknown>> {

@@ -36,14 +36,16 @@ type Parsed = { ok: true; value: unknown } | { ok: false };
 function tryParse(text: string): Parsed {
   const first = text[0];
   if (first !== "{" && first !== "[") return { ok: false };
-  for (const candidate of [text, repair(text)]) {
-    try {
-      return { ok: true, value: JSON.parse(candidate) };
-    } catch {
-      // try the next form
-    }
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    // repaired below; repairing only after a failure keeps well-formed replies cheap
   }
-  return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(repair(text)) };
+  } catch {
+    return { ok: false };
+  }
 }
 
 /** Escapes raw control characters inside strings and drops trailing commas before `}` or `]`. */
