@@ -50,7 +50,7 @@ if (!haveRedis && process.env.CI === "true") {
       });
       expect(await redis.smembers(`${ns}:user:u1`)).toEqual([record.id]);
       expect(await redis.smembers(`${ns}:user:u1:tag:a`)).toEqual([record.id]);
-      expect(await redis.zrange(`${ns}:user:u1:by-time`, 0, -1)).toEqual([record.id]);
+      expect(await redis.zrange(`${ns}:user:u1:by-time`, "0", "-1")).toEqual([record.id]);
     });
 
     it("is what Memory.manager uses when configured for redis", async () => {
