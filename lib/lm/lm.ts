@@ -1,0 +1,134 @@
+import { ConfigurationError } from "../errors.js";
+import { registerSecret } from "../instrument/redact.js";
+import { BaseLM, type BaseLMOptions } from "./base.js";
+import { cacheKey, cacheRequestJson, ResponseCache, type CacheKeyParts, type CacheOptions } from "./cache.js";
+import { configurePolicy, currentPolicy, resetPolicy, type LMPolicy } from "./policy.js";
+import { estimateCost } from "./prices.js";
+import { PROVIDERS, type Provider, type ProviderDefinition } from "./providers/index.js";
+import { withRetry } from "./retry.js";
+import type { LMRequest, LMResponse } from "./types.js";
+
+export interface LMOptions extends BaseLMOptions {
+  /** Read from `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` when omitted; Ollama needs none. */
+  apiKey?: string;
+  /** Another server speaking the provider's API (OpenAI-compatible servers, an Ollama host). */
+  baseURL?: string;
+  /** Answer identical requests from memory and the SQLite store: `true` or `{ path }`. Off by default. */
+  cache?: boolean | CacheOptions;
+}
+
+export type { LMPolicy } from "./policy.js";
+
+/**
+ * A language model behind a provider's official SDK: `new LM("openai/gpt-4o-mini")`,
+ * `new LM("anthropic/claude-sonnet-4-20250514")`, `new LM("ollama/llama3.2:3b")`.
+ * Every call goes through one retry/timeout policy (`LM.configure`), reports token usage and an
+ * estimated cost, and can be answered from a response cache.
+ */
+export class LM extends BaseLM {
+  readonly provider: string;
+  readonly model: string;
+  readonly #definition: ProviderDefinition;
+  // Private fields: the key never shows up in `console.log(lm)`, JSON or a stack of properties.
+  readonly #apiKey: string | undefined;
+  readonly #baseURL: string | undefined;
+  #client: Provider | undefined;
+  readonly #cache: ResponseCache | undefined;
+
+  /** Sets the retry/timeout policy of every LM (seconds): `httpTimeout`, `maxRetries`, `retryDelay`. */
+  static configure(fn: (config: LMPolicy) => void): void {
+    configurePolicy(fn);
+  }
+
+  /** Restores the default policy (httpTimeout 60 s, maxRetries 3, retryDelay 1 s). */
+  static resetConfiguration(): void {
+    resetPolicy();
+  }
+
+  /** The current retry/timeout policy. */
+  static get configuration(): Readonly<LMPolicy> {
+    return { ...currentPolicy() };
+  }
+
+  constructor(id: string, options: LMOptions = {}) {
+    super(options);
+    const { provider, model, definition } = parseId(id);
+    this.provider = provider;
+    this.model = model;
+    this.#definition = definition;
+    this.#baseURL = options.baseURL;
+    const apiKey = options.apiKey ?? (definition.apiKeyEnv ? process.env[definition.apiKeyEnv] : undefined);
+    registerSecret(apiKey);
+    if (definition.apiKeyEnv !== undefined && !apiKey) {
+      throw new ConfigurationError(
+        `LM "${id}": no API key for ${provider}. Set ${definition.apiKeyEnv} in the environment or pass { apiKey } to new LM(...).`,
+      );
+    }
+    this.#apiKey = apiKey || undefined;
+    if (options.cache) this.#cache = new ResponseCache(options.cache === true ? {} : options.cache);
+  }
+
+  /** All three providers have a native structured output (json_schema, forced tool use, `format`). */
+  supportsStructuredOutputs(): boolean {
+    return true;
+  }
+
+  /** Whether replies are cached, and where. */
+  get cachePath(): string | undefined {
+    return this.#cache?.path;
+  }
+
+  protected async complete(request: LMRequest): Promise<LMResponse> {
+    const { provider, model } = this;
+    const temperature = request.temperature ?? this.temperature;
+    const maxTokens = request.maxTokens ?? this.maxTokens;
+
+    let key: string | undefined;
+    let requestJson = "";
+    let parts: CacheKeyParts | undefined;
+    if (this.#cache !== undefined) {
+      parts = { provider, model, messages: request.messages, temperature, maxTokens, responseSchema: request.responseSchema };
+      requestJson = cacheRequestJson(parts);
+      key = cacheKey(requestJson);
+      const hit = await this.#cache.get(key);
+      if (hit !== undefined) {
+        return { ...hit, provider, model, estimatedCost: 0, cached: true };
+      }
+    }
+
+    const client = (this.#client ??= this.#definition.create({ apiKey: this.#apiKey, baseURL: this.#baseURL }));
+    const reply = await withRetry({ provider, model }, currentPolicy(), (signal, timeoutMs) =>
+      client.complete(request, { model, temperature, maxTokens, timeoutMs }, signal));
+
+    if (this.#cache !== undefined && key !== undefined && parts !== undefined) {
+      await this.#cache.set(key, parts, requestJson, reply);
+    }
+    return {
+      content: reply.content,
+      usage: reply.usage,
+      provider,
+      model,
+      estimatedCost: estimateCost(provider, model, reply.usage),
+      cached: false,
+      finishReason: reply.finishReason,
+    };
+  }
+}
+
+/** Splits `provider/model` on the first `/` only: `openai/ft:gpt-4o:org/x` keeps `ft:gpt-4o:org/x`. */
+function parseId(id: unknown): { provider: string; model: string; definition: ProviderDefinition } {
+  const valid = Object.keys(PROVIDERS).join(", ");
+  const expected = `expected "<provider>/<model>" with provider one of ${valid} (e.g. "openai/gpt-4o-mini")`;
+  if (typeof id !== "string") throw new ConfigurationError(`LM id: ${expected}; received ${typeof id}`);
+  const slash = id.indexOf("/");
+  const provider = slash < 0 ? "" : id.slice(0, slash).trim();
+  const model = slash < 0 ? "" : id.slice(slash + 1).trim();
+  if (provider === "" || model === "") {
+    throw new ConfigurationError(`LM id ${JSON.stringify(id)}: ${expected}; the provider or model part is missing`);
+  }
+  const definition = PROVIDERS[provider];
+  if (definition === undefined) {
+    throw new ConfigurationError(`LM id ${JSON.stringify(id)}: unknown provider "${provider}"; valid providers: ${valid}`);
+  }
+  return { provider, model, definition };
+}

@@ -1,0 +1,77 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import type { MessageCreateParamsNonStreaming, Message } from "@anthropic-ai/sdk/resources/messages/messages";
+import { OutputError } from "../../errors.js";
+import type { LMRequest } from "../types.js";
+import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
+
+/** The Messages API requires `max_tokens`; this is used when neither the LM nor the call sets one. */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+
+/**
+ * Anthropic Messages API. Structured output is forced tool use: the tool's input is the answer.
+ * The LM's `temperature` is not sent (see `anthropicBody`).
+ */
+export const anthropicProvider: ProviderDefinition = {
+  name: "anthropic",
+  apiKeyEnv: "ANTHROPIC_API_KEY",
+  create({ apiKey, baseURL }): Provider {
+    let client: Promise<Anthropic> | undefined;
+    const getClient = (): Promise<Anthropic> =>
+      (client ??= import("@anthropic-ai/sdk").then(({ default: AnthropicClient }) =>
+        // Retries off (one policy), logging off (library never prints), and the SDK's own
+        // OpenTelemetry spans off: typelm's `otel` subscriber already traces each call.
+        new AnthropicClient({ apiKey, baseURL, maxRetries: 0, logLevel: "off", openTelemetry: false })));
+    return {
+      async complete(request, settings, signal) {
+        const anthropic = await getClient();
+        const body = anthropicBody(request, settings);
+        const message = await anthropic.messages.create(body, { signal, timeout: settings.timeoutMs, maxRetries: 0 });
+        return anthropicReply(message, body);
+      },
+    };
+  },
+};
+
+export function anthropicBody(request: LMRequest, settings: CallSettings): MessageCreateParamsNonStreaming {
+  // Anthropic takes system text as a parameter, not as a message.
+  const system = request.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
+  const body: MessageCreateParamsNonStreaming = {
+    model: settings.model,
+    max_tokens: settings.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+    messages: request.messages
+      .filter((m) => m.role !== "system")
+      .map((m) => ({ role: m.role as "user" | "assistant", content: m.content })),
+  };
+  if (system !== "") body.system = system;
+  // No `temperature`: API version 2026-10-21 (sent by SDK 1.x) rejects every sampling parameter
+  // with a 400, even at default values, and the SDK's types no longer have it.
+  if (request.responseSchema !== undefined) {
+    const name = schemaName(request.responseSchema.name);
+    body.tools = [{
+      name,
+      description: "Record the answer. Call this tool exactly once with every output field.",
+      input_schema: withoutMeta(request.responseSchema.schema) as Anthropic.Messages.Tool.InputSchema,
+    }];
+    body.tool_choice = { type: "tool", name };
+  }
+  return body;
+}
+
+function anthropicReply(message: Message, body: MessageCreateParamsNonStreaming): ProviderReply {
+  const usage = { inputTokens: message.usage?.input_tokens ?? 0, outputTokens: message.usage?.output_tokens ?? 0 };
+  const finishReason = message.stop_reason ?? undefined;
+  const text = message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
+  if (body.tool_choice?.type === "tool") {
+    const toolName = body.tool_choice.name;
+    const call = message.content.find((b) => b.type === "tool_use" && b.name === toolName);
+    if (call === undefined || call.type !== "tool_use") {
+      throw new OutputError(
+        `anthropic reply for model "${body.model}" has no call of the forced tool "${toolName}"; ` +
+          `expected a tool_use block, received ${message.content.map((b) => b.type).join(", ") || "no content"} (stop_reason ${finishReason})`,
+        { raw: text, expected: `a tool_use block named ${toolName}`, received: message.content.map((b) => b.type) },
+      );
+    }
+    return { content: JSON.stringify(call.input), usage, finishReason };
+  }
+  return { content: text, usage, finishReason };
+}

@@ -1,0 +1,65 @@
+import type { ChatRequest, ChatResponse } from "ollama";
+import type { LMRequest } from "../types.js";
+import { withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
+
+export const OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434";
+
+/** A local Ollama server. Structured output is its `format` parameter with the JSON Schema. */
+export const ollamaProvider: ProviderDefinition = {
+  name: "ollama",
+  baseURLHint: "OLLAMA_HOST",
+  create({ apiKey, baseURL }): Provider {
+    const host = baseURL ?? process.env["OLLAMA_HOST"] ?? OLLAMA_DEFAULT_HOST;
+    // Only hosted Ollama wants a key; a local server gets no Authorization header.
+    const headers: Record<string, string> | undefined = apiKey ? { Authorization: `Bearer ${apiKey}` } : undefined;
+    let sdk: Promise<typeof import("ollama")> | undefined;
+    return {
+      async complete(request, settings, signal) {
+        const { Ollama } = await (sdk ??= import("ollama"));
+        // The Ollama SDK has no timeout and cannot abort a non-streamed call, so each attempt gets a
+        // (cheap) client whose fetch carries this attempt's signal; it also keeps the response
+        // headers so a 429's retry-after reaches the retry policy.
+        let lastHeaders: Headers | undefined;
+        const client = new Ollama({
+          host,
+          ...(headers ? { headers } : {}),
+          fetch: async (input, init) => {
+            const response = await fetch(input, { ...init, signal });
+            lastHeaders = response.headers;
+            return response;
+          },
+        });
+        try {
+          const reply = await client.chat({ ...ollamaBody(request, settings), stream: false });
+          return ollamaReply(reply);
+        } catch (error) {
+          if (typeof error === "object" && error !== null && "status_code" in error && lastHeaders !== undefined) {
+            Object.assign(error, { headers: lastHeaders });
+          }
+          throw error;
+        }
+      },
+    };
+  },
+};
+
+export function ollamaBody(request: LMRequest, settings: CallSettings): ChatRequest {
+  const body: ChatRequest = {
+    model: settings.model,
+    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+  };
+  const options: NonNullable<ChatRequest["options"]> = {};
+  if (settings.temperature !== undefined) options.temperature = settings.temperature;
+  if (settings.maxTokens !== undefined) options.num_predict = settings.maxTokens;
+  if (Object.keys(options).length > 0) body.options = options;
+  if (request.responseSchema !== undefined) body.format = withoutMeta(request.responseSchema.schema);
+  return body;
+}
+
+function ollamaReply(reply: ChatResponse): ProviderReply {
+  return {
+    content: reply.message?.content ?? "",
+    usage: { inputTokens: reply.prompt_eval_count ?? 0, outputTokens: reply.eval_count ?? 0 },
+    finishReason: reply.done_reason || undefined,
+  };
+}

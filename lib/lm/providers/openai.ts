@@ -1,0 +1,56 @@
+import type OpenAI from "openai";
+import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
+import { toStrictSchema } from "../strict-schema.js";
+import type { LMRequest } from "../types.js";
+import { schemaName, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
+
+/** OpenAI chat completions (and OpenAI-compatible servers through `baseURL`). */
+export const openaiProvider: ProviderDefinition = {
+  name: "openai",
+  apiKeyEnv: "OPENAI_API_KEY",
+  create({ apiKey, baseURL }): Provider {
+    let client: Promise<OpenAI> | undefined;
+    const getClient = (): Promise<OpenAI> =>
+      (client ??= import("openai").then(({ default: OpenAIClient }) =>
+        // Retries off: the LM's own policy counts attempts once. Logging off: library code never prints.
+        new OpenAIClient({ apiKey, baseURL, maxRetries: 0, logLevel: "off" })));
+    return {
+      async complete(request, settings, signal) {
+        const openai = await getClient();
+        const completion = await openai.chat.completions.create(openaiBody(request, settings), {
+          signal, timeout: settings.timeoutMs, maxRetries: 0,
+        });
+        return openaiReply(completion);
+      },
+    };
+  },
+};
+
+export function openaiBody(request: LMRequest, settings: CallSettings): ChatCompletionCreateParamsNonStreaming {
+  const body: ChatCompletionCreateParamsNonStreaming = {
+    model: settings.model,
+    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+  };
+  if (settings.temperature !== undefined) body.temperature = settings.temperature;
+  // `max_tokens` is deprecated and rejected by reasoning models; `max_completion_tokens` works for all.
+  if (settings.maxTokens !== undefined) body.max_completion_tokens = settings.maxTokens;
+  if (request.responseSchema !== undefined) {
+    body.response_format = {
+      type: "json_schema",
+      json_schema: { name: schemaName(request.responseSchema.name), strict: true, schema: toStrictSchema(request.responseSchema.schema) },
+    };
+  }
+  return body;
+}
+
+function openaiReply(completion: OpenAI.Chat.Completions.ChatCompletion): ProviderReply {
+  const choice = completion.choices[0];
+  const message = choice?.message;
+  // A refusal has no content; keep its text so the OutputError that follows shows why.
+  const content = message?.content ?? message?.refusal ?? "";
+  return {
+    content,
+    usage: { inputTokens: completion.usage?.prompt_tokens ?? 0, outputTokens: completion.usage?.completion_tokens ?? 0 },
+    finishReason: message?.refusal ? "refusal" : choice?.finish_reason ?? undefined,
+  };
+}

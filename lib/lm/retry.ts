@@ -1,0 +1,92 @@
+import { LMError, TypelmError } from "../errors.js";
+import { Instrumentation } from "../instrument/bus.js";
+import { classifyFailure, type Failure } from "./failure.js";
+import type { LMPolicy } from "./policy.js";
+
+export interface RetryTarget {
+  provider: string;
+  model: string;
+}
+
+/** One attempt: receives a signal that aborts when the attempt's time is up. */
+export type Attempt<T> = (signal: AbortSignal, timeoutMs: number) => Promise<T>;
+
+/** Upper bound of one computed backoff wait, so a long run of failures cannot stall for minutes. */
+const MAX_BACKOFF_MS = 30_000;
+
+/**
+ * Runs `attempt` under the library's retry policy: a timeout per attempt, retries on 408/409/429/5xx,
+ * connection failures and timeouts, waits from `retry-after-ms` / `retry-after` or else exponential
+ * backoff with jitter. Emits `lm.request.start` / `lm.request.end` per attempt. After the last
+ * attempt, or on a failure not worth retrying, throws `LMError` whose message holds no secret.
+ */
+export async function withRetry<T>(target: RetryTarget, policy: Readonly<LMPolicy>, attempt: Attempt<T>): Promise<T> {
+  const timeoutMs = policy.httpTimeout * 1000;
+  const maxAttempts = policy.maxRetries + 1;
+  for (let number = 1; ; number++) {
+    Instrumentation.emit("lm.request.start", { provider: target.provider, model: target.model, attempt: number });
+    const started = performance.now();
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new DOMException(`attempt exceeded ${policy.httpTimeout}s`, "TimeoutError"));
+    }, timeoutMs);
+    try {
+      const value = await attempt(controller.signal, timeoutMs);
+      Instrumentation.emit("lm.request.end", {
+        provider: target.provider, model: target.model, attempt: number, ok: true, status: 200,
+        durationMs: performance.now() - started,
+      });
+      return value;
+    } catch (error) {
+      const failure = classifyFailure(error, timedOut);
+      const willRetry = failure.retryable && number < maxAttempts;
+      const delayMs = willRetry ? backoffMs(failure, number, policy.retryDelay) : undefined;
+      Instrumentation.emit("lm.request.end", {
+        provider: target.provider, model: target.model, attempt: number, ok: false, status: failure.status,
+        durationMs: performance.now() - started, failure: failure.kind, retryable: failure.retryable,
+        willRetry, delayMs, error: failure.message,
+      });
+      // Our own errors (e.g. an OutputError for a reply without the forced tool call) pass through.
+      if (error instanceof TypelmError) throw error;
+      if (!willRetry) throw toLMError(target, failure, number, policy);
+      await sleep(delayMs ?? 0);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Wait before retry number `attempt` (1-based): the server's word when given, else backoff. */
+export function backoffMs(failure: Failure, attempt: number, retryDelaySeconds: number, random = Math.random): number {
+  if (failure.retryAfterMs !== undefined) return failure.retryAfterMs;
+  const base = Math.min(retryDelaySeconds * 1000 * 2 ** (attempt - 1), MAX_BACKOFF_MS);
+  // Jitter in [75%, 100%] keeps clients that failed together from retrying in lockstep.
+  return base * (1 - 0.25 * random());
+}
+
+function toLMError(target: RetryTarget, failure: Failure, attempts: number, policy: Readonly<LMPolicy>): LMError {
+  const what = describe(failure, policy);
+  const tries = attempts === 1 ? "1 attempt" : `${attempts} attempts`;
+  const why = failure.retryable ? `gave up after ${tries}` : `not retried (${what} is not a transient failure)`;
+  return new LMError(
+    `${target.provider} request for model "${target.model}" failed: ${what}; ${why}. ` +
+      `Expected a successful reply; received: ${failure.message || "(no message)"}`,
+    { status: failure.status, retryable: failure.retryable, provider: target.provider, attempts },
+  );
+}
+
+function describe(failure: Failure, policy: Readonly<LMPolicy>): string {
+  switch (failure.kind) {
+    case "http": return `HTTP ${failure.status}`;
+    case "timeout": return `no reply within httpTimeout ${policy.httpTimeout}s`;
+    case "connection": return "connection failed";
+    case "invalid-response": return "malformed response body";
+    default: return "request error";
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,103 @@
+import type { JsonSchema } from "./types.js";
+
+/**
+ * Makes a JSON Schema acceptable to OpenAI's strict structured outputs, which demand that every
+ * object lists all of its properties in `required` and sets `additionalProperties: false`.
+ *
+ * - A property that was optional becomes nullable instead (the converter treats `null` as "absent").
+ * - `additionalProperties: false` is added to objects with `properties`; an existing value schema
+ *   (a record, `z.record(...)`) is kept: replacing it would silently change what the model may return.
+ * - `oneOf` becomes `anyOf` (strict mode has no `oneOf`); `$schema` and `default` are dropped
+ *   (not accepted there; defaults are applied by the converter after the reply).
+ * - `$defs` / `definitions`, `anyOf`, `allOf`, `items`, `prefixItems` and record value schemas are
+ *   transformed recursively; `$ref`s are left pointing at the transformed definitions.
+ *
+ * The input is never mutated.
+ */
+export function toStrictSchema(schema: JsonSchema): JsonSchema {
+  return transform(schema) as JsonSchema;
+}
+
+const DROPPED_KEYS = new Set(["$schema", "default"]);
+const SCHEMA_MAP_KEYS = ["$defs", "definitions"] as const;
+const SCHEMA_LIST_KEYS = ["anyOf", "allOf", "prefixItems"] as const;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function transform(node: unknown): unknown {
+  if (!isObject(node)) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (DROPPED_KEYS.has(key)) continue;
+    out[key] = value;
+  }
+
+  for (const key of SCHEMA_MAP_KEYS) {
+    const defs = out[key];
+    if (isObject(defs)) out[key] = Object.fromEntries(Object.entries(defs).map(([k, v]) => [k, transform(v)]));
+  }
+  if (Array.isArray(out["oneOf"])) {
+    const merged = [...(Array.isArray(out["anyOf"]) ? out["anyOf"] : []), ...out["oneOf"]];
+    delete out["oneOf"];
+    out["anyOf"] = merged;
+  }
+  for (const key of SCHEMA_LIST_KEYS) {
+    const list = out[key];
+    if (Array.isArray(list)) out[key] = list.map(transform);
+  }
+  if (out["items"] !== undefined) {
+    out["items"] = Array.isArray(out["items"]) ? out["items"].map(transform) : transform(out["items"]);
+  }
+  if (isObject(out["not"])) out["not"] = transform(out["not"]);
+
+  // A record's value schema is transformed but never replaced.
+  if (isObject(out["additionalProperties"])) out["additionalProperties"] = transform(out["additionalProperties"]);
+
+  if (isObject(out["properties"])) {
+    const properties = out["properties"];
+    const required = new Set(Array.isArray(out["required"]) ? (out["required"] as unknown[]).map(String) : []);
+    const next: Record<string, unknown> = {};
+    for (const [name, propertySchema] of Object.entries(properties)) {
+      const strict = transform(propertySchema);
+      next[name] = required.has(name) ? strict : nullable(strict);
+    }
+    out["properties"] = next;
+    out["required"] = Object.keys(next);
+    if (out["additionalProperties"] === undefined || out["additionalProperties"] === true) {
+      out["additionalProperties"] = false;
+    }
+  }
+  return out;
+}
+
+/** The same schema, also accepting `null`. */
+function nullable(schema: unknown): unknown {
+  if (!isObject(schema)) return schema;
+  if (acceptsNull(schema)) return schema;
+  const type = schema["type"];
+  // Plain `type` schemas widen in place; anything else (refs, unions, consts) is wrapped.
+  if (typeof type === "string" && schema["$ref"] === undefined) {
+    const out: Record<string, unknown> = { ...schema, type: [type, "null"] };
+    if (Array.isArray(schema["enum"])) out["enum"] = [...schema["enum"], null];
+    return out;
+  }
+  if (Array.isArray(type) && schema["$ref"] === undefined && !Array.isArray(schema["enum"])) {
+    return { ...schema, type: [...type, "null"] };
+  }
+  if (Array.isArray(schema["anyOf"]) && Object.keys(schema).every((k) => k === "anyOf" || k === "description" || k === "title")) {
+    return { ...schema, anyOf: [...schema["anyOf"], { type: "null" }] };
+  }
+  const { description, ...rest } = schema;
+  return description === undefined
+    ? { anyOf: [rest, { type: "null" }] }
+    : { anyOf: [rest, { type: "null" }], description };
+}
+
+function acceptsNull(schema: Record<string, unknown>): boolean {
+  const type = schema["type"];
+  if (type === "null" || (Array.isArray(type) && type.includes("null"))) return true;
+  const anyOf = schema["anyOf"];
+  return Array.isArray(anyOf) && anyOf.some((s) => isObject(s) && acceptsNull(s));
+}

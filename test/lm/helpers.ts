@@ -1,0 +1,22 @@
+import { LM, type LMOptions } from "../../lib/lm/lm.js";
+import type { FakeProvider } from "../../lib/testing/fake-provider.js";
+
+export const TEST_KEY = "sk-test-SECRET-123456";
+
+export const PROVIDER_MODELS = {
+  openai: "openai/gpt-4o-mini",
+  anthropic: "anthropic/claude-3-5-haiku-20241022",
+  ollama: "ollama/llama3.2:3b",
+} as const;
+
+export type ProviderName = keyof typeof PROVIDER_MODELS;
+export const PROVIDER_NAMES = Object.keys(PROVIDER_MODELS) as ProviderName[];
+
+/** An LM of `provider` pointed at the fake server (OpenAI's base URL carries `/v1`). */
+export function lmFor(provider: ProviderName, fake: FakeProvider, options: LMOptions = {}): LM {
+  return new LM(PROVIDER_MODELS[provider], {
+    apiKey: provider === "ollama" ? undefined : TEST_KEY,
+    baseURL: provider === "openai" ? fake.openaiBaseURL : fake.url,
+    ...options,
+  });
+}
