@@ -2,8 +2,7 @@ import { decode, encode } from "@toon-format/toon";
 import type { z } from "zod";
 import { ToonDecodeError } from "../errors.js";
 import type { Shape } from "../signature/signature.js";
-import { unwrap } from "../signature/fields.js";
-import { temporalKind } from "../signature/temporal.js";
+import { DATE_HINT, DATETIME_HINT, INSTANT_HINT, describeType, resolve } from "../convert/kind.js";
 
 /** Values in TOON, inside a ```toon fence. */
 export function toonFence(values: Record<string, unknown>): string {
@@ -26,20 +25,18 @@ export function parseToonReply(raw: string): unknown {
   }
 }
 
-/** A placeholder for one value of `schema`, for the output template (`<positive|negative>`, `<number>`). */
+/** A placeholder for one value of `schema`, for the output template (`<positive|negative>`, `<integer>`). */
 function placeholder(schema: z.ZodType): string {
-  const { base, optional, nullable } = unwrap(schema);
-  const def = base._zod.def as { type: string; entries?: Record<string, unknown>; values?: unknown[]; checks?: { _zod: { def: { format?: string } } }[] };
+  const r = resolve(schema);
+  const k = r.kind;
   let text: string;
-  const kind = temporalKind(base);
-  if (kind === "date") text = "YYYY-MM-DD";
-  else if (kind === "datetime") text = "YYYY-MM-DDTHH:MM:SS+00:00";
-  else if (def.type === "enum") text = Object.values(def.entries ?? {}).join("|");
-  else if (def.type === "literal") text = (def.values ?? []).map(String).join("|");
-  else if (def.type === "number") text = def.checks?.some((c) => c._zod.def.format?.includes("int")) ? "integer" : "number";
-  else if (def.type === "date") text = "ISO 8601 instant";
-  else text = def.type;
-  return `<${text}${optional || nullable ? " or null" : ""}>`;
+  if (k.kind === "date") text = DATE_HINT;
+  else if (k.kind === "datetime") text = DATETIME_HINT;
+  else if (k.kind === "instant") text = INSTANT_HINT;
+  else if (k.kind === "enum" || k.kind === "literal") text = k.values.map(String).join("|");
+  else if (k.kind === "number") text = k.int ? "integer" : "number";
+  else text = describeType(r.base);
+  return `<${text}${r.optional || r.nullable ? " or null" : ""}>`;
 }
 
 /**
@@ -49,19 +46,16 @@ function placeholder(schema: z.ZodType): string {
 export function toonTemplate(shape: Shape, indent = ""): string {
   const lines: string[] = [];
   for (const [name, schema] of Object.entries(shape)) {
-    const { base } = unwrap(schema);
-    const def = base._zod.def as { type: string; shape?: Shape; element?: z.ZodType };
-    if (def.type === "object" && def.shape) {
-      lines.push(`${indent}${name}:`, toonTemplate(def.shape, indent + "  "));
-    } else if (def.type === "array" && def.element) {
-      const el = unwrap(def.element).base;
-      const elDef = el._zod.def as { type: string; shape?: Shape };
-      if (elDef.type === "object" && elDef.shape) {
-        const cols = Object.keys(elDef.shape);
-        lines.push(`${indent}${name}[N]{${cols.join(",")}}:`);
-        lines.push(`${indent}  ${Object.values(elDef.shape).map(placeholder).join(",")}`);
+    const k = resolve(schema).kind;
+    if (k.kind === "object") {
+      lines.push(`${indent}${name}:`, toonTemplate(k.shape, indent + "  "));
+    } else if (k.kind === "array") {
+      const el = resolve(k.element).kind;
+      if (el.kind === "object") {
+        lines.push(`${indent}${name}[N]{${Object.keys(el.shape).join(",")}}:`);
+        lines.push(`${indent}  ${Object.values(el.shape).map(placeholder).join(",")}`);
       } else {
-        lines.push(`${indent}${name}[N]: ${placeholder(def.element)},...`);
+        lines.push(`${indent}${name}[N]: ${placeholder(k.element)},...`);
       }
     } else {
       lines.push(`${indent}${name}: ${placeholder(schema)}`);

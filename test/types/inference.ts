@@ -59,3 +59,14 @@ export async function inference(): Promise<void> {
   await new Predict(Dated).call({ day: 20240101 });
   void n;
 }
+
+export async function nestedOptionals(): Promise<void> {
+  const Nested = Signature.define({
+    name: "Nested",
+    output: { owner: z.object({ name: z.string(), nick: z.string().optional(), tags: z.array(z.object({ v: z.string().optional() })) }) },
+  });
+  const r = await new Predict(Nested).call({});
+  assertType<Equal<typeof r.owner.nick, string | null>>(true);
+  assertType<Equal<typeof r.owner.tags[number]["v"], string | null>>(true);
+  assertType<Equal<typeof r.owner.name, string>>(true);
+}
