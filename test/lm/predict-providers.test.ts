@@ -1,0 +1,173 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
+import { z } from "zod";
+import { configure, resetConfiguration } from "../../lib/config.js";
+import { LM } from "../../lib/lm/lm.js";
+import { ChainOfThought } from "../../lib/predict/chain-of-thought.js";
+import { Predict } from "../../lib/predict/predict.js";
+import { Signature } from "../../lib/signature/signature.js";
+import { Strategy, StrategyInterface } from "../../lib/strategy/strategy.js";
+import type { LMResponse } from "../../lib/lm/types.js";
+import type { SignatureClass } from "../../lib/signature/signature.js";
+import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/fake-provider.js";
+import { lmFor, PROVIDER_NAMES, type ProviderName } from "./helpers.js";
+
+class Classify extends Signature {
+  static override description = "Classify the sentiment of a sentence.";
+  static override input = { sentence: z.string().describe("text to classify") };
+  static override output = {
+    sentiment: z.enum(["positive", "negative", "neutral"]),
+    confidence: z.number().describe("between 0 and 1"),
+    note: z.string().optional(),
+    scores: z.record(z.string(), z.number()),
+  };
+}
+
+const answer = { sentiment: "positive", confidence: 0.9, scores: { joy: 0.8 } };
+const reasoned = { reasoning: "The speaker loves it.", ...answer };
+
+let fake: FakeProvider;
+beforeAll(async () => {
+  fake = await startFakeProvider();
+});
+afterAll(async () => {
+  await fake.close();
+});
+beforeEach(() => fake.reset());
+afterEach(() => resetConfiguration());
+
+/** The schema a request asked for natively, whatever the wire format (undefined in Enhanced Prompting). */
+function nativeSchema(req: FakeRequest): Record<string, any> | undefined {
+  return req.schema as Record<string, any> | undefined;
+}
+
+/** Asserts the parameters each provider carries, given the LM was built with temperature 0.2 and maxTokens 321. */
+function expectParameters(provider: ProviderName, req: FakeRequest): void {
+  if (provider === "openai") expect(req.body).toMatchObject({ model: "gpt-4o-mini", temperature: 0.2, max_completion_tokens: 321 });
+  if (provider === "anthropic") {
+    expect(req.body).toMatchObject({ model: "claude-3-5-haiku-20241022", max_tokens: 321 });
+    expect(req.body.temperature).toBeUndefined(); // rejected by Anthropic API 2026-10-21
+  }
+  if (provider === "ollama") expect(req.body).toMatchObject({ model: "llama3.2:3b", options: { temperature: 0.2, num_predict: 321 } });
+}
+
+/** Asserts how the signature's output schema reached the provider in structured mode. */
+function expectStructuredSchema(provider: ProviderName, req: FakeRequest, signature: SignatureClass, fields: string[]): void {
+  const schema = nativeSchema(req)!;
+  expect(schema).toBeDefined();
+  expect(Object.keys(schema["properties"])).toEqual(fields);
+  if (provider === "openai") {
+    expect(req.body.response_format).toMatchObject({ type: "json_schema", json_schema: { strict: true } });
+    expect(schema["required"]).toEqual(fields); // strict: everything required…
+    expect(schema["properties"].note.type).toEqual(["string", "null"]); // …optional ones nullable
+    expect(schema["properties"].scores.additionalProperties).toEqual({ type: "number" }); // record kept
+  } else {
+    const { $schema: _drop, ...expected } = signature.outputJsonSchema();
+    expect(schema).toEqual(expected);
+  }
+  if (provider === "anthropic") expect(req.body.tool_choice).toEqual({ type: "tool", name: signature.name });
+}
+
+function expectEnhancedPrompting(req: FakeRequest): void {
+  expect(nativeSchema(req)).toBeUndefined();
+  expect(req.body.response_format).toBeUndefined();
+  expect(req.body.tools).toBeUndefined();
+  expect(req.body.format).toBeUndefined();
+  const system = req.messages.find((m) => m.role === "system")!.content;
+  expect(system).toContain("Classify the sentiment of a sentence.");
+  expect(system).toContain("sentiment");
+  expect(system).toContain("confidence");
+}
+
+describe.each(PROVIDER_NAMES)("Predict and ChainOfThought through the %s SDK", (provider) => {
+  const lm = (structuredOutputs: boolean) => lmFor(provider, fake, { temperature: 0.2, maxTokens: 321, structuredOutputs });
+
+  it("Predict in Enhanced Prompting sends the signature in the prompt and parses the JSON reply", async () => {
+    fake.reply(`Here you go:\n\`\`\`json\n${JSON.stringify(answer)}\n\`\`\``);
+    const r = await new Predict(Classify).call({ sentence: "I love it" }, { lm: lm(false) });
+    const req = fake.requests[0]!;
+    expectEnhancedPrompting(req);
+    expectParameters(provider, req);
+    expect(req.messages.at(-1)).toMatchObject({ role: "user" });
+    expect(req.messages.at(-1)!.content).toContain("I love it");
+    expect(r.sentiment).toBe("positive");
+    expect(r.confidence).toBe(0.9);
+    expect(r.scores).toEqual({ joy: 0.8 });
+  });
+
+  it("Predict in structured mode asks for the output schema natively and returns typed values", async () => {
+    fake.reply(provider === "openai" ? { ...answer, note: null } : answer);
+    const r = await new Predict(Classify).call({ sentence: "I love it" }, { lm: lm(true) });
+    const req = fake.requests[0]!;
+    expectStructuredSchema(provider, req, Classify, ["sentiment", "confidence", "note", "scores"]);
+    expectParameters(provider, req);
+    expect(req.messages.at(-1)!.content).toContain("I love it");
+    expect(r.sentiment).toBe("positive");
+    expect(r.confidence).toBe(0.9);
+    expect(r.note ?? null).toBeNull();
+    expect(r.scores).toEqual({ joy: 0.8 });
+  });
+
+  it("ChainOfThought in Enhanced Prompting returns the reasoning with the answer", async () => {
+    fake.reply(JSON.stringify(reasoned));
+    const r = await new ChainOfThought(Classify).call({ sentence: "I love it" }, { lm: lm(false) });
+    const req = fake.requests[0]!;
+    expectEnhancedPrompting(req);
+    expectParameters(provider, req);
+    expect(req.messages.find((m) => m.role === "system")!.content).toContain("reasoning");
+    expect(r.reasoning).toBe("The speaker loves it.");
+    expect(r.sentiment).toBe("positive");
+  });
+
+  it("ChainOfThought in structured mode puts reasoning first in the native schema", async () => {
+    fake.reply(provider === "openai" ? { ...reasoned, note: null } : reasoned);
+    const cot = new ChainOfThought(Classify);
+    const r = await cot.call({ sentence: "I love it" }, { lm: lm(true) });
+    const req = fake.requests[0]!;
+    expectStructuredSchema(provider, req, cot.signature, ["reasoning", "sentiment", "confidence", "note", "scores"]);
+    expectParameters(provider, req);
+    expect(r.reasoning).toBe("The speaker loves it.");
+    expect(r.confidence).toBe(0.9);
+  });
+
+  it("Strategy.Compatible uses Enhanced Prompting even when the LM asks for structured outputs", async () => {
+    configure((c) => {
+      c.strategy = Strategy.Compatible;
+    });
+    fake.reply(JSON.stringify(answer));
+    const r = await new Predict(Classify).call({ sentence: "meh" }, { lm: lm(true) });
+    expectEnhancedPrompting(fake.requests[0]!);
+    expect(r.sentiment).toBe("positive");
+  });
+
+  it("a custom StrategyInterface receives the provider's response", async () => {
+    const seen: LMResponse[] = [];
+    class FirstLine extends StrategyInterface {
+      extractJson(_signature: SignatureClass, response: LMResponse): unknown {
+        seen.push(response);
+        return JSON.parse(response.content.split("\n")[0]!);
+      }
+    }
+    configure((c) => {
+      c.strategy = new FirstLine();
+    });
+    fake.reply(`${JSON.stringify(answer)}\nand some chatter`, { usage: { inputTokens: 11, outputTokens: 6 } });
+    const r = await new Predict(Classify).call({ sentence: "I love it" }, { lm: lm(false) });
+    expect(r.sentiment).toBe("positive");
+    expect(seen[0]).toMatchObject({ provider, usage: { inputTokens: 11, outputTokens: 6 }, cached: false });
+    expect(seen[0]!.content).toContain("and some chatter");
+    // StrategyInterface's default useStructuredOutputs follows the LM: Enhanced Prompting here.
+    expectEnhancedPrompting(fake.requests[0]!);
+  });
+});
+
+describe("LM as the global model", () => {
+  it("serves Predict through configure((c) => c.lm = new LM(...))", async () => {
+    configure((c) => {
+      c.lm = new LM("ollama/llama3.2:3b", { baseURL: fake.url });
+    });
+    fake.reply(JSON.stringify(answer));
+    const r = await new Predict(Classify).call({ sentence: "I love it" });
+    expect(r.sentiment).toBe("positive");
+    expect(fake.requests).toHaveLength(1);
+  });
+});
