@@ -50,7 +50,7 @@ describe("extractJson", () => {
   });
 
   it("parses every reply recorded from real models in the shared fixtures", () => {
-    const fixtures = JSON.parse(readFileSync(new URL("../../../shared/fixtures/recorded-replies.json", import.meta.url), "utf8")) as {
+    const fixtures = JSON.parse(readFileSync(new URL("../fixtures/recorded-replies.json", import.meta.url), "utf8")) as {
       content: string; output_schema: { properties: Record<string, unknown> };
     }[];
     expect(fixtures.length).toBeGreaterThanOrEqual(5);

@@ -283,7 +283,7 @@ describe("ChainOfThought", () => {
 
   it("parses real recorded replies from gpt-4o-mini and llama3.2", async () => {
     const { readFileSync } = await import("node:fs");
-    const fixtures = JSON.parse(readFileSync(new URL("../../../shared/fixtures/recorded-replies.json", import.meta.url), "utf8")) as { cassette: string; content: string }[];
+    const fixtures = JSON.parse(readFileSync(new URL("../fixtures/recorded-replies.json", import.meta.url), "utf8")) as { cassette: string; content: string }[];
     const gpt = fixtures.find((f) => f.cassette === "chain_of_thought_simple.yml")!;
     const r1 = await new ChainOfThought(Answer).call({ question: "Capital of France?" }, { lm: new ScriptedLM([gpt.content]) });
     expect(r1.answer).toBe("Paris");
