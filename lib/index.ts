@@ -29,15 +29,15 @@ export type { ProgramOfThoughtOptions, ProgramOfThoughtResult, ProgramAttempt, P
 export type { AgentTool } from "./predict/agent-tools.js";
 
 export { Tool, tool } from "./tools/tool.js";
-export type { ToolOutcome, ToolDefinition, ToolArgs } from "./tools/tool.js";
-export { Toolset } from "./tools/toolset.js";
+export type { ToolOutcome, ToolDefinition, ToolArgs, ToolParameterSchema } from "./tools/tool.js";
+export { Toolset, toolEntry } from "./tools/toolset.js";
 export type { ToolsetEntry } from "./tools/toolset.js";
 export { CalculatorTool } from "./tools/calculator.js";
 export { MemoryToolset } from "./tools/memory-toolset.js";
 export { Memory } from "./memory/memory.js";
 export type { MemoryConfig } from "./memory/memory.js";
 export { MemoryManager } from "./memory/manager.js";
-export type { MemoryRecord, MemorySearch, MemoryStore } from "./memory/record.js";
+export type { MemoryRecord, MemorySearch, MemoryStore, NewMemory, MemoryChanges } from "./memory/record.js";
 export { InMemoryStore } from "./memory/in-memory-store.js";
 export { RedisStore } from "./memory/redis-store.js";
 export { Sandbox } from "./sandbox/sandbox.js";
