@@ -97,6 +97,8 @@ export class LM extends BaseLM {
     }
 
     const client = (this.#client ??= this.#definition.create({ apiKey: this.#apiKey, baseURL: this.#baseURL }));
+    // Loading the SDK is not part of any attempt: a slow first import must not count as a timeout.
+    await client.ready();
     const reply = await withRetry({ provider, model }, currentPolicy(), (signal, timeoutMs) =>
       client.complete(request, { model, temperature, maxTokens, timeoutMs }, signal));
 

@@ -22,6 +22,9 @@ export const anthropicProvider: ProviderDefinition = {
         // OpenTelemetry spans off: typelm's `otel` subscriber already traces each call.
         new AnthropicClient({ apiKey, baseURL, maxRetries: 0, logLevel: "off", openTelemetry: false })));
     return {
+      async ready() {
+        await getClient();
+      },
       async complete(request, settings, signal) {
         const anthropic = await getClient();
         const body = anthropicBody(request, settings);

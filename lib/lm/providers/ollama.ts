@@ -13,9 +13,13 @@ export const ollamaProvider: ProviderDefinition = {
     // Only hosted Ollama wants a key; a local server gets no Authorization header.
     const headers: Record<string, string> | undefined = apiKey ? { Authorization: `Bearer ${apiKey}` } : undefined;
     let sdk: Promise<typeof import("ollama")> | undefined;
+    const load = (): Promise<typeof import("ollama")> => (sdk ??= import("ollama"));
     return {
+      async ready() {
+        await load();
+      },
       async complete(request, settings, signal) {
-        const { Ollama } = await (sdk ??= import("ollama"));
+        const { Ollama } = await load();
         // The Ollama SDK has no timeout and cannot abort a non-streamed call, so each attempt gets a
         // (cheap) client whose fetch carries this attempt's signal; it also keeps the response
         // headers so a 429's retry-after reaches the retry policy.

@@ -15,6 +15,9 @@ export const openaiProvider: ProviderDefinition = {
         // Retries off: the LM's own policy counts attempts once. Logging off: library code never prints.
         new OpenAIClient({ apiKey, baseURL, maxRetries: 0, logLevel: "off" })));
     return {
+      async ready() {
+        await getClient();
+      },
       async complete(request, settings, signal) {
         const openai = await getClient();
         const completion = await openai.chat.completions.create(openaiBody(request, settings), {

@@ -21,6 +21,8 @@ export interface ProviderReply {
  * retries are off) and lets SDK errors propagate: the LM's retry policy classifies them.
  */
 export interface Provider {
+  /** Loads the SDK and builds the client; called before the first attempt's timer starts. */
+  ready(): Promise<void>;
   complete(request: LMRequest, settings: CallSettings, signal: AbortSignal): Promise<ProviderReply>;
 }
 
