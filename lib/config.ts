@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ConfigurationError } from "./errors.js";
 import type { LanguageModel } from "./lm/types.js";
+import type { CacheOptions } from "./lm/cache.js";
 import type { StrategyLike } from "./strategy/strategy.js";
 import { Strategy } from "./strategy/strategy.js";
 import { applySubscribers } from "./instrument/subscribers.js";
@@ -22,6 +23,8 @@ export interface LoggerConfig {
 
 export interface GlobalConfig {
   lm: LanguageModel | undefined;
+  /** Response cache for every `LM` without its own `cache` option: `true` (.typelm/lab.sqlite) or `{ path }`. */
+  cache: boolean | CacheOptions | undefined;
   strategy: StrategyLike;
   instrumentation: InstrumentationConfig;
   logger: LoggerConfig;
@@ -30,6 +33,7 @@ export interface GlobalConfig {
 function defaults(): GlobalConfig {
   return {
     lm: undefined,
+    cache: undefined,
     strategy: Strategy.Strict,
     instrumentation: { enabled: false, subscribers: [] },
     logger: { level: "info", formatter: "text", output: undefined },

@@ -43,6 +43,10 @@ export { RedisStore } from "./memory/redis-store.js";
 export { Sandbox } from "./sandbox/sandbox.js";
 export type { SandboxOptions, SandboxResult, SandboxTool } from "./sandbox/sandbox.js";
 
+export { LM } from "./lm/lm.js";
+export type { LMOptions, LMPolicy } from "./lm/lm.js";
+export type { CacheOptions } from "./lm/cache.js";
+export { estimateCost } from "./lm/prices.js";
 export { BaseLM } from "./lm/base.js";
 export type { LanguageModel, LMRequest, LMResponse, ChatMessage, SchemaFormat, DataFormat, TokenUsage } from "./lm/types.js";
 

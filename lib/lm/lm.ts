@@ -1,3 +1,4 @@
+import { globalConfig } from "../config.js";
 import { ConfigurationError } from "../errors.js";
 import { registerSecret } from "../instrument/redact.js";
 import { BaseLM, type BaseLMOptions } from "./base.js";
@@ -33,7 +34,9 @@ export class LM extends BaseLM {
   readonly #apiKey: string | undefined;
   readonly #baseURL: string | undefined;
   #client: Provider | undefined;
-  readonly #cache: ResponseCache | undefined;
+  readonly #cacheOption: boolean | CacheOptions | undefined;
+  #cache: ResponseCache | undefined;
+  #cacheSetting: true | CacheOptions | undefined;
 
   /** Sets the retry/timeout policy of every LM (seconds): `httpTimeout`, `maxRetries`, `retryDelay`. */
   static configure(fn: (config: LMPolicy) => void): void {
@@ -65,7 +68,21 @@ export class LM extends BaseLM {
       );
     }
     this.#apiKey = apiKey || undefined;
-    if (options.cache) this.#cache = new ResponseCache(options.cache === true ? {} : options.cache);
+    this.#cacheOption = options.cache;
+  }
+
+  /**
+   * The response cache in force: the LM's own `cache` option, else the global `configure((c) => c.cache = ...)`,
+   * read at call time so a cache configured after the LM was built still applies.
+   */
+  #cacheInForce(): ResponseCache | undefined {
+    const setting = this.#cacheOption ?? globalConfig.cache;
+    if (!setting) return undefined;
+    if (this.#cache === undefined || this.#cacheSetting !== setting) {
+      this.#cache = new ResponseCache(setting === true ? {} : setting);
+      this.#cacheSetting = setting;
+    }
+    return this.#cache;
   }
 
   /** All three providers have a native structured output (json_schema, forced tool use, `format`). */
@@ -75,7 +92,7 @@ export class LM extends BaseLM {
 
   /** Whether replies are cached, and where. */
   get cachePath(): string | undefined {
-    return this.#cache?.path;
+    return this.#cacheInForce()?.path;
   }
 
   protected async complete(request: LMRequest): Promise<LMResponse> {
@@ -86,11 +103,12 @@ export class LM extends BaseLM {
     let key: string | undefined;
     let requestJson = "";
     let parts: CacheKeyParts | undefined;
-    if (this.#cache !== undefined) {
+    const cache = this.#cacheInForce();
+    if (cache !== undefined) {
       parts = { provider, model, messages: request.messages, temperature, maxTokens, responseSchema: request.responseSchema };
       requestJson = cacheRequestJson(parts);
       key = cacheKey(requestJson);
-      const hit = await this.#cache.get(key);
+      const hit = await cache.get(key);
       if (hit !== undefined) {
         return { ...hit, provider, model, estimatedCost: 0, cached: true };
       }
@@ -102,8 +120,8 @@ export class LM extends BaseLM {
     const reply = await withRetry({ provider, model }, currentPolicy(), (signal, timeoutMs) =>
       client.complete(request, { model, temperature, maxTokens, timeoutMs }, signal));
 
-    if (this.#cache !== undefined && key !== undefined && parts !== undefined) {
-      await this.#cache.set(key, parts, requestJson, reply);
+    if (cache !== undefined && key !== undefined && parts !== undefined) {
+      await cache.set(key, parts, requestJson, reply);
     }
     return {
       content: reply.content,

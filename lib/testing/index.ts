@@ -1,2 +1,6 @@
 export { ScriptedLM } from "./scripted-lm.js";
 export type { ScriptedLMOptions, ScriptedReplies, ScriptedReply, ScriptedRequest } from "./scripted-lm.js";
+export { startFakeProvider } from "./fake-provider.js";
+export type {
+  FakeProvider, FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FailOptions, FakeProviderOptions, FakeWire,
+} from "./fake-provider.js";

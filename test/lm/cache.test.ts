@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
 import { cacheKey, cacheRequestJson, canonicalJson } from "../../lib/lm/cache.js";
 import { LM } from "../../lib/lm/lm.js";
+import { configure, resetConfiguration } from "../../lib/config.js";
 import { closeStore, openStore } from "../../lib/store/db.js";
 import { LMCacheTable } from "../../lib/store/lm-cache.js";
 import { startFakeProvider, type FakeProvider } from "../../lib/testing/fake-provider.js";
@@ -97,6 +98,24 @@ describe("response cache", () => {
     expect(fake.requests).toHaveLength(2);
     expect(lm.cachePath).toBeUndefined();
     expect(lmFor("ollama", fake, { cache: true }).cachePath).toBe(".typelm/lab.sqlite");
+  });
+
+  it("uses the global configure((c) => c.cache = ...) for an LM without its own cache option", async () => {
+    const path = join(dir, "global.sqlite");
+    const lm = lmFor("ollama", fake);
+    try {
+      configure((c) => { c.cache = { path }; });
+      fake.reply("first");
+      expect((await lm.chat({ messages: question(5) })).cached).toBe(false);
+      expect((await lm.chat({ messages: question(5) })).cached).toBe(true);
+      expect(fake.requests).toHaveLength(1);
+      expect(lm.cachePath).toBe(path);
+      expect(lmFor("ollama", fake, { cache: false }).cachePath).toBeUndefined();
+    } finally {
+      resetConfiguration();
+      await closeStore(path);
+    }
+    expect(lm.cachePath).toBeUndefined();
   });
 
   it("stores the rows with the request they answer and no credentials", async () => {
