@@ -8,20 +8,19 @@
  * predictors (`step`, `extract`) are ordinary properties, so optimizers see and tune them.
  */
 import { z } from "zod";
-import { withModuleLM } from "../config.js";
 import { validateInputs } from "../convert/input.js";
 import { OutputError } from "../errors.js";
 import { Instrumentation } from "../instrument/bus.js";
-import { Module, type CallOptions } from "../module.js";
+import type { CallOptions } from "../module.js";
 import { Sandbox } from "../sandbox/sandbox.js";
 import { compiled } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
 import { defineInputs, describeCodeTools, runOutput, sandboxTools, stripCodeFence, type AgentSandboxOptions } from "./agent-code.js";
 import { agentResult, extractOrFail, positiveInt } from "./agent-loop.js";
-import { demoFits, deriveSignature, rejectOutputs, taskInstruction } from "./agent-signature.js";
+import { deriveSignature, rejectOutputs, taskInstruction } from "./agent-signature.js";
 import { clip, toolMap, type AgentTool } from "./agent-tools.js";
-import type { FewShotExample } from "./few-shot.js";
+import { StepExtractAgent } from "./agent-base.js";
 import { Predict } from "./predict.js";
 import type { Prediction, Typed } from "./prediction.js";
 
@@ -70,7 +69,7 @@ const TRAJECTORY = z.string().describe("The steps so far: each step's thought, c
 const AVAILABLE_TOOLS = z.string().describe("Functions your code can call, with the JSON Schema of their argument");
 
 /** Acting by writing JavaScript that runs in a sandbox, until the model says it is finished. */
-export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends Module<InputOf<I>, CodeActResult<O>> {
+export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends StepExtractAgent<I, O, CodeActResult<O>> {
   readonly signature: SignatureClass<I, O>;
   /** Chooses the next thought and code from the task inputs and the trajectory. */
   step: Predict;
@@ -79,7 +78,7 @@ export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends M
   readonly maxIterations: number;
   readonly maxObservationChars: number;
   readonly sandboxOptions: AgentSandboxOptions;
-  private readonly toolsByName: Map<string, AgentTool>;
+  protected readonly toolsByName: Map<string, AgentTool>;
 
   constructor(signature: SignatureClass<I, O>, options: CodeActOptions = {}) {
     super();
@@ -120,40 +119,7 @@ export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends M
     );
   }
 
-  /** The tools the code can call, in the order given. */
-  get tools(): AgentTool[] {
-    return [...this.toolsByName.values()];
-  }
-
-  /** The step predictor's instruction; setting it sets the extractor's too (same task). */
-  get instruction(): string {
-    return this.step.instruction;
-  }
-
-  set instruction(text: string) {
-    this.step.instruction = text;
-    this.extract.instruction = text;
-  }
-
-  /**
-   * The step predictor's demos followed by the extractor's. Setting routes each demo by its outputs:
-   * step fields (thought, code, finished) to `step`, the task's outputs to `extract`.
-   */
-  get demos(): FewShotExample[] {
-    return [...this.step.demos, ...this.extract.demos];
-  }
-
-  set demos(demos: FewShotExample[]) {
-    const stepShape = this.step.compiledSignature.outputShape;
-    this.step.demos = demos.filter((d) => demoFits(d, stepShape));
-    this.extract.demos = demos.filter((d) => !demoFits(d, stepShape));
-  }
-
-  async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<CodeActResult<O>> {
-    return withModuleLM(this.config.lm, () => this.run(inputs, options));
-  }
-
-  private async run(inputs: InputOf<I>, options: CallOptions): Promise<CodeActResult<O>> {
+  protected async run(inputs: InputOf<I>, options: CallOptions): Promise<CodeActResult<O>> {
     const values = validateInputs(compiled(this.signature), inputs);
     const callOptions: CallOptions = options.lm === undefined ? {} : { lm: options.lm };
     const agent = `CodeAct(${compiled(this.signature).name})`;

@@ -6,18 +6,17 @@
  * `namedPredictors()`, `dumpState()` and optimizers see and tune them like any other predictor.
  */
 import { z } from "zod";
-import { withModuleLM } from "../config.js";
 import { validateInputs } from "../convert/input.js";
 import { OutputError } from "../errors.js";
 import { Instrumentation } from "../instrument/bus.js";
-import { Module, type CallOptions } from "../module.js";
+import type { CallOptions } from "../module.js";
 import { compiled } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
 import { agentResult, extractOrFail, positiveInt } from "./agent-loop.js";
-import { demoFits, deriveSignature, taskInstruction } from "./agent-signature.js";
+import { deriveSignature, taskInstruction } from "./agent-signature.js";
 import { clip, describeTools, invokeSafely, renderValue, toolMap, type AgentTool } from "./agent-tools.js";
-import type { FewShotExample } from "./few-shot.js";
+import { StepExtractAgent } from "./agent-base.js";
 import { Predict } from "./predict.js";
 import type { Prediction, Typed } from "./prediction.js";
 
@@ -60,7 +59,7 @@ const TRAJECTORY = z.string().describe("What has been done so far: each step's t
 const AVAILABLE_TOOLS = z.string().describe("The tools you can call, with the JSON Schema of their arguments");
 
 /** Reasoning and acting with tools until the model finishes; then extraction of the typed outputs. */
-export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Module<InputOf<I>, ReActResult<O>> {
+export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends StepExtractAgent<I, O, ReActResult<O>> {
   readonly signature: SignatureClass<I, O>;
   /** Chooses the next thought, action and tool input from the task inputs and the trajectory. */
   step: Predict;
@@ -68,7 +67,7 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Mod
   extract: Predict;
   readonly maxIterations: number;
   readonly maxObservationChars: number;
-  private readonly toolsByName: Map<string, AgentTool>;
+  protected readonly toolsByName: Map<string, AgentTool>;
 
   constructor(signature: SignatureClass<I, O>, options: ReActOptions = {}) {
     super();
@@ -105,46 +104,7 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Mod
     );
   }
 
-  /** The tools this agent can call, in the order given. */
-  get tools(): AgentTool[] {
-    return [...this.toolsByName.values()];
-  }
-
-  /**
-   * The agent's instruction: the step predictor's. Setting it sets the extractor's too, since both
-   * work on the same task; how the loop works is carried by the field descriptions, not lost with it.
-   */
-  get instruction(): string {
-    return this.step.instruction;
-  }
-
-  set instruction(text: string) {
-    this.step.instruction = text;
-    this.extract.instruction = text;
-  }
-
-  /**
-   * The agent's demos: the step predictor's followed by the extractor's. Setting sends each demo to
-   * the predictor it was written for: demos whose outputs are step fields (thought, action,
-   * toolInput) to `step`, demos of the task's own outputs to `extract`. Assign a new array rather
-   * than pushing into the one returned.
-   */
-  get demos(): FewShotExample[] {
-    return [...this.step.demos, ...this.extract.demos];
-  }
-
-  set demos(demos: FewShotExample[]) {
-    const stepShape = this.step.compiledSignature.outputShape;
-    this.step.demos = demos.filter((d) => demoFits(d, stepShape));
-    this.extract.demos = demos.filter((d) => !demoFits(d, stepShape));
-  }
-
-  async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<ReActResult<O>> {
-    // Applies this agent's configured LM to its inner predictors when forward is called directly.
-    return withModuleLM(this.config.lm, () => this.run(inputs, options));
-  }
-
-  private async run(inputs: InputOf<I>, options: CallOptions): Promise<ReActResult<O>> {
+  protected async run(inputs: InputOf<I>, options: CallOptions): Promise<ReActResult<O>> {
     const values = validateInputs(compiled(this.signature), inputs);
     const callOptions: CallOptions = options.lm === undefined ? {} : { lm: options.lm };
     const history: ReActStep[] = [];
