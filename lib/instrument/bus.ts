@@ -55,12 +55,6 @@ export const Instrumentation = {
     }
   },
 
-  /** True when someone listens to `name`; lets hot paths skip building payloads nobody reads. */
-  hasListeners(name: string): boolean {
-    for (const sub of subscriptions) if (matches(sub.match, name)) return true;
-    return false;
-  },
-
   /** Listener errors caught so far (most recent last, at most 100). */
   listenerFailures(): readonly { event: string; error: unknown }[] {
     return listenerFailures;
