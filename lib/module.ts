@@ -19,7 +19,7 @@ export interface Tunable {
 
 export interface PredictorState {
   instruction: string;
-  demos: { input: Record<string, unknown>; output: Record<string, unknown> }[];
+  demos: { input: Record<string, unknown>; output: Record<string, unknown>; id?: string }[];
 }
 
 export interface ModuleState {
@@ -141,5 +141,5 @@ function cloneValue(value: unknown): unknown {
 }
 
 function defaultExample(d: PredictorState["demos"][number]): FewShotExample {
-  return new FewShotExample(d);
+  return FewShotExample.fromJSON(d);
 }

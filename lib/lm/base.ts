@@ -1,4 +1,5 @@
 import { Instrumentation } from "../instrument/bus.js";
+import { recordUsage } from "./usage-scope.js";
 import type { DataFormat, LanguageModel, LMRequest, LMResponse, SchemaFormat } from "./types.js";
 
 export interface BaseLMOptions {
@@ -53,6 +54,7 @@ export abstract class BaseLM implements LanguageModel {
       });
       throw error;
     }
+    recordUsage(response);
     Instrumentation.emit("lm.chat.end", {
       provider, model, ok: true, durationMs: performance.now() - started, cached: response.cached,
       inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens,

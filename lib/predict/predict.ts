@@ -11,6 +11,7 @@ import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
 import type { FewShotExample } from "./few-shot.js";
 import { Prediction, type Typed } from "./prediction.js";
+import { recordTrace } from "./trace.js";
 
 export interface PredictOptions {
   /** The task instruction; the signature's description by default. */
@@ -97,6 +98,7 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
       const prediction = new Prediction(outputs, {
         raw: response.content, usage: response.usage, model: `${response.provider}/${response.model}`, cached: response.cached,
       });
+      recordTrace({ predictor: this, inputs: values, prediction });
       Instrumentation.emit("prediction.end", {
         predictor: this.constructor.name, signature: sig.name, model: lm.id, ok: true, durationMs: performance.now() - started,
       });
