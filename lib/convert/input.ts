@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { Temporal } from "temporal-polyfill";
 import { ValidationError, preview } from "../errors.js";
 import type { CompiledSignature } from "../signature/compile.js";
+import type { Shape } from "../signature/signature.js";
 import { describeType, joinPath, resolve } from "./kind.js";
 import { formatZonedDateTime, parseInstant, parsePlainDate, parseZonedDateTime } from "./dates.js";
 
@@ -82,6 +83,20 @@ function revive(schema: z.ZodType, value: unknown, path: string, sigName: string
     default:
       return value;
   }
+}
+
+/**
+ * Turns the ISO strings a caller (or a model, for tool arguments) wrote at the date positions of
+ * `shape` into the declared Temporal/Date values; other fields are copied as they are. Throws a
+ * ValidationError naming the field when a date string is not a valid date. `owner` names the
+ * signature or tool in that message.
+ */
+export function reviveFields(shape: Shape, values: Record<string, unknown>, owner: string): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...values };
+  for (const [name, schema] of Object.entries(shape)) {
+    if (out[name] !== undefined) out[name] = revive(schema, out[name], name, owner);
+  }
+  return out;
 }
 
 /** Reads the value at a zod issue path, for the "received" part of an error message. */

@@ -6,11 +6,15 @@
 import { z } from "zod";
 import { ValidationError, preview } from "../errors.js";
 import { Instrumentation } from "../instrument/bus.js";
+import { reviveFields } from "../convert/input.js";
+import { isPlainObject } from "../convert/fail.js";
+import { shapeToJsonSchema } from "../signature/json-schema.js";
+import type { Shape as FieldShape } from "../signature/signature.js";
 
 /** What an agent gets back from `invoke`. */
 export type ToolOutcome = { ok: true; value: unknown } | { ok: false; error: string };
 
-/** Parameter schema of a tool (JSON Schema draft-07, without `$schema`). */
+/** Parameter schema of a tool (the signatures' JSON Schema, without `$schema`). */
 export interface ToolParameterSchema {
   type: "object";
   properties: Record<string, unknown>;
@@ -23,8 +27,6 @@ export type ToolArgs<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape>>
 
 /** Names a provider accepts for a function tool (OpenAI and Anthropic agree on this). */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-/** zod writes these bounds for every `.int()`; they tell a model nothing. */
-const SAFE_INTEGER_BOUNDS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
 
 export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
   abstract readonly name: string;
@@ -36,16 +38,9 @@ export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
 
   /** The parameter schema to show a model: `{ type: "object", properties, required }`. */
   jsonSchema(): ToolParameterSchema {
-    // io "input": a defaulted field is optional for the caller, so it is not listed as required.
-    const schema = z.toJSONSchema(z.object(this.input), { target: "draft-07", io: "input" }) as Record<string, unknown>;
-    delete schema.$schema;
-    stripSafeIntegerBounds(schema);
-    return {
-      ...schema,
-      type: "object",
-      properties: (schema.properties as Record<string, unknown> | undefined) ?? {},
-      required: (schema.required as string[] | undefined) ?? [],
-    };
+    // The signatures' schema builder: same date formats, same handling of defaults and integers.
+    const { $schema: _drop, ...schema } = shapeToJsonSchema(this.input as unknown as FieldShape);
+    return { ...schema, type: "object", properties: schema.properties as Record<string, unknown>, required: schema.required as string[] };
   }
 
   /**
@@ -75,6 +70,15 @@ export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
         return { ok: false, error: `Invalid arguments for tool "${this.name}": expected a JSON object, received ${preview(rawArgs)}` };
       }
     }
+    if (isPlainObject(candidate)) {
+      // ISO strings become the declared date values, exactly as for a signature's inputs.
+      try {
+        candidate = reviveFields(this.input as unknown as FieldShape, candidate, `tool "${this.name}"`);
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        return { ok: false, error: `Invalid arguments for tool "${this.name}": ${error.message}` };
+      }
+    }
     const parsed = z.object(this.input).safeParse(candidate);
     if (!parsed.success) {
       const problems = parsed.error.issues.map((issue) => {
@@ -90,16 +94,6 @@ export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
       return { ok: false, error: `Tool "${this.name}" failed: ${message}` };
     }
   }
-}
-
-function stripSafeIntegerBounds(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(stripSafeIntegerBounds);
-  if (node === null || typeof node !== "object") return;
-  const record = node as Record<string, unknown>;
-  for (const key of ["minimum", "maximum"]) {
-    if (SAFE_INTEGER_BOUNDS.has(record[key] as number)) delete record[key];
-  }
-  Object.values(record).forEach(stripSafeIntegerBounds);
 }
 
 /** Everything needed to define a tool without a class. */
