@@ -25,6 +25,8 @@ export interface GlobalConfig {
   lm: LanguageModel | undefined;
   /** Response cache for every `LM` without its own `cache` option: `true` (.typelm/lab.sqlite) or `{ path }`. */
   cache: boolean | CacheOptions | undefined;
+  /** The lab store: `false` records no runs; `{ path }` moves the file (default .typelm/lab.sqlite). */
+  lab: boolean | { path?: string } | undefined;
   strategy: StrategyLike;
   instrumentation: InstrumentationConfig;
   logger: LoggerConfig;
@@ -34,6 +36,7 @@ function defaults(): GlobalConfig {
   return {
     lm: undefined,
     cache: undefined,
+    lab: undefined,
     strategy: Strategy.Strict,
     instrumentation: { enabled: false, subscribers: [] },
     logger: { level: "info", formatter: "text", output: undefined },

@@ -50,6 +50,12 @@ export { estimateCost } from "./lm/prices.js";
 export { BaseLM } from "./lm/base.js";
 export type { LanguageModel, LMRequest, LMResponse, ChatMessage, SchemaFormat, DataFormat, TokenUsage } from "./lm/types.js";
 
+export { LabStore } from "./store/lab-store.js";
+export type { RunFilter, StartRun, FinishRun, LabStoreOptions } from "./store/lab-store.js";
+export type {
+  RunKind, RunStatus, RunSummary, EvaluationRow, EvaluationRun, Trial, OptimizationRun, LabRun, RegistryVersion,
+} from "./store/records.js";
+
 export { Instrumentation } from "./instrument/bus.js";
 export type { TypelmEvent } from "./instrument/bus.js";
 

@@ -1,75 +1,63 @@
 import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import type { Database } from "better-sqlite3";
 import { ConfigurationError } from "../errors.js";
+import { STORE_MIGRATIONS } from "./migrations.js";
+import type { Migration } from "./migrations.js";
 
 export type { Database } from "better-sqlite3";
+export type { Migration } from "./migrations.js";
+export { STORE_MIGRATIONS } from "./migrations.js";
 
 /** Where the lab's SQLite file lives unless a path is given (relative to the working directory). */
 export const DEFAULT_STORE_PATH = ".typelm/lab.sqlite";
 
-/** A named, idempotent schema step. Applied once per file, in the order given, and recorded. */
-export interface Migration {
-  name: string;
-  sql: string;
-}
+/** How long a write waits for another process's lock before it fails (ms). */
+export const BUSY_TIMEOUT_MS = 5000;
 
-/** Tables the store always has. Other parts (registry, optimizer runs) pass their own to `migrate`. */
-export const CORE_MIGRATIONS: readonly Migration[] = [
-  {
-    name: "001_lm_cache",
-    sql: `CREATE TABLE IF NOT EXISTS lm_cache (
-      key TEXT PRIMARY KEY,
-      provider TEXT NOT NULL,
-      model TEXT NOT NULL,
-      request_json TEXT NOT NULL,
-      content TEXT NOT NULL,
-      input_tokens INTEGER NOT NULL,
-      output_tokens INTEGER NOT NULL,
-      finish_reason TEXT,
-      created_at TEXT NOT NULL
-    )`,
-  },
-];
-
-/** One connection per file per process: better-sqlite3 is synchronous, and WAL lets other processes read. */
-const open = new Map<string, Promise<Database>>();
+/** One connection per file per process, shared by the LM cache, the lab store and the registry. */
+const open = new Map<string, Database>();
 
 /**
- * Opens (creating when missing) the SQLite file at `path` in WAL mode and applies the core
- * migrations. better-sqlite3 is loaded on first use, so importing typelm never loads a native module.
- * `":memory:"` gives a private in-memory database (not shared between calls).
+ * Opens (creating when missing) the SQLite file at `path` in WAL mode and applies the store's
+ * migrations, synchronously. better-sqlite3 is loaded on first use, so importing typelm never loads
+ * a native module. `":memory:"` gives a private in-memory database (not shared between calls).
  */
-export function openStore(path: string = DEFAULT_STORE_PATH): Promise<Database> {
+export function openStoreSync(path: string = DEFAULT_STORE_PATH): Database {
   if (path === ":memory:") return connect(path);
   const absolute = resolve(path);
   let db = open.get(absolute);
-  if (db === undefined) {
-    db = connect(absolute);
-    open.set(absolute, db);
-    db.catch(() => open.delete(absolute));
-  }
+  if (db !== undefined && db.open) return db;
+  db = connect(absolute);
+  open.set(absolute, db);
   return db;
 }
 
-async function connect(path: string): Promise<Database> {
-  const { default: BetterSqlite3 } = await import("better-sqlite3");
-  let db: Database;
+/** `openStoreSync` for asynchronous callers (the LM cache): a failure is a rejected promise. */
+export function openStore(path: string = DEFAULT_STORE_PATH): Promise<Database> {
+  return new Promise((done) => done(openStoreSync(path)));
+}
+
+const requireFromHere = createRequire(import.meta.url);
+
+function connect(path: string): Database {
+  const BetterSqlite3 = requireFromHere("better-sqlite3") as typeof import("better-sqlite3");
+  let db: Database | undefined;
   try {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     db = new BetterSqlite3(path);
-    db.pragma("journal_mode = WAL");
     // Several processes (notebook, optimizer run) may share the file: wait for a lock instead of failing.
-    db.pragma("busy_timeout = 5000");
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
+    db.pragma("foreign_keys = ON");
+    migrate(db, STORE_MIGRATIONS);
+    return db;
   } catch (error) {
-    throw new ConfigurationError(
-      `Cannot open the SQLite store at ${path}: expected a writable file path; received error: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+    db?.close();
+    throw storeError(path, "open", error);
   }
-  migrate(db, CORE_MIGRATIONS);
-  return db;
 }
 
 /** Applies the migrations not yet recorded in `schema_migrations`, each in its own transaction. */
@@ -80,17 +68,51 @@ export function migrate(db: Database, migrations: readonly Migration[]): void {
   for (const migration of migrations) {
     if (applied.get(migration.name) !== undefined) continue;
     db.transaction(() => {
+      // Another process may have applied it between our check and our write lock.
+      if (applied.get(migration.name) !== undefined) return;
       db.exec(migration.sql);
       record.run(migration.name, new Date().toISOString());
-    })();
+    }).immediate();
   }
 }
 
-/** Closes the connection to `path` opened by `openStore` (for tests and clean shutdown). */
-export async function closeStore(path: string = DEFAULT_STORE_PATH): Promise<void> {
+/**
+ * Turns a SQLite failure on `path` into a `ConfigurationError` that says what to do. Errors that
+ * are not about the file (a constraint, a bug) are returned unchanged.
+ */
+export function storeError(path: string, action: string, error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  const hint = typeof code === "string" ? HINTS.find(([prefix]) => code.startsWith(prefix))?.[1] : undefined;
+  if (action !== "open" && hint === undefined) return error;
+  return new ConfigurationError(
+    `Cannot ${action} the SQLite store at ${path}: ${message}${code === undefined ? "" : ` (${String(code)})`}. ` +
+      (hint ?? "Expected a writable file path: give another path with configure((c) => { c.lab = { path } }) or the `path` option."),
+    { cause: error },
+  );
+}
+
+const HINTS: [string, string][] = [
+  ["SQLITE_BUSY", `Another process held a lock on the file for more than ${BUSY_TIMEOUT_MS} ms: let it finish (or stop it) and try again, or give this process another file with configure((c) => { c.lab = { path } }).`],
+  ["SQLITE_LOCKED", "The file is locked by another connection: let it finish and try again."],
+  ["SQLITE_READONLY", "The file or its folder is read-only: make both writable (the store also writes -wal and -shm files beside it) or give another path with configure((c) => { c.lab = { path } })."],
+  ["SQLITE_CANTOPEN", "The file or its folder cannot be opened for writing: check that the folder exists and is writable, or give another path with configure((c) => { c.lab = { path } })."],
+  ["SQLITE_PERM", "The operating system denied access: make the file and its folder writable, or give another path."],
+  ["SQLITE_NOTADB", "The file is not a SQLite database: give another path, or move the file away."],
+  ["SQLITE_CORRUPT", "The file is damaged: move it away (a new one is created) or restore a copy."],
+  ["SQLITE_FULL", "The disk is full: free space and try again."],
+  ["SQLITE_IOERR", "The operating system failed to read or write the file: check the disk and the folder's permissions."],
+];
+
+/** Closes the connection to `path` (for tests and clean shutdown); every user of the file loses it. */
+export function closeStoreSync(path: string = DEFAULT_STORE_PATH): void {
   const absolute = resolve(path);
   const db = open.get(absolute);
   if (db === undefined) return;
   open.delete(absolute);
-  (await db).close();
+  db.close();
+}
+
+export async function closeStore(path: string = DEFAULT_STORE_PATH): Promise<void> {
+  closeStoreSync(path);
 }

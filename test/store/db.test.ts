@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "@jest/globals";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { closeStore, migrate, openStore } from "../../lib/store/db.js";
+import { STORE_MIGRATIONS, closeStore, migrate, openStore } from "../../lib/store/db.js";
 import { LMCacheTable } from "../../lib/store/lm-cache.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-store-"));
@@ -32,7 +32,8 @@ describe("openStore", () => {
     migrate(db, [step]);
     migrate(db, [step]); // would fail ("table exists") if it ran twice
     const names = (db.prepare("SELECT name FROM schema_migrations ORDER BY name").all() as { name: string }[]).map((r) => r.name);
-    expect(names).toEqual(["001_lm_cache", "900_test_runs"]);
+    expect(names).toEqual(["001_lm_cache", "002_lab_runs", "003_registry", "900_test_runs"]);
+    expect(STORE_MIGRATIONS.map((m) => m.name)).toEqual(["001_lm_cache", "002_lab_runs", "003_registry"]);
     db.close();
   });
 

@@ -1,0 +1,306 @@
+import { randomUUID } from "node:crypto";
+import { resolve } from "node:path";
+import type { Statement } from "better-sqlite3";
+import { globalConfig } from "../config.js";
+import { ConfigurationError, ValidationError } from "../errors.js";
+import { DEFAULT_STORE_PATH, openStoreSync, storeError } from "./db.js";
+import type { Database } from "./db.js";
+import type {
+  EvaluationRow, LabRun, RunKind, RunStatus, RunSummary, Trial,
+} from "./records.js";
+
+/** Which runs `lab.runs()` lists; every field narrows the list. */
+export interface RunFilter {
+  kind?: RunKind;
+  name?: string;
+  status?: RunStatus;
+  /** At most this many runs (the newest). */
+  limit?: number;
+}
+
+export interface StartRun {
+  kind: RunKind;
+  name: string;
+  /** JSON-ready options the run was started with. */
+  config?: Record<string, unknown>;
+}
+
+export interface FinishRun {
+  status: Exclude<RunStatus, "running">;
+  score?: number | null;
+  summary?: Record<string, unknown>;
+  error?: string | null;
+  /** The index of the trial whose configuration was returned (optimizations). */
+  bestTrial?: number | null;
+}
+
+export type LabStoreOptions = string | { path?: string };
+
+interface RunRaw {
+  id: string; kind: RunKind; name: string; status: RunStatus; started_at: string; ended_at: string | null;
+  score: number | null; config_json: string; summary_json: string; error: string | null; best_trial: number | null;
+}
+interface RowRaw {
+  idx: number; example_id: string | null; inputs_json: string; expected_json: string; prediction_json: string | null;
+  scores_json: string; error: string | null; duration_ms: number; input_tokens: number; output_tokens: number; cost: number;
+}
+interface TrialRaw {
+  idx: number; kind: string; parents_json: string; choices_json: string; instructions_json: string; demo_ids_json: string;
+  score: number | null; example_scores_json: string | null; budget_spent: number; lm_calls: number; input_tokens: number;
+  output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string;
+}
+
+/** The statements of one connection, prepared once and shared by every `LabStore` on it. */
+class Statements {
+  readonly insertRun: Statement;
+  readonly finishRun: Statement;
+  readonly reopenRun: Statement;
+  readonly insertRow: Statement;
+  readonly insertTrial: Statement;
+  readonly run: Statement<[string], RunRaw>;
+  readonly rows: Statement<[string], RowRaw>;
+  readonly trials: Statement<[string], TrialRaw>;
+
+  constructor(db: Database) {
+    this.insertRun = db.prepare(
+      `INSERT INTO lab_runs (id, kind, name, status, started_at, config_json, summary_json)
+       VALUES (@id, @kind, @name, 'running', @started_at, @config_json, '{}')`,
+    );
+    this.finishRun = db.prepare(
+      `UPDATE lab_runs SET status = @status, ended_at = @ended_at, score = @score, summary_json = @summary_json,
+       error = @error, best_trial = @best_trial WHERE id = @id`,
+    );
+    this.reopenRun = db.prepare("UPDATE lab_runs SET status = 'running', ended_at = NULL, error = NULL WHERE id = ?");
+    this.insertRow = db.prepare(
+      `INSERT INTO lab_rows (run_id, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error,
+       duration_ms, input_tokens, output_tokens, cost)
+       VALUES (@run_id, @idx, @example_id, @inputs_json, @expected_json, @prediction_json, @scores_json, @error,
+       @duration_ms, @input_tokens, @output_tokens, @cost)`,
+    );
+    this.insertTrial = db.prepare(
+      `INSERT INTO lab_trials (run_id, idx, kind, parents_json, choices_json, instructions_json, demo_ids_json, score,
+       example_scores_json, budget_spent, lm_calls, input_tokens, output_tokens, cost, duration_ms, error, data_json)
+       VALUES (@run_id, @idx, @kind, @parents_json, @choices_json, @instructions_json, @demo_ids_json, @score,
+       @example_scores_json, @budget_spent, @lm_calls, @input_tokens, @output_tokens, @cost, @duration_ms, @error, @data_json)`,
+    );
+    this.run = db.prepare<[string], RunRaw>("SELECT * FROM lab_runs WHERE id = ?");
+    this.rows = db.prepare<[string], RowRaw>("SELECT * FROM lab_rows WHERE run_id = ? ORDER BY idx");
+    this.trials = db.prepare<[string], TrialRaw>("SELECT * FROM lab_trials WHERE run_id = ? ORDER BY idx");
+  }
+}
+
+const statements = new WeakMap<Database, Statements>();
+
+/**
+ * The lab's record of evaluation and optimization runs, in the SQLite file shared with the LM cache
+ * and the registry. Every write is one statement committed on its own, so a crash loses nothing
+ * already written and another process can read a run while it goes on.
+ */
+export class LabStore {
+  /** The absolute path of the file (or ":memory:"). */
+  readonly path: string;
+  readonly #db: Database;
+  #closed = false;
+
+  private constructor(path: string, db: Database) {
+    this.path = path;
+    this.#db = db;
+  }
+
+  /**
+   * Opens the store (synchronously). With no argument: `configure((c) => { c.lab = { path } })`'s
+   * path, else `.typelm/lab.sqlite`. Every `LabStore`, registry and LM cache on one file in one
+   * process shares one connection.
+   */
+  static open(options?: LabStoreOptions): LabStore {
+    const given = typeof options === "string" ? options : options?.path;
+    const path = given ?? configuredPath() ?? DEFAULT_STORE_PATH;
+    const absolute = path === ":memory:" ? path : resolve(path);
+    return new LabStore(absolute, openStoreSync(absolute));
+  }
+
+  /** Stops this handle; later calls raise `ConfigurationError`. The shared connection stays open. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  // ---- writers -------------------------------------------------------------------------------
+
+  /** Records a new run as `running` and returns its id. */
+  startRun(run: StartRun): string {
+    const id = randomUUID();
+    this.#write("record a run in", () => this.#statements().insertRun.run({
+      id, kind: run.kind, name: run.name, started_at: new Date().toISOString(), config_json: json(run.config ?? {}),
+    }));
+    return id;
+  }
+
+  /** Records one evaluated example of `runId` (call it when the example finishes). */
+  recordExample(runId: string, row: EvaluationRow): void {
+    this.#write("record an example in", () => this.#statements().insertRow.run({
+      run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs),
+      expected_json: json(row.expected), prediction_json: row.prediction === null ? null : json(row.prediction),
+      scores_json: json(row.scores), error: row.error, duration_ms: row.durationMs, input_tokens: row.inputTokens,
+      output_tokens: row.outputTokens, cost: row.cost,
+    }), runId, `example ${row.index}`);
+  }
+
+  /** Records one finished optimizer trial of `runId` (a failed trial too, with its error). */
+  recordTrial(runId: string, trial: Trial): void {
+    this.#write("record a trial in", () => this.#statements().insertTrial.run({
+      run_id: runId, idx: trial.index, kind: trial.kind, parents_json: json(trial.parents),
+      choices_json: json(trial.choices), instructions_json: json(trial.instructions), demo_ids_json: json(trial.demoIds),
+      score: finiteOrNull(trial.score),
+      example_scores_json: trial.exampleScores === null ? null : json(trial.exampleScores),
+      budget_spent: trial.budgetSpent, lm_calls: trial.lmCalls, input_tokens: trial.inputTokens,
+      output_tokens: trial.outputTokens, cost: trial.cost, duration_ms: trial.durationMs, error: trial.error,
+      data_json: json(trial.data),
+    }), runId, `trial ${trial.index}`);
+  }
+
+  /** Marks the run completed or failed, with its headline score, totals and error. */
+  finishRun(runId: string, end: FinishRun): void {
+    const result = this.#write("finish a run in", () => this.#statements().finishRun.run({
+      id: runId, status: end.status, ended_at: new Date().toISOString(), score: finiteOrNull(end.score ?? null),
+      summary_json: json(end.summary ?? {}), error: end.error ?? null, best_trial: end.bestTrial ?? null,
+    }));
+    if (result.changes === 0) throw unknownRun(this.path, runId);
+  }
+
+  /** Sets a finished or interrupted run back to `running` (an optimizer resuming it). */
+  reopenRun(runId: string): void {
+    const result = this.#write("reopen a run in", () => this.#statements().reopenRun.run(runId));
+    if (result.changes === 0) throw unknownRun(this.path, runId);
+  }
+
+  // ---- readers -------------------------------------------------------------------------------
+
+  /** The runs, newest first. */
+  runs(filter: RunFilter = {}): RunSummary[] {
+    const where: string[] = [];
+    const params: Record<string, unknown> = {};
+    for (const key of ["kind", "name", "status"] as const) {
+      if (filter[key] !== undefined) {
+        where.push(`${key} = @${key}`);
+        params[key] = filter[key];
+      }
+    }
+    if (filter.limit !== undefined && !(Number.isInteger(filter.limit) && filter.limit >= 0)) {
+      throw new ValidationError(`runs({ limit }) expects a whole number ≥ 0; received ${String(filter.limit)}`, { field: "limit" });
+    }
+    const sql = `SELECT * FROM lab_runs${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC` +
+      (filter.limit !== undefined ? ` LIMIT ${filter.limit}` : "");
+    return this.#read(() => this.#database().prepare<[Record<string, unknown>], RunRaw>(sql).all(params)).map(summary);
+  }
+
+  /** A run with its rows (evaluation) or trials (optimization), finished or not; undefined when unknown. */
+  run(id: string): LabRun | undefined {
+    const raw = this.#read(() => this.#statements().run.get(id));
+    if (raw === undefined) return undefined;
+    const base = summary(raw);
+    if (base.kind === "evaluation") return { ...base, kind: "evaluation", rows: this.rows(id) };
+    return { ...base, kind: "optimization", trials: this.trials(id), bestTrial: raw.best_trial };
+  }
+
+  /** The evaluated examples of a run recorded so far, by index ([] for an unknown run). */
+  rows(runId: string): EvaluationRow[] {
+    return this.#read(() => this.#statements().rows.all(runId)).map((r) => ({
+      index: r.idx, exampleId: r.example_id, inputs: parse(r.inputs_json), expected: parse(r.expected_json),
+      prediction: r.prediction_json === null ? null : parse(r.prediction_json), scores: parse(r.scores_json),
+      error: r.error, durationMs: r.duration_ms, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cost: r.cost,
+    }));
+  }
+
+  /** The trials of a run recorded so far, by index ([] for an unknown run). */
+  trials(runId: string): Trial[] {
+    return this.#read(() => this.#statements().trials.all(runId)).map((t) => ({
+      index: t.idx, kind: t.kind, parents: parse(t.parents_json), choices: parse(t.choices_json),
+      instructions: parse(t.instructions_json), demoIds: parse(t.demo_ids_json), score: t.score,
+      exampleScores: t.example_scores_json === null ? null : parse(t.example_scores_json), budgetSpent: t.budget_spent,
+      lmCalls: t.lm_calls, inputTokens: t.input_tokens, outputTokens: t.output_tokens, cost: t.cost,
+      durationMs: t.duration_ms, error: t.error, data: parse(t.data_json),
+    }));
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  #database(): Database {
+    if (this.#closed || !this.#db.open) {
+      throw new ConfigurationError(
+        `The lab store at ${this.path} is closed: open it again with LabStore.open(${JSON.stringify(this.path)}) before reading or recording runs`,
+      );
+    }
+    return this.#db;
+  }
+
+  #statements(): Statements {
+    const db = this.#database();
+    let found = statements.get(db);
+    if (found === undefined) {
+      found = new Statements(db);
+      statements.set(db, found);
+    }
+    return found;
+  }
+
+  #read<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      throw storeError(this.path, "read", error);
+    }
+  }
+
+  #write<T>(action: string, fn: () => T, runId?: string, what?: string): T {
+    try {
+      return fn();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (runId !== undefined && code === "SQLITE_CONSTRAINT_FOREIGNKEY") throw unknownRun(this.path, runId);
+      if (runId !== undefined && code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+        throw new ValidationError(`Run ${runId} already has ${what ?? "this record"} in ${this.path}: each index is recorded once`, { cause: error });
+      }
+      throw storeError(this.path, action, error);
+    }
+  }
+}
+
+/**
+ * The store runs are recorded in, per the global configuration: null when `c.lab === false`
+ * (recording off), else the configured or default file.
+ */
+export function labFromConfig(): LabStore | null {
+  if (globalConfig.lab === false) return null;
+  return LabStore.open();
+}
+
+function configuredPath(): string | undefined {
+  const lab = globalConfig.lab;
+  return typeof lab === "object" && lab !== null ? lab.path : undefined;
+}
+
+function unknownRun(path: string, runId: string): ValidationError {
+  return new ValidationError(
+    `Unknown run id ${JSON.stringify(runId)} in the lab store at ${path}: start the run with lab.startRun(...) first (lab.runs() lists the known ones)`,
+    { field: "runId" },
+  );
+}
+
+function summary(raw: RunRaw): RunSummary {
+  return {
+    id: raw.id, kind: raw.kind, name: raw.name, status: raw.status, startedAt: raw.started_at, endedAt: raw.ended_at,
+    score: raw.score, config: parse(raw.config_json), summary: parse(raw.summary_json), error: raw.error,
+  };
+}
+
+function json(value: unknown): string {
+  return JSON.stringify(value ?? null);
+}
+
+function parse<T>(text: string): T {
+  return JSON.parse(text) as T;
+}
+
+function finiteOrNull(value: number | null): number | null {
+  return value === null || !Number.isFinite(value) ? null : value;
+}

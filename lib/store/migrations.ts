@@ -1,0 +1,111 @@
+/**
+ * The schema of the lab's SQLite file, as one ordered list of migrations shared by every user of the
+ * file (LM cache, lab store, registry). A migration is applied once per file and recorded in
+ * `schema_migrations`; never edit one that has shipped, add a new one.
+ *
+ * Tables (JSON columns hold the `records.ts` shapes; numbers are REAL unless said):
+ * - `lm_cache`          one cached model reply per request key (see lm-cache.ts).
+ * - `lab_runs`          one row per evaluation or optimization run. `seq` (INTEGER, autoincrement)
+ *                       gives "newest first"; `id` is the public run id; `status` running|completed|failed;
+ *                       `config_json`, `summary_json` objects; `score`, `error`, `best_trial` nullable;
+ *                       `started_at`, `ended_at` ISO 8601.
+ * - `lab_rows`          one row per evaluated example, keyed (run_id, idx), written when it finishes:
+ *                       example_id, inputs/expected/prediction/scores JSON, error, duration_ms,
+ *                       input_tokens, output_tokens (INTEGER), cost.
+ * - `lab_trials`        one row per optimizer trial or candidate, keyed (run_id, idx), written when it
+ *                       finishes: kind, parents_json (GEPA's parent candidates), choices/instructions/
+ *                       demo_ids JSON, score, example_scores_json (per-example scores for a Pareto
+ *                       front), budget_spent, lm_calls, tokens, cost, duration_ms, error, data_json.
+ * - `registry_versions` one stored module per (name, version): created_at, score, metadata_json,
+ *                       state_json (per predictor: instruction, demos, signature fingerprint) and
+ *                       module_class (the class name `load` rebuilds).
+ */
+
+/** A named, idempotent schema step. Applied once per file, in the order given, and recorded. */
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+export const STORE_MIGRATIONS: readonly Migration[] = [
+  {
+    name: "001_lm_cache",
+    sql: `CREATE TABLE IF NOT EXISTS lm_cache (
+      key TEXT PRIMARY KEY,
+      provider TEXT NOT NULL,
+      model TEXT NOT NULL,
+      request_json TEXT NOT NULL,
+      content TEXT NOT NULL,
+      input_tokens INTEGER NOT NULL,
+      output_tokens INTEGER NOT NULL,
+      finish_reason TEXT,
+      created_at TEXT NOT NULL
+    )`,
+  },
+  {
+    name: "002_lab_runs",
+    sql: `CREATE TABLE IF NOT EXISTS lab_runs (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      kind TEXT NOT NULL CHECK (kind IN ('evaluation', 'optimization')),
+      name TEXT NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed')),
+      started_at TEXT NOT NULL,
+      ended_at TEXT,
+      score REAL,
+      config_json TEXT NOT NULL,
+      summary_json TEXT NOT NULL,
+      error TEXT,
+      best_trial INTEGER
+    );
+    CREATE INDEX IF NOT EXISTS lab_runs_kind ON lab_runs (kind, seq);
+    CREATE TABLE IF NOT EXISTS lab_rows (
+      run_id TEXT NOT NULL REFERENCES lab_runs (id) ON DELETE CASCADE,
+      idx INTEGER NOT NULL,
+      example_id TEXT,
+      inputs_json TEXT NOT NULL,
+      expected_json TEXT NOT NULL,
+      prediction_json TEXT,
+      scores_json TEXT NOT NULL,
+      error TEXT,
+      duration_ms REAL NOT NULL,
+      input_tokens INTEGER NOT NULL,
+      output_tokens INTEGER NOT NULL,
+      cost REAL NOT NULL,
+      PRIMARY KEY (run_id, idx)
+    );
+    CREATE TABLE IF NOT EXISTS lab_trials (
+      run_id TEXT NOT NULL REFERENCES lab_runs (id) ON DELETE CASCADE,
+      idx INTEGER NOT NULL,
+      kind TEXT NOT NULL,
+      parents_json TEXT NOT NULL,
+      choices_json TEXT NOT NULL,
+      instructions_json TEXT NOT NULL,
+      demo_ids_json TEXT NOT NULL,
+      score REAL,
+      example_scores_json TEXT,
+      budget_spent REAL NOT NULL,
+      lm_calls INTEGER NOT NULL,
+      input_tokens INTEGER NOT NULL,
+      output_tokens INTEGER NOT NULL,
+      cost REAL NOT NULL,
+      duration_ms REAL NOT NULL,
+      error TEXT,
+      data_json TEXT NOT NULL,
+      PRIMARY KEY (run_id, idx)
+    )`,
+  },
+  {
+    name: "003_registry",
+    sql: `CREATE TABLE IF NOT EXISTS registry_versions (
+      name TEXT NOT NULL,
+      version INTEGER NOT NULL,
+      created_at TEXT NOT NULL,
+      score REAL,
+      metadata_json TEXT NOT NULL,
+      state_json TEXT NOT NULL,
+      module_class TEXT NOT NULL,
+      PRIMARY KEY (name, version)
+    )`,
+  },
+];

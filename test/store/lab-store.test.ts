@@ -1,0 +1,270 @@
+import { afterAll, afterEach, describe, expect, it } from "@jest/globals";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { configure, resetConfiguration } from "../../lib/config.js";
+import { ConfigurationError, ValidationError } from "../../lib/errors.js";
+import { closeStoreSync, openStore, openStoreSync } from "../../lib/store/db.js";
+import { LabStore, labFromConfig } from "../../lib/store/lab-store.js";
+import type { EvaluationRow, Trial } from "../../lib/store/records.js";
+
+const dir = mkdtempSync(join(tmpdir(), "typelm-lab-"));
+const paths: string[] = [];
+function file(name: string): string {
+  const path = join(dir, name);
+  paths.push(path);
+  return path;
+}
+afterEach(() => resetConfiguration());
+afterAll(() => {
+  for (const path of paths) closeStoreSync(path);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function row(index: number, overrides: Partial<EvaluationRow> = {}): EvaluationRow {
+  return {
+    index, exampleId: `test-${index}`, inputs: { sentence: `s${index}` }, expected: { label: "positive" },
+    prediction: { label: index % 2 === 0 ? "positive" : "negative" }, scores: { accuracy: index % 2 === 0 ? 1 : 0 },
+    error: null, durationMs: 12.5, inputTokens: 10 + index, outputTokens: 2, cost: 0.001, ...overrides,
+  };
+}
+
+function trial(index: number, overrides: Partial<Trial> = {}): Trial {
+  return {
+    index, kind: "minibatch", parents: [], choices: { self: { instruction: index, demos: 1 } },
+    instructions: { self: `Instruction ${index}` }, demoIds: { self: ["train-1", "train-7"] }, score: 0.5 + index / 10,
+    exampleScores: null, budgetSpent: 3 * (index + 1), lmCalls: 3, inputTokens: 100, outputTokens: 20, cost: 0.01,
+    durationMs: 40, error: null, data: { minibatch: [1, 2, 3] }, ...overrides,
+  };
+}
+
+const require = createRequire(import.meta.url);
+const BetterSqlite3 = require("better-sqlite3") as typeof import("better-sqlite3");
+
+describe("LabStore.open", () => {
+  it("opens synchronously at the configured path and shares the connection with the LM cache's openStore", async () => {
+    const path = file("configured.sqlite");
+    configure((c) => { c.lab = { path }; });
+    const lab = LabStore.open();
+    expect(lab.path).toBe(path);
+    expect(openStoreSync(path)).toBe(await openStore(path));
+    const id = lab.startRun({ kind: "evaluation", name: "shared", config: {} });
+    // The LM cache's connection sees the lab tables (one migration list) and the run.
+    const db = await openStore(path);
+    expect(db.prepare("SELECT name FROM lab_runs WHERE id = ?").get(id)).toEqual({ name: "shared" });
+    expect(db.prepare("SELECT count(*) AS n FROM lm_cache").get()).toEqual({ n: 0 });
+    // Closing the shared connection closes it for the LabStore too: it is the same one.
+    closeStoreSync(path);
+    expect(() => lab.runs()).toThrow(ConfigurationError);
+    expect(LabStore.open(path).run(id)?.name).toBe("shared");
+  });
+
+  it("labFromConfig is null when recording is off, else the configured store", () => {
+    configure((c) => { c.lab = false; });
+    expect(labFromConfig()).toBeNull();
+    const path = file("from-config.sqlite");
+    configure((c) => { c.lab = { path }; });
+    expect(labFromConfig()?.path).toBe(path);
+  });
+
+  it("defaults to .typelm/lab.sqlite under the working directory", () => {
+    const lab = LabStore.open();
+    expect(lab.path).toBe(join(process.cwd(), ".typelm/lab.sqlite"));
+    paths.push(lab.path);
+  });
+});
+
+describe("recording and reading runs", () => {
+  it("writes an evaluation run row by row and reads it back, also while it is running", () => {
+    const lab = LabStore.open(file("eval.sqlite"));
+    const id = lab.startRun({ kind: "evaluation", name: "poem baseline", config: { concurrency: 8, metrics: ["accuracy"] } });
+    lab.recordExample(id, row(0));
+    lab.recordExample(id, row(1, { prediction: null, error: "LMError: 500", scores: { accuracy: 0 } }));
+    const running = lab.run(id);
+    expect(running).toMatchObject({ id, kind: "evaluation", name: "poem baseline", status: "running", endedAt: null, score: null });
+    expect(running?.kind === "evaluation" ? running.rows : []).toEqual([
+      row(0), row(1, { prediction: null, error: "LMError: 500", scores: { accuracy: 0 } }),
+    ]);
+    lab.finishRun(id, { status: "completed", score: 0.5, summary: { accuracy: 0.5, cost: 0.002 } });
+    const done = lab.run(id);
+    expect(done).toMatchObject({ status: "completed", score: 0.5, summary: { accuracy: 0.5, cost: 0.002 }, error: null, config: { concurrency: 8, metrics: ["accuracy"] } });
+    expect(typeof done?.endedAt).toBe("string");
+    expect(Date.parse(done!.endedAt!)).toBeGreaterThanOrEqual(Date.parse(done!.startedAt));
+    expect(lab.rows(id).map((r) => r.index)).toEqual([0, 1]);
+  });
+
+  it("writes an optimization run's trials with GEPA's parents, per-example scores and budget", () => {
+    const lab = LabStore.open(file("opt.sqlite"));
+    const id = lab.startRun({ kind: "optimization", name: "GEPA", config: { seed: 7 } });
+    lab.recordTrial(id, trial(0));
+    const child = trial(1, {
+      kind: "candidate", parents: [0], exampleScores: [{ exampleId: "dev-1", score: 1 }, { exampleId: "dev-2", score: 0 }],
+      budgetSpent: 14,
+    });
+    lab.recordTrial(id, child);
+    lab.recordTrial(id, trial(2, { score: null, error: "LMError: timeout", data: {} }));
+    lab.finishRun(id, { status: "completed", score: 0.6, bestTrial: 1 });
+    const run = lab.run(id);
+    expect(run?.kind).toBe("optimization");
+    if (run?.kind !== "optimization") return;
+    expect(run.bestTrial).toBe(1);
+    expect(run.trials).toEqual([trial(0), child, trial(2, { score: null, error: "LMError: timeout", data: {} })]);
+    expect(lab.trials(id)).toEqual(run.trials);
+  });
+
+  it("records a failed run with its error and stores a NaN score as null", () => {
+    const lab = LabStore.open(file("failed.sqlite"));
+    const id = lab.startRun({ kind: "optimization", name: "MIPROv2" });
+    lab.recordTrial(id, trial(0, { score: Number.NaN }));
+    lab.finishRun(id, { status: "failed", error: "LMError: 401 unauthorized" });
+    expect(lab.run(id)).toMatchObject({ status: "failed", error: "LMError: 401 unauthorized", score: null, bestTrial: null, config: {} });
+    expect(lab.trials(id)[0]?.score).toBeNull();
+    lab.reopenRun(id);
+    expect(lab.run(id)).toMatchObject({ status: "running", endedAt: null, error: null });
+  });
+
+  it("lists runs newest first, filtered by kind, name and status, with a limit", () => {
+    const lab = LabStore.open(file("list.sqlite"));
+    const a = lab.startRun({ kind: "evaluation", name: "base" });
+    const b = lab.startRun({ kind: "optimization", name: "MIPROv2" });
+    const c = lab.startRun({ kind: "evaluation", name: "tuned" });
+    lab.finishRun(a, { status: "completed", score: 0.4 });
+    expect(lab.runs().map((r) => r.id)).toEqual([c, b, a]);
+    expect(lab.runs({ kind: "evaluation" }).map((r) => r.id)).toEqual([c, a]);
+    expect(lab.runs({ name: "MIPROv2" }).map((r) => r.id)).toEqual([b]);
+    expect(lab.runs({ status: "completed" }).map((r) => r.id)).toEqual([a]);
+    expect(lab.runs({ limit: 2 }).map((r) => r.id)).toEqual([c, b]);
+    expect(lab.runs({ kind: "evaluation", status: "running" }).map((r) => r.id)).toEqual([c]);
+    expect(() => lab.runs({ limit: -1 })).toThrow(ValidationError);
+    expect(lab.runs()[2]).toEqual({
+      id: a, kind: "evaluation", name: "base", status: "completed", startedAt: expect.any(String),
+      endedAt: expect.any(String), score: 0.4, config: {}, summary: {}, error: null,
+    });
+  });
+});
+
+describe("bad input", () => {
+  it("an unknown run id reads as undefined / empty, and writing to one is a ValidationError", () => {
+    const lab = LabStore.open(file("unknown.sqlite"));
+    expect(lab.run("no-such-run")).toBeUndefined();
+    expect(lab.rows("no-such-run")).toEqual([]);
+    expect(lab.trials("no-such-run")).toEqual([]);
+    expect(() => lab.recordExample("no-such-run", row(0))).toThrow(/Unknown run id "no-such-run"/);
+    expect(() => lab.recordTrial("no-such-run", trial(0))).toThrow(ValidationError);
+    expect(() => lab.finishRun("no-such-run", { status: "completed" })).toThrow(/Unknown run id/);
+  });
+
+  it("recording the same index twice is a ValidationError naming the run and the index", () => {
+    const lab = LabStore.open(file("dup.sqlite"));
+    const id = lab.startRun({ kind: "evaluation", name: "dup" });
+    lab.recordExample(id, row(3));
+    expect(() => lab.recordExample(id, row(3))).toThrow(new RegExp(`Run ${id} already has example 3`));
+  });
+
+  it("a closed store raises a ConfigurationError naming the file and how to reopen it", () => {
+    const path = file("closed.sqlite");
+    const lab = LabStore.open(path);
+    lab.close();
+    for (const call of [() => lab.runs(), () => lab.startRun({ kind: "evaluation", name: "x" }), () => lab.run("x")]) {
+      expect(call).toThrow(ConfigurationError);
+      expect(call).toThrow(`The lab store at ${path} is closed: open it again with LabStore.open(`);
+    }
+    // Other handles on the same file keep working.
+    expect(LabStore.open(path).runs()).toEqual([]);
+  });
+
+  it("a path whose folder cannot be created raises a ConfigurationError naming the file", () => {
+    const blocker = file("plain");
+    require("node:fs").writeFileSync(blocker, "not a folder");
+    expect(() => LabStore.open(join(blocker, "lab.sqlite"))).toThrow(ConfigurationError);
+    expect(() => LabStore.open(join(blocker, "lab.sqlite"))).toThrow(join(blocker, "lab.sqlite"));
+  });
+
+  it("a file that is not a database raises a ConfigurationError saying so", () => {
+    const path = file("text.sqlite");
+    require("node:fs").writeFileSync(path, "x".repeat(4096));
+    expect(() => LabStore.open(path)).toThrow(/Cannot open the SQLite store at .*text\.sqlite.*not a SQLite database/s);
+  });
+
+  it("a file locked by another connection past busy_timeout raises a ConfigurationError saying to wait or move", () => {
+    const path = file("locked.sqlite");
+    const lab = LabStore.open(path);
+    const other = new BetterSqlite3(path);
+    other.exec("BEGIN EXCLUSIVE");
+    try {
+      const started = Date.now();
+      let caught: unknown;
+      try {
+        lab.startRun({ kind: "evaluation", name: "blocked" });
+      } catch (error) {
+        caught = error;
+      }
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4500); // it waited busy_timeout first
+      expect(caught).toBeInstanceOf(ConfigurationError);
+      expect((caught as Error).message).toContain(path);
+      expect((caught as Error).message).toMatch(/SQLITE_BUSY.*Another process held a lock/s);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+    expect(lab.startRun({ kind: "evaluation", name: "after" })).toEqual(expect.any(String));
+  }, 20000);
+});
+
+describe("another connection reads what is recorded, as it is recorded", () => {
+  it("a second connection sees each example as soon as recordExample returns", () => {
+    const path = file("reader.sqlite");
+    const lab = LabStore.open(path);
+    const reader = new BetterSqlite3(path, { readonly: true });
+    try {
+      const id = lab.startRun({ kind: "evaluation", name: "live" });
+      const count = reader.prepare("SELECT count(*) AS n FROM lab_rows WHERE run_id = ?");
+      for (let i = 0; i < 3; i++) {
+        lab.recordExample(id, row(i));
+        expect(count.get(id)).toEqual({ n: i + 1 });
+      }
+    } finally {
+      reader.close();
+    }
+  });
+
+  it("a run written by a child process that is then killed (SIGKILL) keeps every row written before the kill", async () => {
+    const path = file("child.sqlite");
+    const ready = join(dir, "child-ready.json");
+    const root = process.cwd();
+    const child = spawn(process.execPath, [
+      join(root, "node_modules/jest/bin/jest.js"), "--ci", "--runInBand", "--runTestsByPath", "test/store/lab-writer.child.test.ts",
+    ], {
+      cwd: root, stdio: "pipe",
+      env: { ...process.env, NODE_OPTIONS: "--experimental-vm-modules", TYPELM_CHILD_LAB: path, TYPELM_CHILD_READY: ready },
+    });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => { output += d.toString(); });
+    child.stderr.on("data", (d: Buffer) => { output += d.toString(); });
+    const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+    try {
+      const deadline = Date.now() + 40000;
+      while (!existsSync(ready)) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`child never got ready:\n${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const { runId } = JSON.parse(readFileSync(ready, "utf8")) as { runId: string };
+      // Read through this process's own LabStore while the child is still holding the run open.
+      const lab = LabStore.open(path);
+      const live = lab.run(runId);
+      expect(live).toMatchObject({ kind: "optimization", status: "running", name: "child" });
+      expect(live?.kind === "optimization" ? live.trials.map((t) => t.index) : []).toEqual([0, 1, 2]);
+      child.kill("SIGKILL");
+      await exited;
+      const after = lab.run(runId);
+      expect(after?.kind === "optimization" ? after.trials.map((t) => t.instructions) : []).toEqual([
+        { self: "child trial 0" }, { self: "child trial 1" }, { self: "child trial 2" },
+      ]);
+      expect(after?.status).toBe("running"); // nobody finished it: a crashed run stays visible as such
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  }, 60000);
+});
