@@ -1,7 +1,8 @@
 /**
  * Memory records in Redis, through an ioredis client you provide.
  *
- * Key layout (`ns` is the namespace, default "typelm:memory"):
+ * Key layout (`ns` is the namespace, default "typelm:memory"; <id>, <userId> and <tag> are
+ * percent-encoded by redis-keys.ts, so "x:by-time" or "a:tag:b" as a user id get keys of their own):
  *   ns:mem:<id>                  hash   id, text, userId, tags (JSON array), createdAt, updatedAt (ISO 8601)
  *   ns:user:<userId>             set    ids of the user's records
  *   ns:user:<userId>:tag:<tag>   set    ids of the user's records carrying <tag>
@@ -13,11 +14,14 @@
  *   that user; without tags it pages through that user's time index. Nothing scans the keyspace.
  * - The time index is scored by INCR ns:seq rather than by milliseconds: it orders like createdAt
  *   but never ties, so "newest first" holds for records stored within the same millisecond.
- * - Each write is one MULTI transaction, so concurrent writers never lose a record or leave it
- *   half-indexed. Update and delete read the old tags first; a concurrent change can leave a stale
- *   id in a tag set, so every candidate is re-checked against its hash before it is returned (ids
- *   whose hash is gone are removed from the user's indexes when met). (WATCH is not used: it is per connection, and one ioredis
- *   client is shared by concurrent callers.)
+ * - `store` is one MULTI transaction: the hash and its indexes appear together.
+ * - `update` and `delete` are Lua scripts, so each is atomic: an update changes only the fields it
+ *   was given (two concurrent updates, one of the text and one of the tags, both survive) and does
+ *   nothing once the record is gone (an update racing a delete cannot re-create it half-indexed).
+ *   The script cannot encode tag names into keys itself, so the caller reads the record's tags,
+ *   passes their keys, and the script checks the tags are still those (compare-and-set); when
+ *   another writer changed them in between, it returns the current tags and the caller retries.
+ *   (WATCH is not used: it is per connection, and one ioredis client is shared by concurrent callers.)
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
@@ -31,45 +35,86 @@ import {
   type NewMemory,
   matchesSearch,
 } from "./record.js";
+import { RedisKeys } from "./redis-keys.js";
 
 /** How many ids one round trip reads while paging through a user's records. */
 const PAGE = 100;
 
+/**
+ * Compare-and-set attempts before giving up. Each failed attempt means another writer changed the
+ * record's tags, so N concurrent tag updates of one record need at most N attempts.
+ */
+const MAX_ATTEMPTS = 1000;
+
+/** What the scripts return when the record is gone. */
+const MISSING = 0;
+
+/**
+ * KEYS: record, then the keys of the old tags (ARGV[6] of them), then the keys of the new tags.
+ * ARGV: id, expected tags JSON, new tags JSON or "" (tags unchanged), "1" + text or "" (text
+ * unchanged), updatedAt, count of old tag keys.
+ * Returns 0 when the record is gone, {"conflict", current tags JSON} when its tags are no longer the
+ * expected ones, else the record's fields (HGETALL).
+ */
+const UPDATE_SCRIPT = `
+local record = KEYS[1]
+if redis.call('EXISTS', record) == 0 then return 0 end
+if ARGV[3] ~= '' then
+  local tags = redis.call('HGET', record, 'tags')
+  if tags ~= ARGV[2] then return {'conflict', tags} end
+  local old = tonumber(ARGV[6])
+  for i = 2, old + 1 do redis.call('SREM', KEYS[i], ARGV[1]) end
+  for i = old + 2, #KEYS do redis.call('SADD', KEYS[i], ARGV[1]) end
+  redis.call('HSET', record, 'tags', ARGV[3])
+end
+if ARGV[4] ~= '' then redis.call('HSET', record, 'text', string.sub(ARGV[4], 2)) end
+redis.call('HSET', record, 'updatedAt', ARGV[5])
+return redis.call('HGETALL', record)
+`;
+
+/**
+ * KEYS: record, user set, time index, then the keys of the record's tags.
+ * ARGV: id, expected tags JSON. Returns 0 when the record is gone, {"conflict", current tags JSON}
+ * when its tags are no longer the expected ones, else 1.
+ */
+const DELETE_SCRIPT = `
+local record = KEYS[1]
+if redis.call('EXISTS', record) == 0 then return 0 end
+local tags = redis.call('HGET', record, 'tags')
+if tags ~= ARGV[2] then return {'conflict', tags} end
+redis.call('DEL', record)
+redis.call('SREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+for i = 4, #KEYS do redis.call('SREM', KEYS[i], ARGV[1]) end
+return 1
+`;
+
 export class RedisStore implements MemoryStore {
+  private readonly keys: RedisKeys;
+
   constructor(
     private readonly redis: Redis,
-    private readonly namespace = "typelm:memory",
-  ) {}
-
-  private recordKey(id: string): string {
-    return `${this.namespace}:mem:${id}`;
-  }
-  private userKey(userId: string): string {
-    return `${this.namespace}:user:${userId}`;
-  }
-  private tagKey(userId: string, tag: string): string {
-    return `${this.namespace}:user:${userId}:tag:${tag}`;
-  }
-  private timeKey(userId: string): string {
-    return `${this.namespace}:user:${userId}:by-time`;
+    namespace = "typelm:memory",
+  ) {
+    this.keys = new RedisKeys(namespace);
   }
 
   async store(memory: NewMemory): Promise<MemoryRecord> {
     const now = new Date();
     const record: MemoryRecord = { id: randomUUID(), text: memory.text, userId: memory.userId, tags: [...memory.tags], createdAt: now, updatedAt: now };
-    const sequence = await this.redis.incr(`${this.namespace}:seq`);
+    const sequence = await this.redis.incr(this.keys.sequence);
     const transaction = this.redis
       .multi()
-      .hset(this.recordKey(record.id), toHash(record))
-      .sadd(this.userKey(record.userId), record.id)
-      .zadd(this.timeKey(record.userId), sequence, record.id);
-    for (const tag of record.tags) transaction.sadd(this.tagKey(record.userId, tag), record.id);
+      .hset(this.keys.record(record.id), toHash(record))
+      .sadd(this.keys.user(record.userId), record.id)
+      .zadd(this.keys.time(record.userId), sequence, record.id);
+    for (const tag of record.tags) transaction.sadd(this.keys.tag(record.userId, tag), record.id);
     await exec(transaction);
     return record;
   }
 
   async retrieve(id: string): Promise<MemoryRecord | null> {
-    return fromHash(await this.redis.hgetall(this.recordKey(id)));
+    return fromHash(await this.redis.hgetall(this.keys.record(id)));
   }
 
   async search(search: MemorySearch): Promise<MemoryRecord[]> {
@@ -78,7 +123,7 @@ export class RedisStore implements MemoryStore {
     const ids = search.tags && search.tags.length > 0 ? await this.idsWithTags(search.userId, search.tags) : null;
     const found: MemoryRecord[] = [];
     for (let offset = 0; found.length < limit; offset += PAGE) {
-      const page = ids ? ids.slice(offset, offset + PAGE) : await this.redis.zrevrange(this.timeKey(search.userId), offset, offset + PAGE - 1);
+      const page = ids ? ids.slice(offset, offset + PAGE) : await this.redis.zrevrange(this.keys.time(search.userId), offset, offset + PAGE - 1);
       if (page.length === 0) break;
       for (const record of await this.load(search.userId, page)) {
         if (matchesSearch(record, search)) found.push(record);
@@ -90,9 +135,9 @@ export class RedisStore implements MemoryStore {
 
   /** The user's ids carrying every tag, newest first. */
   private async idsWithTags(userId: string, tags: string[]): Promise<string[]> {
-    const ids = await this.redis.sinter(...tags.map((tag) => this.tagKey(userId, tag)));
+    const ids = await this.redis.sinter(...tags.map((tag) => this.keys.tag(userId, tag)));
     if (ids.length === 0) return [];
-    const scores = await this.redis.zmscore(this.timeKey(userId), ...ids);
+    const scores = await this.redis.zmscore(this.keys.time(userId), ...ids);
     return ids
       .map((id, i) => ({ id, score: scores[i] == null ? -Infinity : Number(scores[i]) }))
       .sort((a, b) => b.score - a.score)
@@ -102,7 +147,7 @@ export class RedisStore implements MemoryStore {
   /** Reads records in one pipeline, keeping order; ids whose hash is gone are unindexed. */
   private async load(userId: string, ids: string[]): Promise<MemoryRecord[]> {
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.recordKey(id));
+    for (const id of ids) pipeline.hgetall(this.keys.record(id));
     const replies = (await pipeline.exec()) ?? [];
     const records: MemoryRecord[] = [];
     const stale: string[] = [];
@@ -113,40 +158,65 @@ export class RedisStore implements MemoryStore {
       else stale.push(ids[i]!);
     });
     if (stale.length > 0) {
-      await this.redis.multi().srem(this.userKey(userId), ...stale).zrem(this.timeKey(userId), ...stale).exec();
+      await this.redis.multi().srem(this.keys.user(userId), ...stale).zrem(this.keys.time(userId), ...stale).exec();
     }
     return records;
   }
 
   async update(id: string, changes: MemoryChanges): Promise<MemoryRecord | null> {
-    const current = await this.retrieve(id);
-    if (!current) return null;
-    const updated: MemoryRecord = {
-      ...current,
-      text: changes.text ?? current.text,
-      tags: changes.tags ? [...changes.tags] : current.tags,
-      updatedAt: new Date(),
-    };
-    const transaction = this.redis.multi().hset(this.recordKey(id), toHash(updated));
-    for (const tag of current.tags) {
-      if (!updated.tags.includes(tag)) transaction.srem(this.tagKey(current.userId, tag), id);
+    const key = this.keys.record(id);
+    const newTags = changes.tags === undefined ? undefined : [...changes.tags];
+    const updatedAt = new Date().toISOString();
+    const text = changes.text === undefined ? "" : `1${changes.text}`;
+    if (newTags === undefined) {
+      // Only the text: no index changes, so no tags to compare.
+      const reply = await this.redis.eval(UPDATE_SCRIPT, 1, key, id, "", "", text, updatedAt, "0");
+      return reply === MISSING ? null : fromReply(reply);
     }
-    for (const tag of updated.tags) transaction.sadd(this.tagKey(current.userId, tag), id);
-    await exec(transaction);
-    return updated;
+    return this.compareAndSet(id, "update", async (userId, tagsJson, tags) => {
+      const oldKeys = tags.map((tag) => this.keys.tag(userId, tag));
+      const newKeys = newTags.map((tag) => this.keys.tag(userId, tag));
+      const args = [id, tagsJson, JSON.stringify(newTags), text, updatedAt, String(oldKeys.length)];
+      return this.redis.eval(UPDATE_SCRIPT, 1 + oldKeys.length + newKeys.length, key, ...oldKeys, ...newKeys, ...args);
+    }, (reply) => fromReply(reply));
   }
 
   async delete(id: string): Promise<boolean> {
-    const current = await this.retrieve(id);
-    if (!current) return false;
-    const transaction = this.redis
-      .multi()
-      .del(this.recordKey(id))
-      .srem(this.userKey(current.userId), id)
-      .zrem(this.timeKey(current.userId), id);
-    for (const tag of current.tags) transaction.srem(this.tagKey(current.userId, tag), id);
-    const replies = await exec(transaction);
-    return replies[0]?.[1] === 1;
+    const deleted = await this.compareAndSet(id, "delete", async (userId, tagsJson, tags) => {
+      const tagKeys = tags.map((tag) => this.keys.tag(userId, tag));
+      return this.redis.eval(DELETE_SCRIPT, 3 + tagKeys.length, this.keys.record(id), this.keys.user(userId), this.keys.time(userId), ...tagKeys, id, tagsJson);
+    }, () => true);
+    return deleted ?? false;
+  }
+
+  /**
+   * Runs a script that needs the keys of the record's current tags: reads the tags, runs, and when
+   * the script reports that the tags changed meanwhile, runs again with the tags it reported.
+   * Returns null when the record is (or became) missing.
+   */
+  private async compareAndSet<T>(
+    id: string,
+    operation: string,
+    run: (userId: string, tagsJson: string, tags: string[]) => Promise<unknown>,
+    done: (reply: unknown) => T,
+  ): Promise<T | null> {
+    const hash = await this.redis.hmget(this.keys.record(id), "userId", "tags");
+    const userId = hash[0];
+    let tagsJson = hash[1];
+    if (userId == null || tagsJson == null) return null;
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const reply = await run(userId, tagsJson, JSON.parse(tagsJson) as string[]);
+      if (reply === MISSING) return null;
+      if (Array.isArray(reply) && reply[0] === "conflict") {
+        tagsJson = String(reply[1]);
+        continue;
+      }
+      return done(reply);
+    }
+    throw new TypelmError(
+      `RedisStore ${operation} of memory "${id}": its tags changed under ${MAX_ATTEMPTS} attempts in a row; ` +
+        "another writer is updating this record's tags continuously. Retry later, or update it from one place.",
+    );
   }
 }
 
@@ -168,6 +238,14 @@ function toHash(record: MemoryRecord): Record<string, string> {
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
   };
+}
+
+/** A record from a script's HGETALL reply (a flat field, value, field, value ... list). */
+function fromReply(reply: unknown): MemoryRecord | null {
+  const flat = reply as string[];
+  const hash: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) hash[flat[i]!] = flat[i + 1]!;
+  return fromHash(hash);
 }
 
 function fromHash(hash: Record<string, string> | null | undefined): MemoryRecord | null {
