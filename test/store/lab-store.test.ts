@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from "@jest/globals";
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -211,6 +211,53 @@ describe("bad input", () => {
     }
     expect(lab.startRun({ kind: "evaluation", name: "after" })).toEqual(expect.any(String));
   }, 20000);
+});
+
+describe("read-only places", () => {
+  // Root ignores file modes, so the attempt runs in a child jest as an unprivileged user when we are root.
+  function openAsUser(target: string): string {
+    const root = process.cwd();
+    const cache = join(dir, "jest-cache");
+    mkdirSync(cache, { recursive: true });
+    chmodSync(cache, 0o777);
+    const asRoot = process.getuid?.() === 0;
+    const run = spawnSync(process.execPath, [
+      join(root, "node_modules/jest/bin/jest.js"), "--ci", "--runInBand", "--cacheDirectory", cache,
+      "--runTestsByPath", "test/store/lab-readonly.child.test.ts",
+    ], {
+      cwd: root, encoding: "utf8", ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+      env: { ...process.env, HOME: dir, NODE_OPTIONS: "--experimental-vm-modules", TYPELM_CHILD_READONLY: target },
+    });
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: expect.stringContaining("1 passed") });
+    return /CHILD-ERROR (.*)/.exec(run.stdout)?.[1] ?? "";
+  }
+
+  function sqliteFile(path: string): void {
+    const db = new BetterSqlite3(path);
+    db.pragma("journal_mode = WAL");
+    db.exec("CREATE TABLE t (a)");
+    db.close();
+    chmodSync(path, 0o444);
+  }
+
+  it("a read-only folder, a read-only file and both raise a ConfigurationError naming the file and what to do", () => {
+    chmodSync(dir, 0o755);
+    const roDir = join(dir, "ro-dir");
+    mkdirSync(roDir, { mode: 0o555 });
+    chmodSync(roDir, 0o555);
+    const rwDir = join(dir, "rw-dir");
+    mkdirSync(rwDir);
+    chmodSync(rwDir, 0o777);
+    sqliteFile(join(rwDir, "ro.sqlite"));
+    const both = join(dir, "ro-both");
+    mkdirSync(both);
+    sqliteFile(join(both, "ro.sqlite"));
+    chmodSync(both, 0o555);
+
+    expect(openAsUser(join(roDir, "lab.sqlite"))).toMatch(new RegExp(`^Cannot open the SQLite store at ${join(roDir, "lab.sqlite")}: .*SQLITE_CANTOPEN.*folder`));
+    expect(openAsUser(join(rwDir, "ro.sqlite"))).toMatch(new RegExp(`^Cannot (open|record a run in) the SQLite store at ${join(rwDir, "ro.sqlite")}: .*SQLITE_READONLY.*make both writable`));
+    expect(openAsUser(join(both, "ro.sqlite"))).toMatch(new RegExp(`^Cannot open the SQLite store at ${join(both, "ro.sqlite")}: .*SQLITE_READONLY.*make both writable`));
+  }, 60000);
 });
 
 describe("another connection reads what is recorded, as it is recorded", () => {
