@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { resolve } from "node:path";
 import { DEFAULT_STORE_PATH, openStore } from "../store/db.js";
 import { LMCacheTable } from "../store/lm-cache.js";
 import type { ChatMessage, JsonSchema, TokenUsage } from "./types.js";
@@ -11,9 +12,14 @@ export interface CacheOptions {
   maxEntries?: number;
 }
 
-/** Everything that decides a reply, and nothing else: never the API key, headers or base URL. */
+/** Everything that decides a reply, and nothing else: never the API key or headers. */
 export interface CacheKeyParts {
   provider: string;
+  /**
+   * The server asked (`endpointId` of the resolved base URL): two OpenAI-compatible servers, or two
+   * Ollama hosts, serving a model of the same name are different models.
+   */
+  endpoint: string;
   model: string;
   messages: ChatMessage[];
   temperature: number | undefined;
@@ -43,11 +49,40 @@ function sortKeys(value: unknown): unknown {
   return out;
 }
 
+/**
+ * How a base URL enters the key and the stored row: scheme, host and path, without a trailing `/`.
+ * Credentials a URL can carry (`user:pass@`, a `?key=` query) are never written down; when present,
+ * a SHA-256 of the whole URL stands in for them so that different URLs still get different keys.
+ */
+export function endpointId(baseURL: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseURL);
+  } catch {
+    return `sha256:${createHash("sha256").update(baseURL).digest("hex")}`;
+  }
+  const base = `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}`;
+  if (url.username === "" && url.password === "" && url.search === "") return base;
+  return `${base}#sha256:${createHash("sha256").update(baseURL).digest("hex")}`;
+}
+
+/**
+ * Stop reasons of a reply the model finished on its own (OpenAI/Ollama `stop`, Anthropic `end_turn`,
+ * `tool_use` for forced tool use, `stop_sequence`). Anything else (`length`, `max_tokens`, `refusal`,
+ * `content_filter`, or no reason at all) may be a cut-off or a refusal and is never cached.
+ */
+const COMPLETE_FINISH_REASONS = new Set(["stop", "end_turn", "tool_use", "stop_sequence"]);
+
+export function isCompleteReply(reply: Pick<CachedReply, "finishReason">): boolean {
+  return reply.finishReason !== undefined && COMPLETE_FINISH_REASONS.has(reply.finishReason);
+}
+
 /** The request as stored and hashed. Version-tagged so a change of key recipe never serves stale rows. */
 export function cacheRequestJson(parts: CacheKeyParts): string {
   return canonicalJson({
-    v: 1,
+    v: 2,
     provider: parts.provider,
+    endpoint: parts.endpoint,
     model: parts.model,
     messages: parts.messages.map((m) => ({ role: m.role, content: m.content })),
     temperature: parts.temperature ?? null,
@@ -60,6 +95,19 @@ export function cacheKey(requestJson: string): string {
   return createHash("sha256").update(requestJson).digest("hex");
 }
 
+/** A reply and whether it came without a provider call of this request (cache hit, or another caller's call). */
+export interface CacheOutcome {
+  reply: CachedReply;
+  cached: boolean;
+}
+
+/**
+ * Lookups and provider calls in progress, per store file and key, shared by every LM of the process:
+ * identical requests made at once (an evaluation's threads) wait for one provider call.
+ */
+const inFlight = new Map<string, Promise<CacheOutcome>>();
+let memoryStores = 0;
+
 /**
  * Reply cache of one LM: an in-memory LRU in front of the `lm_cache` table of the SQLite store.
  * The file makes an experiment replayable by a later process; the LRU spares it repeated reads.
@@ -68,11 +116,38 @@ export class ResponseCache {
   readonly path: string;
   readonly #maxEntries: number;
   readonly #memory = new Map<string, CachedReply>();
+  /** Which in-flight calls this cache may join: same file, or (":memory:", private) only its own. */
+  readonly #scope: string;
   #table: Promise<LMCacheTable> | undefined;
 
   constructor(options: CacheOptions = {}) {
     this.path = options.path ?? DEFAULT_STORE_PATH;
     this.#maxEntries = options.maxEntries ?? 1000;
+    this.#scope = this.path === ":memory:" ? `:memory:${++memoryStores}` : resolve(this.path);
+  }
+
+  /**
+   * The cached reply for `key`, else the reply of an identical call already in flight, else `call()`'s
+   * reply, stored only when complete (see `isCompleteReply`). A failed call fails every caller
+   * waiting on it, and nothing is stored.
+   */
+  getOrCall(key: string, parts: CacheKeyParts, requestJson: string, call: () => Promise<CachedReply>): Promise<CacheOutcome> {
+    const flightKey = `${this.#scope}\0${key}`;
+    const running = inFlight.get(flightKey);
+    if (running !== undefined) return running.then(({ reply }) => ({ reply, cached: true }));
+    const outcome = (async (): Promise<CacheOutcome> => {
+      const hit = await this.get(key);
+      if (hit !== undefined) return { reply: hit, cached: true };
+      const reply = await call();
+      await this.set(key, parts, requestJson, reply);
+      return { reply, cached: false };
+    })();
+    inFlight.set(flightKey, outcome);
+    const forget = (): void => {
+      if (inFlight.get(flightKey) === outcome) inFlight.delete(flightKey);
+    };
+    outcome.then(forget, forget);
+    return outcome;
   }
 
   async get(key: string): Promise<CachedReply | undefined> {
@@ -90,7 +165,9 @@ export class ResponseCache {
     return reply;
   }
 
+  /** Stores a complete reply; a cut-off or refused one is not stored, so the next call asks again. */
   async set(key: string, parts: CacheKeyParts, requestJson: string, reply: CachedReply): Promise<void> {
+    if (!isCompleteReply(reply)) return;
     this.#remember(key, reply);
     (await this.#tableOnce()).put({
       key, provider: parts.provider, model: parts.model, requestJson, content: reply.content,

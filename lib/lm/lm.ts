@@ -2,10 +2,10 @@ import { globalConfig } from "../config.js";
 import { ConfigurationError } from "../errors.js";
 import { registerSecret } from "../instrument/redact.js";
 import { BaseLM, type BaseLMOptions } from "./base.js";
-import { cacheKey, cacheRequestJson, ResponseCache, type CacheKeyParts, type CacheOptions } from "./cache.js";
+import { cacheKey, cacheRequestJson, endpointId, ResponseCache, type CacheOptions } from "./cache.js";
 import { configurePolicy, currentPolicy, resetPolicy, type LMPolicy } from "./policy.js";
 import { estimateCost } from "./prices.js";
-import { PROVIDERS, type Provider, type ProviderDefinition } from "./providers/index.js";
+import { PROVIDERS, type Provider, type ProviderDefinition, type ProviderReply } from "./providers/index.js";
 import { withRetry } from "./retry.js";
 import type { LMRequest, LMResponse } from "./types.js";
 
@@ -32,7 +32,8 @@ export class LM extends BaseLM {
   readonly #definition: ProviderDefinition;
   // Private fields: the key never shows up in `console.log(lm)`, JSON or a stack of properties.
   readonly #apiKey: string | undefined;
-  readonly #baseURL: string | undefined;
+  /** Resolved at construction (option, environment, default), so calls and cache keys agree on the server. */
+  readonly #baseURL: string;
   #client: Provider | undefined;
   readonly #cacheOption: boolean | CacheOptions | undefined;
   #cache: ResponseCache | undefined;
@@ -59,7 +60,7 @@ export class LM extends BaseLM {
     this.provider = provider;
     this.model = model;
     this.#definition = definition;
-    this.#baseURL = options.baseURL;
+    this.#baseURL = definition.resolveBaseURL(options.baseURL);
     const apiKey = options.apiKey ?? (definition.apiKeyEnv ? process.env[definition.apiKeyEnv] : undefined);
     registerSecret(apiKey);
     if (definition.apiKeyEnv !== undefined && !apiKey) {
@@ -100,28 +101,27 @@ export class LM extends BaseLM {
     const temperature = request.temperature ?? this.temperature;
     const maxTokens = request.maxTokens ?? this.maxTokens;
 
-    let key: string | undefined;
-    let requestJson = "";
-    let parts: CacheKeyParts | undefined;
+    const call = async (): Promise<ProviderReply> => {
+      const client = (this.#client ??= this.#definition.create({ apiKey: this.#apiKey, baseURL: this.#baseURL }));
+      // Loading the SDK is not part of any attempt: a slow first import must not count as a timeout.
+      await client.ready();
+      return withRetry({ provider, model }, currentPolicy(), (signal, timeoutMs) =>
+        client.complete(request, { model, temperature, maxTokens, timeoutMs }, signal));
+    };
+
     const cache = this.#cacheInForce();
-    if (cache !== undefined) {
-      parts = { provider, model, messages: request.messages, temperature, maxTokens, responseSchema: request.responseSchema };
-      requestJson = cacheRequestJson(parts);
-      key = cacheKey(requestJson);
-      const hit = await cache.get(key);
-      if (hit !== undefined) {
-        return { ...hit, provider, model, estimatedCost: 0, cached: true };
-      }
-    }
-
-    const client = (this.#client ??= this.#definition.create({ apiKey: this.#apiKey, baseURL: this.#baseURL }));
-    // Loading the SDK is not part of any attempt: a slow first import must not count as a timeout.
-    await client.ready();
-    const reply = await withRetry({ provider, model }, currentPolicy(), (signal, timeoutMs) =>
-      client.complete(request, { model, temperature, maxTokens, timeoutMs }, signal));
-
-    if (cache !== undefined && key !== undefined && parts !== undefined) {
-      await cache.set(key, parts, requestJson, reply);
+    let reply: ProviderReply;
+    if (cache === undefined) {
+      reply = await call();
+    } else {
+      const parts = {
+        provider, endpoint: endpointId(this.#baseURL), model, messages: request.messages, temperature, maxTokens,
+        responseSchema: request.responseSchema,
+      };
+      const requestJson = cacheRequestJson(parts);
+      const outcome = await cache.getOrCall(cacheKey(requestJson), parts, requestJson, call);
+      reply = outcome.reply;
+      if (outcome.cached) return { ...reply, provider, model, estimatedCost: 0, cached: true };
     }
     return {
       content: reply.content,

@@ -4,6 +4,8 @@ import { OutputError } from "../../errors.js";
 import type { LMRequest } from "../types.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
+export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
+
 /** The Messages API requires `max_tokens`; this is used when neither the LM nor the call sets one. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
@@ -14,6 +16,8 @@ export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 export const anthropicProvider: ProviderDefinition = {
   name: "anthropic",
   apiKeyEnv: "ANTHROPIC_API_KEY",
+  // The SDK's own fallbacks, resolved here so the response cache knows the server.
+  resolveBaseURL: (baseURL) => baseURL ?? (process.env["ANTHROPIC_BASE_URL"] || ANTHROPIC_DEFAULT_BASE_URL),
   create({ apiKey, baseURL }): Provider {
     let client: Promise<Anthropic> | undefined;
     const getClient = (): Promise<Anthropic> =>

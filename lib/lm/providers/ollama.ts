@@ -7,9 +7,8 @@ export const OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434";
 /** A local Ollama server. Structured output is its `format` parameter with the JSON Schema. */
 export const ollamaProvider: ProviderDefinition = {
   name: "ollama",
-  baseURLHint: "OLLAMA_HOST",
-  create({ apiKey, baseURL }): Provider {
-    const host = baseURL ?? process.env["OLLAMA_HOST"] ?? OLLAMA_DEFAULT_HOST;
+  resolveBaseURL: (baseURL) => baseURL ?? (process.env["OLLAMA_HOST"] || OLLAMA_DEFAULT_HOST),
+  create({ apiKey, baseURL: host }): Provider {
     // Only hosted Ollama wants a key; a local server gets no Authorization header.
     const headers: Record<string, string> | undefined = apiKey ? { Authorization: `Bearer ${apiKey}` } : undefined;
     let sdk: Promise<typeof import("ollama")> | undefined;

@@ -4,10 +4,14 @@ import { toStrictSchema } from "../strict-schema.js";
 import type { LMRequest } from "../types.js";
 import { schemaName, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
+export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
+
 /** OpenAI chat completions (and OpenAI-compatible servers through `baseURL`). */
 export const openaiProvider: ProviderDefinition = {
   name: "openai",
   apiKeyEnv: "OPENAI_API_KEY",
+  // The SDK's own fallbacks, resolved here so the response cache knows the server.
+  resolveBaseURL: (baseURL) => baseURL ?? (process.env["OPENAI_BASE_URL"] || OPENAI_DEFAULT_BASE_URL),
   create({ apiKey, baseURL }): Provider {
     let client: Promise<OpenAI> | undefined;
     const getClient = (): Promise<OpenAI> =>

@@ -31,10 +31,13 @@ export interface ProviderDefinition {
   name: string;
   /** Environment variable holding the API key; absent when the provider needs none. */
   apiKeyEnv?: string;
-  /** Where the provider's address comes from when `baseURL` is not given (for messages). */
-  baseURLHint?: string;
+  /**
+   * The server a call goes to: `baseURL` when given, else the provider's environment variable or
+   * default address. `create` receives this value, and the response cache keys on it.
+   */
+  resolveBaseURL(baseURL: string | undefined): string;
   /** Builds the provider; the SDK itself is loaded lazily on the first `complete`. */
-  create(config: { apiKey: string | undefined; baseURL: string | undefined }): Provider;
+  create(config: { apiKey: string | undefined; baseURL: string }): Provider;
 }
 
 /** A name the providers accept for a schema/tool: `^[a-zA-Z0-9_-]{1,64}$`. */
