@@ -5,6 +5,7 @@ import type { CompiledSignature } from "../signature/compile.js";
 import type { Shape } from "../signature/signature.js";
 import { describeType, joinPath, resolve } from "./kind.js";
 import { formatZonedDateTime, parseInstant, parsePlainDate, parseZonedDateTime } from "./dates.js";
+import { setOwn } from "./own-key.js";
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -66,7 +67,7 @@ function revive(schema: z.ZodType, value: unknown, path: string, sigName: string
     case "record": {
       if (!isPlainObject(value)) return value;
       const out: Record<string, unknown> = {};
-      for (const [key, v] of Object.entries(value)) out[key] = revive(k.value, v, joinPath(path, key), sigName);
+      for (const [key, v] of Object.entries(value)) setOwn(out, key, revive(k.value, v, joinPath(path, key), sigName));
       return out;
     }
     case "union":
@@ -171,7 +172,7 @@ export function valueToWire(schema: z.ZodType | undefined, value: unknown): unkn
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value)) {
       const s = k?.kind === "object" ? k.shape[key] : k?.kind === "record" ? k.value : undefined;
-      if (v !== undefined) out[key] = valueToWire(s, v);
+      if (v !== undefined) setOwn(out, key, valueToWire(s, v));
     }
     return out;
   }

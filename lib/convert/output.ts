@@ -6,6 +6,7 @@ import { unwrap } from "../signature/fields.js";
 import { describeType, joinPath, kindOf, type Kind } from "./kind.js";
 import { parseInstant, parsePlainDate, parseZonedDateTime } from "./dates.js";
 import { fail, isPlainObject, type Converter } from "./fail.js";
+import { setOwn } from "./own-key.js";
 import { unionConverter } from "./union.js";
 
 // Converters are built once per zod schema and reused by every prediction: schema analysis
@@ -213,7 +214,7 @@ function recordConverter(keySchema: z.ZodType, valueSchema: z.ZodType, expected:
     for (const key of Object.keys(value)) {
       const at = joinPath(path, key);
       const outKey = keyConv === undefined ? key : String(keyConv(key, at, raw));
-      out[outKey] = valueConv(value[key], at, raw);
+      setOwn(out, outKey, valueConv(value[key], at, raw));
     }
     return out;
   };
