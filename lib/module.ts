@@ -1,6 +1,6 @@
 import { withModuleLM, type ModuleConfig } from "./config.js";
 import { ValidationError } from "./errors.js";
-import { Instrumentation } from "./instrument/bus.js";
+import { Instrumentation, inSpan } from "./instrument/bus.js";
 import type { LanguageModel } from "./lm/types.js";
 import { FewShotExample } from "./predict/few-shot.js";
 
@@ -46,7 +46,11 @@ export abstract class Module<I = any, O = any> {
     return this;
   }
 
-  async call(inputs: I, options: CallOptions = {}): Promise<O> {
+  call(inputs: I, options: CallOptions = {}): Promise<O> {
+    return inSpan(() => this.callInSpan(inputs, options));
+  }
+
+  private async callInSpan(inputs: I, options: CallOptions): Promise<O> {
     const name = this.constructor.name;
     const started = performance.now();
     Instrumentation.emit("module.forward.start", { module: name });

@@ -1,9 +1,13 @@
 /** The event bus: every part of typelm reports what it does here; subscribers decide what to show. */
+import { currentSpan, childOf, runInChildSpan } from "./context.js";
+import { redact } from "./redact.js";
 
 export type EventName =
   | "lm.request.start" | "lm.request.end" | "lm.chat.start" | "lm.chat.end" | "lm.tokens.used"
   | "prediction.start" | "prediction.end" | "module.forward.start" | "module.forward.end"
-  | "react.iteration" | "codeact.iteration" | "programofthought.attempt" | "tool.call"
+  | "react.iteration" | "codeact.iteration" | "programofthought.attempt" | "tool.call.start" | "tool.call"
+  | "sandbox.run.start" | "sandbox.run.end"
+  | "evaluation.start" | "evaluation.example" | "evaluation.end" | "optimizer.start" | "optimizer.trial" | "optimizer.end"
   | (string & {});
 
 export interface TypelmEvent<P = Record<string, unknown>> {
@@ -21,6 +25,8 @@ interface Subscription {
 }
 
 const subscriptions = new Set<Subscription>();
+/** What `flush` waits for: exporters register how to send what they hold. */
+const flushers = new Set<() => Promise<void>>();
 /** Errors thrown by listeners, kept (bounded) so they are not lost silently. */
 const listenerFailures: { event: string; error: unknown }[] = [];
 
@@ -40,10 +46,16 @@ export const Instrumentation = {
     };
   },
 
-  /** Publishes an event. A listener that throws never breaks the caller. */
+  /**
+   * Publishes an event. The payload is redacted once, here, so every listener gets a copy without
+   * secrets, and labelled with the current span's `traceId`, `spanId` and `parentSpanId` (an event
+   * outside any span gets a root span of its own). A listener that throws never breaks the caller.
+   */
   emit(name: EventName, payload: Record<string, unknown> = {}): void {
     if (subscriptions.size === 0) return;
-    const event: TypelmEvent = { name, payload, timestamp: Date.now() };
+    const ids = currentSpan() ?? childOf(undefined);
+    const clean = redact(payload) as Record<string, unknown>;
+    const event: TypelmEvent = { name, payload: { ...clean, traceId: ids.traceId, spanId: ids.spanId, parentSpanId: ids.parentSpanId }, timestamp: Date.now() };
     for (const sub of subscriptions) {
       if (!matches(sub.match, name)) continue;
       try {
@@ -53,6 +65,11 @@ export const Instrumentation = {
         listenerFailures.push({ event: name, error });
       }
     }
+  },
+
+  /** Sends what exporters hold (OTLP batches). Resolves, never rejects, within the exporters' time bound. */
+  async flush(): Promise<void> {
+    await Promise.allSettled([...flushers].map((f) => f()));
   },
 
   /** Listener errors caught so far (most recent last, at most 100). */
@@ -66,3 +83,43 @@ export const Instrumentation = {
     listenerFailures.length = 0;
   },
 };
+
+/** Lets an exporter take part in `Instrumentation.flush()`; returns a function that withdraws it. */
+export function registerFlusher(flush: () => Promise<void>): () => void {
+  flushers.add(flush);
+  return () => {
+    flushers.delete(flush);
+  };
+}
+
+/**
+ * Runs `fn` as a new span nested in the caller's: every event emitted inside it, however deep in
+ * awaited work, carries this span's ids. With no listener there is nothing to label, so `fn` runs as is.
+ */
+export function inSpan<T>(fn: () => Promise<T>): Promise<T> {
+  return subscriptions.size === 0 ? fn() : runInChildSpan(fn);
+}
+
+/**
+ * Runs `fn` as a span reported by `<name>.start` and `<name>.end` events (`ok`, `durationMs`, and
+ * `error` on failure), for work that has no events of its own (sandbox runs, evaluations).
+ */
+export function spanned<T>(name: string, payload: Record<string, unknown>, fn: () => Promise<T>): Promise<T> {
+  return inSpan(async () => {
+    const started = performance.now();
+    Instrumentation.emit(`${name}.start`, payload);
+    try {
+      const result = await fn();
+      Instrumentation.emit(`${name}.end`, { ...payload, ok: true, durationMs: performance.now() - started });
+      return result;
+    } catch (error) {
+      Instrumentation.emit(`${name}.end`, { ...payload, ok: false, durationMs: performance.now() - started, error: describeError(error) });
+      throw error;
+    }
+  });
+}
+
+/** `Name: message` of a thrown value, as events report it. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

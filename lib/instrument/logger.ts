@@ -1,31 +1,45 @@
 import type { LoggerConfig, LogLevel } from "../config.js";
 import type { TypelmEvent } from "./bus.js";
-import { redact } from "./redact.js";
 
 const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+/** Prompt and completion text stay out of log lines (they go to tracing backends); ids get a fixed place. */
+const OMITTED = new Set(["messages", "content", "traceId", "spanId", "parentSpanId"]);
+
+const DEBUG_EVENTS = new Set(["lm.request.start", "lm.chat.start", "tool.call.start", "tool.call", "sandbox.run.start"]);
 
 /** Level of an event: failures are errors, per-chunk detail is debug, the rest info. */
 function levelOf(event: TypelmEvent): LogLevel {
   if (event.payload["ok"] === false || event.payload["error"] !== undefined) return "error";
-  if (event.name === "lm.request.start" || event.name === "lm.chat.start" || event.name === "tool.call") return "debug";
+  if (DEBUG_EVENTS.has(event.name)) return "debug";
   return "info";
 }
 
-function formatText(level: LogLevel, event: TypelmEvent): string {
-  const parts = Object.entries(event.payload)
-    .filter(([, v]) => v !== undefined && (typeof v !== "object" || v === null))
-    .map(([k, v]) => `${k}=${typeof v === "string" ? JSON.stringify(v) : String(v)}`);
-  return `${new Date(event.timestamp).toISOString()} ${level.toUpperCase()} ${event.name}${parts.length ? " " + parts.join(" ") : ""}`;
+function fields(event: TypelmEvent): [string, unknown][] {
+  return Object.entries(event.payload).filter(([k, v]) => v !== undefined && !OMITTED.has(k));
 }
 
+function formatText(level: LogLevel, event: TypelmEvent): string {
+  const parts = fields(event)
+    .filter(([, v]) => typeof v !== "object" || v === null)
+    .map(([k, v]) => `${k}=${typeof v === "string" ? JSON.stringify(v) : String(v)}`);
+  const ids = `trace=${String(event.payload["traceId"])} span=${String(event.payload["spanId"])}`;
+  return `${new Date(event.timestamp).toISOString()} ${level.toUpperCase()} ${event.name} ${ids}${parts.length ? " " + parts.join(" ") : ""}`;
+}
+
+function formatJson(level: LogLevel, event: TypelmEvent): string {
+  const { traceId, spanId, parentSpanId } = event.payload;
+  return JSON.stringify({
+    level, event: event.name, timestamp: new Date(event.timestamp).toISOString(), traceId, spanId, parentSpanId,
+    ...Object.fromEntries(fields(event)),
+  });
+}
+
+/** The `logger` subscriber. Payloads arrive already redacted (the bus does it at emission). */
 export function createLoggerListener(config: LoggerConfig): (event: TypelmEvent) => void {
   return (event) => {
     const level = levelOf(event);
     if (rank[level] < rank[config.level]) return;
-    const safe: TypelmEvent = { ...event, payload: redact(event.payload) as Record<string, unknown> };
-    const line = config.formatter === "json"
-      ? JSON.stringify({ level, event: safe.name, timestamp: new Date(safe.timestamp).toISOString(), ...safe.payload })
-      : formatText(level, safe);
+    const line = config.formatter === "json" ? formatJson(level, event) : formatText(level, event);
     if (config.output) config.output(line);
     else process.stderr.write(line + "\n");
   };

@@ -1,4 +1,4 @@
-import { Instrumentation } from "../instrument/bus.js";
+import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { recordUsage } from "./usage-scope.js";
 import type { DataFormat, LanguageModel, LMRequest, LMResponse, SchemaFormat } from "./types.js";
 
@@ -38,11 +38,16 @@ export abstract class BaseLM implements LanguageModel {
   abstract supportsStructuredOutputs(): boolean;
   protected abstract complete(request: LMRequest): Promise<LMResponse>;
 
-  async chat(request: LMRequest): Promise<LMResponse> {
+  chat(request: LMRequest): Promise<LMResponse> {
+    return inSpan(() => this.chatInSpan(request));
+  }
+
+  private async chatInSpan(request: LMRequest): Promise<LMResponse> {
     const { provider, model } = this;
     const started = performance.now();
     Instrumentation.emit("lm.chat.start", {
       provider, model, messageCount: request.messages.length, structured: request.responseSchema !== undefined,
+      temperature: request.temperature ?? this.temperature, maxTokens: request.maxTokens ?? this.maxTokens, messages: request.messages,
     });
     let response: LMResponse;
     try {
@@ -58,6 +63,8 @@ export abstract class BaseLM implements LanguageModel {
     Instrumentation.emit("lm.chat.end", {
       provider, model, ok: true, durationMs: performance.now() - started, cached: response.cached,
       inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens,
+      estimatedCost: response.estimatedCost, finishReason: response.finishReason, responseModel: response.model,
+      content: response.content,
     });
     Instrumentation.emit("lm.tokens.used", {
       inputTokens: response.usage.inputTokens,

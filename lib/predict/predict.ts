@@ -1,7 +1,7 @@
 import { resolveLM, resolveStrategy } from "../config.js";
 import { convertOutputs } from "../convert/output.js";
 import { validateInputs } from "../convert/input.js";
-import { Instrumentation } from "../instrument/bus.js";
+import { Instrumentation, inSpan } from "../instrument/bus.js";
 import type { LanguageModel } from "../lm/types.js";
 import { Module, type CallOptions, type Tunable } from "../module.js";
 import { Prompt } from "../prompt/prompt.js";
@@ -78,7 +78,11 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
   }
 
   /** One model call on already-validated input values. Agents use it for their inner steps. */
-  protected async predictValues(values: Record<string, unknown>, lm: LanguageModel): Promise<Prediction> {
+  protected predictValues(values: Record<string, unknown>, lm: LanguageModel): Promise<Prediction> {
+    return inSpan(() => this.predictInSpan(values, lm));
+  }
+
+  private async predictInSpan(values: Record<string, unknown>, lm: LanguageModel): Promise<Prediction> {
     const sig = this.compiledSignature;
     const strategy = resolveStrategy(this.config.strategy);
     const native = strategy.useStructuredOutputs(lm);

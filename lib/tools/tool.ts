@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { ValidationError, preview } from "../errors.js";
-import { Instrumentation } from "../instrument/bus.js";
+import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { reviveFields } from "../convert/input.js";
 import { isPlainObject } from "../convert/fail.js";
 import { shapeToJsonSchema } from "../signature/json-schema.js";
@@ -45,9 +45,14 @@ export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
 
   /**
    * Validates `rawArgs` (an object, or a JSON string of one), applies defaults, calls the tool and
-   * emits a `tool.call` event. Never throws.
+   * emits `tool.call.start` and `tool.call` (the end, with `ok` and `durationMs`) in a span of its own. Never throws.
    */
-  async invoke(rawArgs: unknown): Promise<ToolOutcome> {
+  invoke(rawArgs: unknown): Promise<ToolOutcome> {
+    return inSpan(() => this.invokeInSpan(rawArgs));
+  }
+
+  private async invokeInSpan(rawArgs: unknown): Promise<ToolOutcome> {
+    Instrumentation.emit("tool.call.start", { tool: this.name, args: rawArgs });
     const started = performance.now();
     const outcome = await this.attempt(rawArgs);
     const payload: Record<string, unknown> = {

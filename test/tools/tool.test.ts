@@ -54,11 +54,13 @@ describe("Tool", () => {
   it("emits a tool.call event for every call", async () => {
     const events: TypelmEvent[] = [];
     Instrumentation.subscribe("tool.call", (e) => events.push(e));
+    // Every event carries its span's ids; each call runs in a span of its own, at the root here.
+    const ids = { traceId: expect.stringMatching(/^[0-9a-f]{32}$/), spanId: expect.stringMatching(/^[0-9a-f]{16}$/), parentSpanId: null };
     await new Weather().invoke({ city: "Oslo" });
     await new Weather().invoke({ city: 1 });
     expect(events.map((e) => e.payload)).toEqual([
-      { tool: "weather", args: { city: "Oslo" }, ok: true, durationMs: expect.any(Number) },
-      { tool: "weather", args: { city: 1 }, ok: false, durationMs: expect.any(Number), error: expect.stringContaining("city") },
+      { tool: "weather", args: { city: "Oslo" }, ok: true, durationMs: expect.any(Number), ...ids },
+      { tool: "weather", args: { city: 1 }, ok: false, durationMs: expect.any(Number), error: expect.stringContaining("city"), ...ids },
     ]);
   });
 });
