@@ -1,5 +1,5 @@
 import { LMError, TypelmError } from "../errors.js";
-import { Instrumentation } from "../instrument/bus.js";
+import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { classifyFailure, type Failure } from "./failure.js";
 import type { LMPolicy } from "./policy.js";
 
@@ -24,37 +24,42 @@ export async function withRetry<T>(target: RetryTarget, policy: Readonly<LMPolic
   const timeoutMs = policy.httpTimeout * 1000;
   const maxAttempts = policy.maxRetries + 1;
   for (let number = 1; ; number++) {
-    Instrumentation.emit("lm.request.start", { provider: target.provider, model: target.model, attempt: number });
-    const started = performance.now();
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new DOMException(`attempt exceeded ${policy.httpTimeout}s`, "TimeoutError"));
-    }, timeoutMs);
-    try {
-      const value = await attempt(controller.signal, timeoutMs);
-      Instrumentation.emit("lm.request.end", {
-        provider: target.provider, model: target.model, attempt: number, ok: true, status: 200,
-        durationMs: performance.now() - started,
-      });
-      return value;
-    } catch (error) {
-      const failure = classifyFailure(error, timedOut);
-      const willRetry = failure.retryable && number < maxAttempts;
-      const delayMs = willRetry ? backoffMs(failure, number, policy.retryDelay) : undefined;
-      Instrumentation.emit("lm.request.end", {
-        provider: target.provider, model: target.model, attempt: number, ok: false, status: failure.status,
-        durationMs: performance.now() - started, failure: failure.kind, retryable: failure.retryable,
-        willRetry, delayMs, error: failure.message,
-      });
-      // Our own errors (e.g. an OutputError for a reply without the forced tool call) pass through.
-      if (error instanceof TypelmError) throw error;
-      if (!willRetry) throw toLMError(target, failure, number, policy);
-      await sleep(delayMs ?? 0);
-    } finally {
-      clearTimeout(timer);
-    }
+    // Each attempt is its own span under the chat call, so retries show as siblings.
+    const outcome = await inSpan(async () => {
+      Instrumentation.emit("lm.request.start", { provider: target.provider, model: target.model, attempt: number });
+      const started = performance.now();
+      const controller = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new DOMException(`attempt exceeded ${policy.httpTimeout}s`, "TimeoutError"));
+      }, timeoutMs);
+      try {
+        const value = await attempt(controller.signal, timeoutMs);
+        Instrumentation.emit("lm.request.end", {
+          provider: target.provider, model: target.model, attempt: number, ok: true, status: 200,
+          durationMs: performance.now() - started,
+        });
+        return { done: true as const, value };
+      } catch (error) {
+        const failure = classifyFailure(error, timedOut);
+        const willRetry = failure.retryable && number < maxAttempts;
+        const delayMs = willRetry ? backoffMs(failure, number, policy.retryDelay) : undefined;
+        Instrumentation.emit("lm.request.end", {
+          provider: target.provider, model: target.model, attempt: number, ok: false, status: failure.status,
+          durationMs: performance.now() - started, failure: failure.kind, retryable: failure.retryable,
+          willRetry, delayMs, error: failure.message,
+        });
+        // Our own errors (e.g. an OutputError for a reply without the forced tool call) pass through.
+        if (error instanceof TypelmError) throw error;
+        if (!willRetry) throw toLMError(target, failure, number, policy);
+        return { done: false as const, delayMs: delayMs ?? 0 };
+      } finally {
+        clearTimeout(timer);
+      }
+    });
+    if (outcome.done) return outcome.value;
+    await sleep(outcome.delayMs);
   }
 }
 
