@@ -14,7 +14,7 @@ import { compiled } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
 import { agentResult, extractOrFail, positiveInt } from "./agent-loop.js";
-import { deriveSignature, taskInstruction } from "./agent-signature.js";
+import { deriveSignature, rejectOutputs, taskInstruction } from "./agent-signature.js";
 import { clip, describeTools, invokeSafely, renderValue, toolMap, type AgentTool } from "./agent-tools.js";
 import { StepExtractAgent } from "./agent-base.js";
 import { Predict } from "./predict.js";
@@ -72,6 +72,7 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Ste
   constructor(signature: SignatureClass<I, O>, options: ReActOptions = {}) {
     super();
     const sig = compiled(signature);
+    rejectOutputs("ReAct", signature, ["history"]);
     this.signature = signature;
     this.maxIterations = positiveInt("ReAct", "maxIterations", options.maxIterations, 10);
     this.maxObservationChars = positiveInt("ReAct", "maxObservationChars", options.maxObservationChars, 4000);

@@ -294,4 +294,19 @@ describe("ReAct", () => {
     const Clash = Signature.define({ name: "Clash", input: { trajectory: z.string() }, output: { answer: z.string() } });
     expect(() => new ReAct(Clash)).toThrow(/declares an input "trajectory"/);
   });
+
+  it("rejects an output named history, which it would overwrite with its own", () => {
+    const WithHistory = Signature.define({ name: "WithHistory", input: { q: z.string() }, output: { history: z.string() } });
+    let error: unknown;
+    try {
+      new ReAct(WithHistory, { tools: [add] });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).field).toBe("history");
+    expect((error as Error).message).toBe(
+      'ReAct: WithHistory declares an output "history", but ReAct puts its own "history" on the result; rename the field',
+    );
+  });
 });
