@@ -2,7 +2,8 @@ import { decode, encode } from "@toon-format/toon";
 import type { z } from "zod";
 import { ToonDecodeError } from "../errors.js";
 import type { Shape } from "../signature/signature.js";
-import { DATE_HINT, DATETIME_HINT, INSTANT_HINT, describeType, resolve } from "../convert/kind.js";
+import { DATE_HINT, DATETIME_HINT, INSTANT_HINT, resolve } from "../signature/kind.js";
+import { PLAIN, renderType, type TypeFormat } from "../signature/type-text.js";
 
 /** Values in TOON, inside a ```toon fence. */
 export function toonFence(values: Record<string, unknown>): string {
@@ -25,40 +26,58 @@ export function parseToonReply(raw: string): unknown {
   }
 }
 
+/** Placeholder words: the wire form of dates, `a|b` for choices, plain words for the rest. */
+const PLACEHOLDER: TypeFormat = {
+  ...PLAIN,
+  leaf(k) {
+    switch (k.kind) {
+      case "date":
+        return DATE_HINT;
+      case "datetime":
+        return DATETIME_HINT;
+      case "instant":
+        return INSTANT_HINT;
+      case "enum":
+      case "literal":
+        return k.values.map(String).join("|");
+      default:
+        return PLAIN.leaf(k);
+    }
+  },
+  recursive: (_r, first) => `same fields as "${first}"`,
+};
+
 /** A placeholder for one value of `schema`, for the output template (`<positive|negative>`, `<integer>`). */
-function placeholder(schema: z.ZodType): string {
-  const r = resolve(schema);
-  const k = r.kind;
-  let text: string;
-  if (k.kind === "date") text = DATE_HINT;
-  else if (k.kind === "datetime") text = DATETIME_HINT;
-  else if (k.kind === "instant") text = INSTANT_HINT;
-  else if (k.kind === "enum" || k.kind === "literal") text = k.values.map(String).join("|");
-  else if (k.kind === "number") text = k.int ? "integer" : "number";
-  else text = describeType(r.base);
-  return `<${text}${r.optional || r.nullable ? " or null" : ""}>`;
+function placeholder(schema: z.ZodType, name: string, stack: Map<object, string>): string {
+  return `<${renderType(schema, PLACEHOLDER, name, stack)}>`;
 }
 
 /**
  * The output template shown to the model in data format TOON: each field with a placeholder,
- * arrays of objects in TOON's tabular form.
+ * arrays of objects in TOON's tabular form. A struct met again inside itself is written as a
+ * placeholder naming the field that already shows its fields.
  */
-export function toonTemplate(shape: Shape, indent = ""): string {
+export function toonTemplate(shape: Shape, indent = "", stack = new Map<object, string>()): string {
   const lines: string[] = [];
   for (const [name, schema] of Object.entries(shape)) {
-    const k = resolve(schema).kind;
-    if (k.kind === "object") {
-      lines.push(`${indent}${name}:`, toonTemplate(k.shape, indent + "  "));
+    const r = resolve(schema);
+    const k = r.kind;
+    if (k.kind === "object" && !stack.has(r.base)) {
+      stack.set(r.base, name);
+      lines.push(`${indent}${name}:`, toonTemplate(k.shape, indent + "  ", stack));
+      stack.delete(r.base);
     } else if (k.kind === "array") {
-      const el = resolve(k.element).kind;
-      if (el.kind === "object") {
-        lines.push(`${indent}${name}[N]{${Object.keys(el.shape).join(",")}}:`);
-        lines.push(`${indent}  ${Object.values(el.shape).map(placeholder).join(",")}`);
+      const el = resolve(k.element);
+      if (el.kind.kind === "object" && !stack.has(el.base)) {
+        stack.set(el.base, name);
+        lines.push(`${indent}${name}[N]{${Object.keys(el.kind.shape).join(",")}}:`);
+        lines.push(`${indent}  ${Object.entries(el.kind.shape).map(([n, s]) => placeholder(s, n, stack)).join(",")}`);
+        stack.delete(el.base);
       } else {
-        lines.push(`${indent}${name}[N]: ${placeholder(k.element)},...`);
+        lines.push(`${indent}${name}[N]: ${placeholder(k.element, name, stack)},...`);
       }
     } else {
-      lines.push(`${indent}${name}: ${placeholder(schema)}`);
+      lines.push(`${indent}${name}: ${placeholder(schema, name, stack)}`);
     }
   }
   return lines.join("\n");

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import type { Shape } from "./signature.js";
 import { descriptionOf } from "./fields.js";
-import { DATE_HINT, DATETIME_HINT, INSTANT_HINT, resolve } from "../convert/kind.js";
+import { DATE_HINT, DATETIME_HINT, INSTANT_HINT } from "./kind.js";
+import { group, renderType, type TypeFormat, type Walk } from "./type-text.js";
 
 // Renders BAML-style class declarations for the prompt (no BAML package: the model only reads it).
 // Nested structs become their own `class` blocks, emitted before the class that uses them.
@@ -11,6 +12,8 @@ interface Context {
   names: Map<object, string>;
   taken: Set<string>;
   blocks: string[];
+  /** Date formats met while writing the current field line. */
+  hints: Set<string>;
 }
 
 function pascalCase(name: string): string {
@@ -42,79 +45,67 @@ function quote(text: string): string {
   return JSON.stringify(text);
 }
 
-/** Wraps a union so a suffix (`[]`, `?`) applies to all of it. */
-function group(type: string): string {
-  return type.includes(" | ") ? `(${type})` : type;
-}
 
-/** The BAML type of a schema; date formats found along the way go into `hints`. */
-function typeOf(schema: z.ZodType, hintName: string, ctx: Context, hints: Set<string>): string {
-  const r = resolve(schema);
-  const k = r.kind;
-  let type: string;
-  switch (k.kind) {
-    case "string":
-      type = "string";
-      break;
-    case "number":
-      type = k.int ? "int" : "float";
-      break;
-    case "boolean":
-      type = "bool";
-      break;
-    case "date":
-      hints.add(DATE_HINT);
-      type = "string";
-      break;
-    case "datetime":
-      hints.add(DATETIME_HINT);
-      type = "string";
-      break;
-    case "instant":
-      hints.add(`${INSTANT_HINT} (UTC)`);
-      type = "string";
-      break;
-    case "enum":
-    case "literal":
-      type = k.values.map((v) => (typeof v === "string" ? quote(v) : String(v))).join(" | ");
-      break;
-    case "array":
-      type = `${group(typeOf(k.element, singular(hintName), ctx, hints))}[]`;
-      break;
-    case "record":
-      type = `map<string, ${typeOf(k.value, hintName, ctx, hints)}>`;
-      break;
-    case "object":
-      type = classFor(r.base, k.shape, metaId(r.base) ?? metaId(schema) ?? pascalCase(hintName), ctx);
-      break;
-    case "union":
-      type = k.options.map((o, i) => typeOf(o, `${hintName}${i === 0 ? "" : i + 1}`, ctx, hints)).join(" | ");
-      break;
-    case "null":
-      type = "null";
-      break;
-    default:
-      type = "json";
-  }
-  if (r.optional || r.nullable) return type.includes(" | ") ? `${type} | null` : `${type}?`;
-  return type;
+/** BAML types, for one render: structs become named classes declared in `ctx`. */
+function bamlFormat(ctx: Context): TypeFormat {
+  const format: TypeFormat = {
+    leaf(k) {
+      switch (k.kind) {
+        case "string":
+          return "string";
+        case "number":
+          return k.int ? "int" : "float";
+        case "boolean":
+          return "bool";
+        case "date":
+          ctx.hints.add(DATE_HINT);
+          return "string";
+        case "datetime":
+          ctx.hints.add(DATETIME_HINT);
+          return "string";
+        case "instant":
+          ctx.hints.add(`${INSTANT_HINT} (UTC)`);
+          return "string";
+        case "enum":
+        case "literal":
+          return k.values.map((v) => (typeof v === "string" ? quote(v) : String(v))).join(" | ");
+        case "null":
+          return "null";
+        default:
+          return "json";
+      }
+    },
+    array: (element) => `${group(element)}[]`,
+    record: (value) => `map<string, ${value}>`,
+    object: (r, schema, name, walk) =>
+      classFor(r.base, r.kind.shape, metaId(r.base) ?? metaId(schema) ?? pascalCase(name), ctx, walk),
+    union: (options) => options.join(" | "),
+    // Registered before its fields render, so a recursive struct refers to itself by name.
+    recursive: (r) => ctx.names.get(r.base) as string,
+    wrap: (type, r) => (r.optional || r.nullable ? (type.includes(" | ") ? `${type} | null` : `${type}?`) : type),
+    elementName: singular,
+  };
+  return format;
 }
 
 /** Declares (once) the class of a struct and returns its name. */
-function classFor(key: object, shape: Shape, wanted: string, ctx: Context): string {
+function classFor(key: object, shape: Shape, wanted: string, ctx: Context, walk: Walk): string {
   const known = ctx.names.get(key);
   if (known !== undefined) return known;
   const name = uniqueName(ctx, wanted);
-  // Registered before the fields render, so a recursive struct refers to itself by name.
   ctx.names.set(key, name);
-  const lines = Object.entries(shape).map(([field, schema]) => fieldLine(field, schema, ctx));
+  const lines = Object.entries(shape).map(([field, schema]) => fieldLine(field, schema, ctx, walk));
   ctx.blocks.push(`class ${name} {\n${lines.join("\n")}${lines.length > 0 ? "\n" : ""}}`);
   return name;
 }
 
-function fieldLine(field: string, schema: z.ZodType, ctx: Context): string {
-  const hints = new Set<string>();
-  const type = typeOf(schema, field, ctx, hints);
+/** `  field type @description("...") // date formats`; date hints are collected per line. */
+function fieldLine(field: string, schema: z.ZodType, ctx: Context, walk: Walk): string {
+  const outer = ctx.hints;
+  ctx.hints = new Set();
+  const type = walk(schema, field);
+  const hints = ctx.hints;
+  ctx.hints = outer;
   const description = descriptionOf(schema);
   let line = `  ${field} ${type}`;
   if (description !== undefined) line += ` @description(${quote(description)})`;
@@ -127,7 +118,8 @@ function fieldLine(field: string, schema: z.ZodType, ctx: Context): string {
  * class per nested struct.
  */
 export function renderBaml(className: string, shape: Shape): string {
-  const ctx: Context = { names: new Map(), taken: new Set(), blocks: [] };
-  classFor(shape, shape, className, ctx);
+  const ctx: Context = { names: new Map(), taken: new Set(), blocks: [], hints: new Set() };
+  const format = bamlFormat(ctx);
+  classFor(shape, shape, className, ctx, (schema, name) => renderType(schema, format, name));
   return ctx.blocks.join("\n\n");
 }

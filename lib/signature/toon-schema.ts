@@ -1,7 +1,8 @@
 import type { z } from "zod";
 import type { Shape } from "./signature.js";
 import { descriptionOf, unwrap } from "./fields.js";
-import { DATE_HINT, DATETIME_HINT, INSTANT_HINT, resolve, type Kind } from "../convert/kind.js";
+import { DATE_HINT, DATETIME_HINT, INSTANT_HINT, resolve } from "./kind.js";
+import { group, isLeaf, renderType, type TypeFormat } from "./type-text.js";
 
 // A compact field summary that replaces the JSON Schema block when the schema format is TOON:
 //
@@ -16,49 +17,41 @@ import { DATE_HINT, DATETIME_HINT, INSTANT_HINT, resolve, type Kind } from "../c
 
 const INDENT = "  ";
 
-/** A one-line type for scalars, or undefined for structures rendered over several lines. */
-function scalarType(k: Kind): string | undefined {
-  switch (k.kind) {
-    case "string":
-      return "string";
-    case "number":
-      return k.int ? "integer" : "number";
-    case "boolean":
-      return "boolean";
-    case "date":
-      return `date (${DATE_HINT})`;
-    case "datetime":
-      return `date-time (${DATETIME_HINT})`;
-    case "instant":
-      return `instant (${INSTANT_HINT})`;
-    case "enum":
-    case "literal":
-      return k.values.map((v) => JSON.stringify(v)).join(" | ");
-    case "null":
-      return "null";
-    case "any":
-      return "any";
-    default:
-      return undefined;
-  }
-}
-
-/** One-line description of any type (structures abbreviated), used inside unions and records. */
-function inlineType(schema: z.ZodType, depth: number): string {
-  const r = resolve(schema);
-  const k = r.kind;
-  const scalar = scalarType(k);
-  let text: string;
-  if (scalar !== undefined) text = scalar;
-  else if (depth > 3) text = "…";
-  else if (k.kind === "array") text = `${inlineType(k.element, depth + 1)}[]`;
-  else if (k.kind === "record") text = `{<key>: ${inlineType(k.value, depth + 1)}}`;
-  else if (k.kind === "object") {
-    text = `{${Object.entries(k.shape).map(([n, s]) => `${n}${marker(s)}: ${inlineType(s, depth + 1)}`).join(", ")}}`;
-  } else if (k.kind === "union") text = k.options.map((o) => inlineType(o, depth + 1)).join(" | ");
-  else text = "any";
-  return r.nullable ? `${text} | null` : text;
-}
+/** One-line types; structures inside unions, records and lists are written inline as `{a: T, b?: U}`. */
+const TOON_TYPES: TypeFormat = {
+  leaf(k) {
+    switch (k.kind) {
+      case "string":
+        return "string";
+      case "number":
+        return k.int ? "integer" : "number";
+      case "boolean":
+        return "boolean";
+      case "date":
+        return `date (${DATE_HINT})`;
+      case "datetime":
+        return `date-time (${DATETIME_HINT})`;
+      case "instant":
+        return `instant (${INSTANT_HINT})`;
+      case "enum":
+      case "literal":
+        return k.values.map((v) => JSON.stringify(v)).join(" | ");
+      case "null":
+        return "null";
+      default:
+        return "any";
+    }
+  },
+  array: (element) => `${group(element)}[]`,
+  record: (value) => `{<key>: ${value}}`,
+  object: (r, _schema, _name, walk) =>
+    `{${Object.entries(r.kind.shape).map(([n, s]) => `${n}${marker(s)}: ${walk(s, n)}`).join(", ")}}`,
+  union: (options) => options.join(" | "),
+  recursive: (_r, first) => `(same fields as "${first}")`,
+  // Optional is the `?` after the field name; only null is part of the type.
+  wrap: (text, r) => (r.nullable ? `${text} | null` : text),
+  maxDepth: 3,
+};
 
 function marker(schema: z.ZodType): string {
   const u = unwrap(schema);
@@ -81,7 +74,7 @@ function suffix(schema: z.ZodType, note?: string, optionalWord = false): string 
 
 /** Whether every field of a struct is a scalar: only then can TOON write its array as a table. */
 function isFlat(shape: Shape): boolean {
-  return Object.values(shape).every((s) => scalarType(resolve(s).kind) !== undefined);
+  return Object.values(shape).every((s) => isLeaf(resolve(s).kind));
 }
 
 function renderFields(shape: Shape, indent: string, lines: string[], stack: Map<object, string>): void {
@@ -123,10 +116,10 @@ function renderField(name: string, schema: z.ZodType, indent: string, lines: str
       stack.delete(el.base);
       return;
     }
-    lines.push(`${indent}${name}[N]: ${inlineType(k.element, 1)}${suffix(schema, "comma-separated", true)}`);
+    lines.push(`${indent}${name}[N]: ${renderType(k.element, TOON_TYPES, name, stack)}${suffix(schema, "comma-separated", true)}`);
     return;
   }
-  lines.push(`${head}: ${inlineType(schema, 0).replace(/ \| null$/, "")}${tail}`);
+  lines.push(`${head}: ${renderType(schema, TOON_TYPES, name, stack).replace(/ \| null$/, "")}${tail}`);
 }
 
 /** The TOON field summary of a shape: one field per line, in declaration order. */

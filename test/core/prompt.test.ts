@@ -55,4 +55,19 @@ describe("Prompt", () => {
     expect(system).toContain("due: <YYYY-MM-DD>");
     expect(system).toContain("note: <string or null>");
   });
+
+  it("stops at a recursive struct in the TOON output template with a reference to its fields", () => {
+    type Category = { name: string; parent: Category | null };
+    const Category: z.ZodType<Category> = z.lazy(() => z.object({ name: z.string(), parent: Category.nullable() }));
+    const Node = z.object({
+      label: z.string(),
+      get next() {
+        return Node.optional();
+      },
+    });
+    const S = Signature.define({ name: "Tree", output: { category: Category, head: Node } });
+    const system = Prompt.fromSignature(S, { dataFormat: "toon" }).system();
+    expect(system).toContain('category:\n  name: <string>\n  parent: <same fields as "category" or null>\n');
+    expect(system).toContain('head:\n  label: <string>\n  next: <same fields as "head" or null>\n');
+  });
 });

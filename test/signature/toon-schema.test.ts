@@ -51,4 +51,16 @@ describe("renderToonSchema", () => {
     expect(text).toContain("tree:\n  name: string\n  children[N]:");
     expect(text).toContain('fields of "tree"');
   });
+
+  it("groups a union before [] so the list applies to all of it", () => {
+    const text = renderToonSchema({ lookup: z.record(z.string(), z.array(z.enum(["a", "b"]))) });
+    expect(text).toBe('lookup: {<key>: ("a" | "b")[]}');
+  });
+
+  it("refers back to a struct that contains itself inside an inline type", () => {
+    const Node: z.ZodType = z.object({ id: z.number(), get next() { return z.record(z.string(), Node); } });
+    expect(renderToonSchema({ index: z.record(z.string(), Node) })).toBe(
+      'index: {<key>: {id: number, next: {<key>: (same fields as "index")}}}',
+    );
+  });
 });
