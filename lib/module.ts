@@ -122,26 +122,36 @@ export abstract class Module<I = any, O = any> {
     return this;
   }
 
-  /** A deep copy: sub-modules and predictors are copied, models and tools are shared. */
+  /**
+   * A deep copy: sub-modules and predictors are copied, models and tools are shared. Whatever is
+   * reachable twice is copied once, so a sub-module shared by two properties stays shared and a
+   * back-reference to a parent points at the parent's copy.
+   */
   clone(): this {
-    const copy = Object.create(Object.getPrototypeOf(this)) as this;
-    for (const [key, value] of Object.entries(this)) {
-      (copy as Record<string, unknown>)[key] = cloneValue(value);
-    }
-    return copy;
+    return cloneValue(this, new Map()) as this;
   }
 }
 
-function cloneValue(value: unknown): unknown {
-  if (value instanceof Module) return value.clone();
-  if (Array.isArray(value)) return value.map(cloneValue);
-  if (value instanceof Map) return new Map([...value].map(([k, v]) => [k, cloneValue(v)]));
-  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = cloneValue(v);
+/** Copies modules, arrays, maps and plain objects; `copies` maps each original already copied to its copy. */
+function cloneValue(value: unknown, copies: Map<object, unknown>): unknown {
+  if (value === null || typeof value !== "object") return value;
+  const done = copies.get(value);
+  if (done !== undefined) return done;
+  if (value instanceof Map) {
+    const out = new Map<unknown, unknown>();
+    copies.set(value, out);
+    for (const [k, v] of value) out.set(k, cloneValue(v, copies));
     return out;
   }
-  return value;
+  let out: Record<string, unknown>;
+  if (value instanceof Module) out = Object.create(Object.getPrototypeOf(value) as object) as Record<string, unknown>;
+  else if (Array.isArray(value)) out = new Array(value.length) as unknown as Record<string, unknown>;
+  else if (Object.getPrototypeOf(value) === Object.prototype) out = {};
+  else return value;
+  // Registered before the fields are copied, so a cycle back to `value` finds the copy.
+  copies.set(value, out);
+  for (const [k, v] of Object.entries(value)) out[k] = cloneValue(v, copies);
+  return out;
 }
 
 function defaultExample(d: PredictorState["demos"][number]): FewShotExample {

@@ -113,6 +113,46 @@ describe("Module", () => {
     await b.call({ text: "x" }, { lm });
     expect(lm.requests[0]!.messages[0]!.content).toContain("Clone instruction.");
   });
+
+  it("clones a module with a back-reference to its parent, pointing the copy at the copied parent", () => {
+    class Child extends Module {
+      parent: Module | undefined;
+      inner = new Predict(Classify);
+      async forward() { return {}; }
+    }
+    class Parent extends Module {
+      child = new Child();
+      async forward() { return {}; }
+    }
+    const a = new Parent();
+    a.child.parent = a;
+    const b = a.clone();
+    expect(b.child).not.toBe(a.child);
+    expect(b.child.parent).toBe(b);
+    expect(b.child.inner).not.toBe(a.child.inner);
+    expect(b.namedPredictors().map(([path]) => path)).toEqual(["child.inner"]);
+  });
+
+  it("keeps one sub-module shared by two properties (or an array and a map) as one copy", () => {
+    class Shared extends Module {
+      first = new Predict(Classify);
+      second = this.first;
+      list = [this.first];
+      byName = new Map([["p", this.first]]);
+      settings = { predictor: this.first };
+      async forward() { return {}; }
+    }
+    const a = new Shared();
+    const b = a.clone();
+    expect(b.first).not.toBe(a.first);
+    expect(b.second).toBe(b.first);
+    expect(b.list[0]).toBe(b.first);
+    expect(b.byName.get("p")).toBe(b.first);
+    expect(b.settings.predictor).toBe(b.first);
+    b.first.instruction = "tuned";
+    expect(b.second.instruction).toBe("tuned");
+    expect(a.first.instruction).toBe("Classify the sentiment.");
+  });
 });
 
 describe("LM resolution order", () => {
