@@ -50,8 +50,20 @@ export { estimateCost } from "./lm/prices.js";
 export { BaseLM } from "./lm/base.js";
 export type { LanguageModel, LMRequest, LMResponse, ChatMessage, SchemaFormat, DataFormat, TokenUsage } from "./lm/types.js";
 
+export { Evaluation } from "./evaluate/evaluation.js";
+export type { EvaluationOptions, EvaluateArgs, ReportOf } from "./evaluate/evaluation.js";
+export { EvaluationReport } from "./evaluate/report.js";
+export type { ConfusionMatrix, EvaluationSummary } from "./evaluate/report.js";
+export type { LabelStats } from "./evaluate/metrics.js";
+export type { ExampleOutcome } from "./evaluate/run-example.js";
+export type { BuiltinMetricName, MetricSpec } from "./evaluate/scoring.js";
+export { defaultMetric } from "./evaluate/metric.js";
+export type { Metric, MetricResult, MetricScore } from "./evaluate/metric.js";
+
 export { LabStore } from "./store/lab-store.js";
 export type { RunFilter, StartRun, FinishRun, LabStoreOptions } from "./store/lab-store.js";
+export { Registry } from "./store/registry.js";
+export type { RegistryOptions, StoreOptions, LoadOptions, StoredVersion } from "./store/registry.js";
 export type {
   RunKind, RunStatus, RunSummary, EvaluationRow, EvaluationRun, Trial, OptimizationRun, LabRun, RegistryVersion,
 } from "./store/records.js";

@@ -13,3 +13,62 @@ export type Metric = (
   prediction: Record<string, unknown>,
   trace?: readonly TraceEntry[],
 ) => MetricResult | Promise<MetricResult>;
+
+/** A metric's result as a number and optional feedback; booleans count 1/0. */
+export interface MetricScore {
+  score: number;
+  feedback: string | undefined;
+}
+
+/**
+ * Reads what a metric returned. Throws `TypeError` for anything but a finite score in [0, 1] (or a
+ * boolean), so a metric that returns NaN, 7 or a string is caught where it is scored.
+ */
+export function metricScore(result: MetricResult, metricName: string): MetricScore {
+  const isObject = typeof result === "object" && result !== null;
+  const raw: unknown = isObject ? (result as { score: unknown }).score : result;
+  const feedback = isObject && typeof (result as { feedback?: unknown }).feedback === "string" ? (result as { feedback: string }).feedback : undefined;
+  const score = typeof raw === "boolean" ? (raw ? 1 : 0) : raw;
+  if (typeof score !== "number" || !Number.isFinite(score) || score < 0 || score > 1) {
+    throw new TypeError(
+      `Metric "${metricName}" returned ${describe(raw)}; expected a number in [0, 1], a boolean, or { score, feedback }`,
+    );
+  }
+  return { score, feedback };
+}
+
+/** The JSON form of a value, with object keys sorted, so equal values compare equal as text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
+    return sorted;
+  }) ?? "undefined";
+}
+
+/** Whether two output values are equal in their JSON form (dates compare by their ISO text). */
+export function sameValue(a: unknown, b: unknown): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+/**
+ * The default metric: true when every expected output field of the example equals the prediction's
+ * value (compared in JSON form, so a `Temporal.PlainDate` equals its "YYYY-MM-DD" text).
+ */
+export function defaultMetric(example: FewShotExample, prediction: Record<string, unknown>): boolean {
+  for (const [field, expected] of Object.entries(example.output)) {
+    if (!sameValue(prediction?.[field], expected)) return false;
+  }
+  return true;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "number") return String(value);
+  if (value === undefined) return "undefined";
+  try {
+    return `${typeof value} ${JSON.stringify(value)}`;
+  } catch {
+    return typeof value;
+  }
+}

@@ -2,6 +2,7 @@ import { LMError, TypelmError } from "../errors.js";
 import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { classifyFailure, type Failure } from "./failure.js";
 import type { LMPolicy } from "./policy.js";
+import { signalRateLimited, signalSucceeded } from "./rate-signal.js";
 
 export interface RetryTarget {
   provider: string;
@@ -40,6 +41,7 @@ export async function withRetry<T>(target: RetryTarget, policy: Readonly<LMPolic
           provider: target.provider, model: target.model, attempt: number, ok: true, status: 200,
           durationMs: performance.now() - started,
         });
+        signalSucceeded();
         return { done: true as const, value };
       } catch (error) {
         const failure = classifyFailure(error, timedOut);
@@ -50,6 +52,8 @@ export async function withRetry<T>(target: RetryTarget, policy: Readonly<LMPolic
           durationMs: performance.now() - started, failure: failure.kind, retryable: failure.retryable,
           willRetry, delayMs, error: failure.message,
         });
+        // An evaluation listening in lowers its concurrency (lib/evaluate/rate-limiter.ts).
+        if (failure.status === 429) signalRateLimited(failure.retryAfterMs);
         // Our own errors (e.g. an OutputError for a reply without the forced tool call) pass through.
         if (error instanceof TypelmError) throw error;
         if (!willRetry) throw toLMError(target, failure, number, policy);

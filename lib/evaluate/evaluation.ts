@@ -1,0 +1,183 @@
+import { ValidationError } from "../errors.js";
+import { Instrumentation } from "../instrument/bus.js";
+import { Module } from "../module.js";
+import { FewShotExample } from "../predict/few-shot.js";
+import type { LabStore } from "../store/lab-store.js";
+import type { EvaluationRow } from "../store/records.js";
+import { describeFields } from "./fields.js";
+import { progressBar } from "./progress.js";
+import { AdaptiveConcurrency } from "./rate-limiter.js";
+import { startRecording } from "./recorder.js";
+import { EvaluationReport } from "./report.js";
+import { runExample, type ExampleOutcome } from "./run-example.js";
+import { aggregate, resolveMetrics, type MetricSpec } from "./scoring.js";
+
+export interface EvaluationOptions {
+  /** Examples run at once (default 8); lowered for a while when the provider answers 429. */
+  concurrency?: number;
+  /** A progress bar on standard error when it is a terminal (default); `false` never draws one. */
+  progress?: boolean;
+  /** Write the run and every row to the lab store as each example finishes (default true). */
+  record?: boolean;
+  /** The run's name in the lab store (default "evaluation"). */
+  name?: string;
+  /** The store to record into (default: the configured one; `null` records nothing). */
+  lab?: LabStore | null;
+}
+
+export interface EvaluateArgs<M extends MetricSpec> {
+  moduleInstance: Module;
+  testExamples: readonly FewShotExample[];
+  /** Built-in names ("accuracy", "f1_score", "exact_match", "token_f1") or metric functions; default: every expected field equal, reported as `accuracy`. */
+  metrics?: readonly M[];
+  /** Called as each example finishes, with what the row does not keep (prediction object, trace, feedback). */
+  onExample?: (outcome: ExampleOutcome) => void;
+}
+
+/** The report with each built-in metric asked for by name typed as a number. */
+export type ReportOf<M extends MetricSpec> = EvaluationReport & { readonly [K in Extract<M, string>]: number };
+
+/**
+ * Runs a module over test examples with bounded, rate-adaptive concurrency and scores every
+ * prediction. A failed example is a row with its error, scored 0 on every metric; it is never
+ * dropped and never ends the run. The module is only called, never changed.
+ */
+export class Evaluation {
+  readonly concurrency: number;
+  readonly progress: boolean | undefined;
+  readonly record: boolean;
+  readonly name: string;
+  readonly lab: LabStore | null | undefined;
+
+  constructor(options: EvaluationOptions = {}) {
+    const concurrency = options.concurrency ?? 8;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new ValidationError(`Evaluation concurrency must be a positive integer; received ${JSON.stringify(concurrency)}`, { field: "concurrency" });
+    }
+    this.concurrency = concurrency;
+    this.progress = options.progress;
+    this.record = options.record ?? true;
+    this.name = options.name ?? "evaluation";
+    this.lab = options.lab;
+  }
+
+  async evaluate<const M extends MetricSpec = "accuracy">(args: EvaluateArgs<M>): Promise<ReportOf<M>> {
+    const { moduleInstance, onExample } = args;
+    if (!(moduleInstance instanceof Module)) {
+      throw new ValidationError("Evaluation.evaluate: moduleInstance must be a Module (Predict, ChainOfThought, your own Module subclass ...)", { field: "moduleInstance" });
+    }
+    const examples = checkExamples(args.testExamples);
+    const fields = describeFields(moduleInstance, examples);
+    const metrics = resolveMetrics(args.metrics, fields);
+    const metricNames = metrics.map((m) => m.name);
+    const total = examples.length;
+    const recorder = await startRecording(this.record, this.lab, this.name, {
+      module: moduleInstance.constructor.name, metrics: metricNames, concurrency: this.concurrency, examples: total,
+    });
+    const { runId } = recorder;
+    const started = performance.now();
+    Instrumentation.emit("evaluation.start", { runId, name: this.name, total, concurrency: this.concurrency, metrics: metricNames });
+
+    const limiter = new AdaptiveConcurrency(this.concurrency);
+    const bar = progressBar(this.progress, total, this.name);
+    const rows: EvaluationRow[] = new Array(total);
+    const feedback: Record<string, string>[] = new Array(total);
+    let done = 0, failures = 0, scoreSum = 0, cost = 0, inputTokens = 0, outputTokens = 0;
+    let callbackError: { error: unknown } | undefined;
+
+    const finished = (outcome: ExampleOutcome): void => {
+      const { row } = outcome;
+      rows[row.index] = row;
+      feedback[row.index] = outcome.feedback;
+      done++;
+      if (row.error !== null) failures++;
+      scoreSum += row.scores[metricNames[0]!] ?? 0;
+      cost += row.cost;
+      inputTokens += row.inputTokens;
+      outputTokens += row.outputTokens;
+      recorder.example(row);
+      const score = scoreSum / done;
+      Instrumentation.emit("evaluation.example", {
+        runId, name: this.name, index: row.index, exampleId: row.exampleId, error: row.error, scores: row.scores,
+        durationMs: row.durationMs, done, total, score, failures, cost, inputTokens, outputTokens, concurrency: limiter.limit,
+      });
+      bar.update(done, { score, failures, cost });
+      try {
+        onExample?.(outcome);
+      } catch (error) {
+        callbackError ??= { error };
+      }
+    };
+
+    try {
+      const pending: Promise<void>[] = [];
+      for (let i = 0; i < total; i++) {
+        await limiter.acquire();
+        pending.push(runExample(moduleInstance, examples[i]!, i, metrics, limiter).then(finished));
+      }
+      await Promise.all(pending);
+      if (callbackError !== undefined) throw callbackError.error;
+    } catch (error) {
+      // Only a throwing `onExample` (or a bug) gets here: examples themselves never throw.
+      bar.stop();
+      const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      recorder.finish({ ok: false, score: null, summary: { done, failures }, error: message });
+      Instrumentation.emit("evaluation.end", { runId, name: this.name, ok: false, error: message, done, total });
+      throw error;
+    }
+    bar.stop();
+
+    const values: Record<string, number> = {};
+    for (const metric of metrics) values[metric.name] = aggregate(metric, rows, fields);
+    const durationMs = performance.now() - started;
+    const failed = rows.filter((r) => r.error !== null);
+    const summary = { metrics: values, failures: failed.length, total, inputTokens, outputTokens, cost, durationMs };
+    recorder.finish({ ok: true, score: values[metricNames[0]!] ?? null, summary });
+    Instrumentation.emit("evaluation.end", {
+      runId, name: this.name, ok: true, ...summary, maxConcurrency: limiter.maxRunning, concurrencyDecreases: limiter.decreases,
+      recordError: recorder.failure,
+    });
+    return new EvaluationReport(
+      { metrics: values, results: rows, failures: failed, feedback, inputTokens, outputTokens, cost, durationMs, runId },
+      fields,
+    ) as ReportOf<M>;
+  }
+}
+
+/** The examples as `FewShotExample`s, or a `ValidationError` saying which one is wrong and how. */
+function checkExamples(given: readonly FewShotExample[]): FewShotExample[] {
+  if (!Array.isArray(given)) {
+    throw new ValidationError(`Evaluation.evaluate: testExamples must be an array of FewShotExample; received ${typeof given}`, { field: "testExamples" });
+  }
+  if (given.length === 0) {
+    throw new ValidationError("Evaluation.evaluate: testExamples is empty; expected at least one FewShotExample with expected outputs", { field: "testExamples" });
+  }
+  const examples = given.map((e, i) => {
+    const example = e instanceof FewShotExample ? e : FewShotExample.fromJSON(e);
+    if (Object.keys(example.output).length === 0) {
+      throw new ValidationError(
+        `testExamples[${i}]${idText(example)} has no expected output fields; expected e.g. output: { label: "..." } to compare predictions with`,
+        { field: `testExamples[${i}].output` },
+      );
+    }
+    return example;
+  });
+  const fieldNames = [...new Set(examples.flatMap((e) => Object.keys(e.output)))];
+  examples.forEach((example, i) => {
+    for (const field of fieldNames) {
+      if (!(field in example.output) || example.output[field] === undefined) {
+        const other = examples.findIndex((e) => e.output[field] !== undefined);
+        throw new ValidationError(
+          `testExamples[${i}]${idText(example)} is missing expected output field "${field}" (testExamples[${other}] has it); ` +
+            "give every example the same output fields",
+          { field: `testExamples[${i}].output.${field}` },
+        );
+      }
+    }
+  });
+  return examples;
+}
+
+function idText(example: FewShotExample): string {
+  return example.id === undefined ? "" : ` (id "${example.id}")`;
+}

@@ -1,0 +1,114 @@
+import type { RateListener } from "../lm/rate-signal.js";
+
+/** Lowest concurrency the limiter falls to: one call at a time always makes progress. */
+const MIN_LIMIT = 1;
+
+/**
+ * Bounds how many examples an evaluation runs at once, and adapts the bound to the provider's rate
+ * limit (AIMD, as TCP does for congestion):
+ * - a 429 halves the limit (multiplicative decrease), at most once per round: a 429 from an attempt
+ *   started before the last decrease says nothing new, so a burst of 429s from calls that were already
+ *   in flight together counts once;
+ * - a 429 with `retry-after` / `retry-after-ms` also holds back every new example until that time;
+ * - each successful call raises the limit by 1/limit, so one round of successes adds one slot
+ *   (additive increase), up to the configured concurrency.
+ * Examples already running when the limit falls finish; only new starts wait. The LM's own retries
+ * (lib/lm/retry.ts) keep waiting out each 429 inside a running example; the evaluation retries an
+ * example whose LM gave up on 429 after `pauseRemainingMs()`.
+ */
+export class AdaptiveConcurrency {
+  readonly max: number;
+  private current: number;
+  private running = 0;
+  private pausedUntil = 0;
+  /** Bumped at each decrease; an attempt's round is the generation when it started. */
+  private generation = 0;
+  private readonly waiters: (() => void)[] = [];
+  private wakeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Highest number of examples running at once so far. */
+  maxRunning = 0;
+  /** How many times the limit was lowered. */
+  decreases = 0;
+
+  constructor(max: number, private readonly now: () => number = Date.now) {
+    this.max = max;
+    this.current = max;
+  }
+
+  /** The number of examples allowed to run at once right now. */
+  get limit(): number {
+    return Math.max(MIN_LIMIT, Math.floor(this.current));
+  }
+
+  get inFlight(): number {
+    return this.running;
+  }
+
+  /** Milliseconds until new starts are allowed again (0 when not paused). */
+  pauseRemainingMs(): number {
+    return Math.max(0, this.pausedUntil - this.now());
+  }
+
+  /** Waits for a free slot (and the end of any `retry-after` pause), then takes it. */
+  async acquire(): Promise<void> {
+    for (;;) {
+      const pause = this.pauseRemainingMs();
+      if (pause > 0) await sleep(pause);
+      else if (this.running < this.limit) {
+        this.running++;
+        if (this.running > this.maxRunning) this.maxRunning = this.running;
+        return;
+      } else await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  release(): void {
+    this.running--;
+    this.wake();
+  }
+
+  /** A listener for one example's calls (see `withRateListener`). */
+  listener(): RateListener {
+    let round = this.generation;
+    return {
+      limited: (retryAfterMs) => {
+        if (round === this.generation) {
+          this.current = Math.max(MIN_LIMIT, this.current / 2);
+          this.generation++;
+          this.decreases++;
+        }
+        // The next attempt of this example starts after the decrease, so its 429 would be news.
+        round = this.generation;
+        if (retryAfterMs !== undefined && retryAfterMs > 0) {
+          this.pausedUntil = Math.max(this.pausedUntil, this.now() + retryAfterMs);
+        }
+      },
+      succeeded: () => {
+        round = this.generation;
+        if (this.current < this.max) {
+          this.current = Math.min(this.max, this.current + 1 / this.current);
+          this.wake();
+        }
+      },
+    };
+  }
+
+  private wake(): void {
+    if (this.pauseRemainingMs() > 0) {
+      // Waiters re-check the pause themselves once woken; wake them when it ends.
+      if (this.wakeTimer === undefined) {
+        this.wakeTimer = setTimeout(() => {
+          this.wakeTimer = undefined;
+          this.wake();
+        }, this.pauseRemainingMs());
+      }
+      return;
+    }
+    let free = this.limit - this.running;
+    while (free-- > 0 && this.waiters.length > 0) this.waiters.shift()!();
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

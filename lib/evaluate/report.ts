@@ -1,0 +1,136 @@
+import { ValidationError } from "../errors.js";
+import type { EvaluationRow } from "../store/records.js";
+import { labelOf, type FieldInfo } from "./fields.js";
+import { labelsOf, perLabel as labelStats, type LabelStats } from "./metrics.js";
+
+/** Counts of gold label (row) against predicted label (column) for one output field. */
+export interface ConfusionMatrix {
+  field: string;
+  /** Row and column order: the declared labels first (enum order), then any other seen. */
+  labels: string[];
+  /** `matrix[i][j]`: examples whose expected label is `labels[i]` and predicted label `labels[j]`. */
+  matrix: number[][];
+  /** Per expected label: examples with no predicted label (failed, or the field missing). */
+  unanswered: number[];
+}
+
+/** Everything an evaluation measured; each metric is also a property of the report itself. */
+export interface EvaluationSummary {
+  /** Metric name → value over the run, in [0, 1]. */
+  metrics: Record<string, number>;
+  /** One row per example, in the order of the examples given. */
+  results: EvaluationRow[];
+  /** The rows that failed (their `error` says why). */
+  failures: EvaluationRow[];
+  /** Per row (same order as `results`): metric name → the feedback text the metric returned. */
+  feedback: Record<string, string>[];
+  inputTokens: number;
+  outputTokens: number;
+  /** USD. */
+  cost: number;
+  durationMs: number;
+  /** The lab store run id, or null when the run was not recorded. */
+  runId: string | null;
+}
+
+/** What `Evaluation.evaluate` returns. */
+export class EvaluationReport implements EvaluationSummary {
+  readonly metrics: Record<string, number>;
+  readonly results: EvaluationRow[];
+  readonly failures: EvaluationRow[];
+  readonly feedback: Record<string, string>[];
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cost: number;
+  readonly durationMs: number;
+  readonly runId: string | null;
+  /** Set for a built-in metric when it was asked for (every metric is also `report[name]`). */
+  declare readonly accuracy?: number;
+  declare readonly f1_score?: number;
+  declare readonly exact_match?: number;
+  declare readonly token_f1?: number;
+  readonly #fields: readonly FieldInfo[];
+
+  constructor(summary: EvaluationSummary, fields: readonly FieldInfo[]) {
+    this.metrics = summary.metrics;
+    this.results = summary.results;
+    this.failures = summary.failures;
+    this.feedback = summary.feedback;
+    this.inputTokens = summary.inputTokens;
+    this.outputTokens = summary.outputTokens;
+    this.cost = summary.cost;
+    this.durationMs = summary.durationMs;
+    this.runId = summary.runId;
+    this.#fields = fields;
+    for (const [name, value] of Object.entries(summary.metrics)) {
+      // A user metric named like a report field ("results", "cost", ...) is only in `metrics`.
+      if (!(name in this)) Object.defineProperty(this, name, { value, enumerable: true });
+    }
+  }
+
+  /** The confusion matrix of a classification field (default: the first label field). */
+  confusion(field?: string): ConfusionMatrix {
+    const f = this.labelField(field, "confusion");
+    const { gold, predicted } = this.labels(f.name);
+    const labels = orderedLabels(f, gold, predicted);
+    const index = new Map(labels.map((l, i) => [l, i]));
+    const matrix = labels.map(() => labels.map(() => 0));
+    const unanswered = labels.map(() => 0);
+    gold.forEach((g, i) => {
+      const row = index.get(g)!;
+      const p = predicted[i];
+      if (p === null || p === undefined) unanswered[row]!++;
+      else matrix[row]![index.get(p)!]!++;
+    });
+    return { field: f.name, labels, matrix, unanswered };
+  }
+
+  /** Precision, recall, F1 and support per label of a classification field (default: the first label field). */
+  perLabel(field?: string): Record<string, LabelStats> {
+    const f = this.labelField(field, "perLabel");
+    const { gold, predicted } = this.labels(f.name);
+    const out: Record<string, LabelStats> = {};
+    for (const label of orderedLabels(f, gold, predicted)) out[label] = labelStats(gold, predicted, label);
+    return out;
+  }
+
+  toJSON(): EvaluationSummary {
+    return {
+      metrics: this.metrics, results: this.results, failures: this.failures, feedback: this.feedback,
+      inputTokens: this.inputTokens, outputTokens: this.outputTokens, cost: this.cost, durationMs: this.durationMs, runId: this.runId,
+    };
+  }
+
+  private labels(field: string): { gold: string[]; predicted: (string | null)[] } {
+    return {
+      gold: this.results.map((r) => labelOf(r.expected[field]) ?? ""),
+      predicted: this.results.map((r) => (r.error === null && r.prediction !== null ? labelOf(r.prediction[field]) : null)),
+    };
+  }
+
+  private labelField(field: string | undefined, method: string): FieldInfo {
+    const labelFields = this.#fields.filter((f) => f.label);
+    if (field === undefined) {
+      const first = labelFields[0];
+      if (first !== undefined) return first;
+      throw new ValidationError(
+        `report.${method}(): no classification field among the expected outputs (${this.#fields.map((f) => f.name).join(", ") || "none"}); ` +
+          "expected an enum, boolean or single-word label field. Pass the field name to use another.",
+        { field: "field" },
+      );
+    }
+    const found = this.#fields.find((f) => f.name === field);
+    if (found === undefined) {
+      throw new ValidationError(
+        `report.${method}("${field}"): no such expected output field; the examples have: ${this.#fields.map((f) => f.name).join(", ")}`,
+        { field },
+      );
+    }
+    return found;
+  }
+}
+
+function orderedLabels(f: FieldInfo, gold: readonly string[], predicted: readonly (string | null)[]): string[] {
+  const seen = labelsOf(gold, predicted);
+  return [...new Set([...(f.labels ?? []), ...seen])];
+}

@@ -1,0 +1,125 @@
+import { LMError } from "../errors.js";
+import { withRateListener } from "../lm/rate-signal.js";
+import { emptyUsage, trackUsage } from "../lm/usage-scope.js";
+import type { Module } from "../module.js";
+import type { FewShotExample } from "../predict/few-shot.js";
+import { withTrace, type TraceEntry } from "../predict/trace.js";
+import type { EvaluationRow } from "../store/records.js";
+import type { AdaptiveConcurrency } from "./rate-limiter.js";
+import type { ResolvedMetric } from "./scoring.js";
+
+/**
+ * How many times the evaluation runs an example again after its LM gave up on 429s (each run is a
+ * full series of the LM's own retries), before recording the 429 as the example's failure.
+ */
+export const MAX_RATE_LIMIT_RERUNS = 20;
+/** Wait before re-running a rate-limited example when the server named no time (doubles each rerun). */
+const RERUN_BASE_MS = 250;
+const RERUN_MAX_MS = 10_000;
+
+/** One example's outcome: its row, plus what the row does not keep (for optimizers). */
+export interface ExampleOutcome {
+  row: EvaluationRow;
+  /** What the module returned, or null when it failed. */
+  prediction: Record<string, unknown> | null;
+  /** The predictor calls made for this example (the last run's, when it was re-run). */
+  trace: TraceEntry[];
+  /** Metric name → feedback text, for metrics that gave some. */
+  feedback: Record<string, string>;
+}
+
+/**
+ * Runs one example while holding a limiter slot (acquired by the caller, released here): calls the
+ * module with usage, trace and rate-limit scopes around it, re-runs it after a wait when its LM gave
+ * up on 429, then scores it. Never throws: every failure becomes the row's `error` with all scores 0.
+ */
+export async function runExample(
+  moduleInstance: Module, example: FewShotExample, index: number, metrics: readonly ResolvedMetric[], limiter: AdaptiveConcurrency,
+): Promise<ExampleOutcome> {
+  const started = performance.now();
+  const usage = emptyUsage();
+  let trace: TraceEntry[] = [];
+  let value: unknown;
+  let error: unknown;
+  let failedMetric: string | undefined;
+  let holding = true;
+  try {
+    for (let rerun = 0; ; rerun++) {
+      trace = [];
+      error = undefined;
+      try {
+        value = await trackUsage(usage, () => withRateListener(limiter.listener(), async () =>
+          (await withTrace(() => moduleInstance.call(example.input), trace)).result));
+        break;
+      } catch (caught) {
+        error = caught;
+        if (!isRateLimited(caught) || rerun >= MAX_RATE_LIMIT_RERUNS) break;
+        limiter.release();
+        holding = false;
+        await sleep(limiter.pauseRemainingMs() || Math.min(RERUN_BASE_MS * 2 ** rerun, RERUN_MAX_MS));
+        await limiter.acquire();
+        holding = true;
+      }
+    }
+  } finally {
+    if (holding) limiter.release();
+  }
+
+  const scores: Record<string, number> = {};
+  const feedback: Record<string, string> = {};
+  let prediction: Record<string, unknown> | null = null;
+  let rowPrediction: Record<string, unknown> | null = null;
+  if (error === undefined) {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      error = new TypeError(`${moduleInstance.constructor.name}.call returned ${typeof value}; expected an object of output fields`);
+    } else {
+      prediction = value as Record<string, unknown>;
+      rowPrediction = JSON.parse(JSON.stringify(prediction)) as Record<string, unknown>;
+    }
+  }
+  if (error === undefined && prediction !== null) {
+    for (const metric of metrics) {
+      try {
+        const result = await metric.score(example, prediction, trace);
+        scores[metric.name] = result.score;
+        if (result.feedback !== undefined) feedback[metric.name] = result.feedback;
+      } catch (caught) {
+        error = caught;
+        failedMetric = metric.name;
+        break;
+      }
+    }
+  }
+  if (error !== undefined) for (const metric of metrics) scores[metric.name] = 0;
+
+  const row: EvaluationRow = {
+    index,
+    exampleId: example.id ?? null,
+    inputs: JSON.parse(JSON.stringify(example.input)) as Record<string, unknown>,
+    expected: JSON.parse(JSON.stringify(example.output)) as Record<string, unknown>,
+    prediction: rowPrediction,
+    scores,
+    error: error === undefined ? null : errorText(error, failedMetric),
+    durationMs: performance.now() - started,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    cost: usage.cost,
+  };
+  return { row, prediction: error === undefined ? prediction : null, trace, feedback };
+}
+
+function isRateLimited(error: unknown): boolean {
+  return error instanceof LMError && error.status === 429;
+}
+
+/** `Name: message`, saying which metric failed when one did. */
+function errorText(error: unknown, metricName: string | undefined): string {
+  const name = error instanceof Error ? error.name : "Error";
+  const message = error instanceof Error ? error.message : String(error);
+  const where = metricName === undefined || message.includes(`"${metricName}"`) ? "" : `metric "${metricName}" threw: `;
+  return `${name}: ${where}${message}`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
