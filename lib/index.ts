@@ -62,6 +62,8 @@ export type { Metric, MetricResult, MetricScore } from "./evaluate/metric.js";
 
 export { LabStore } from "./store/lab-store.js";
 export type { RunFilter, StartRun, FinishRun, LabStoreOptions } from "./store/lab-store.js";
+export { Registry } from "./store/registry.js";
+export type { RegistryOptions, StoreOptions, LoadOptions, StoredVersion } from "./store/registry.js";
 export type {
   RunKind, RunStatus, RunSummary, EvaluationRow, EvaluationRun, Trial, OptimizationRun, LabRun, RegistryVersion,
 } from "./store/records.js";

@@ -1,0 +1,246 @@
+import { createHash } from "node:crypto";
+import { resolve } from "node:path";
+import { globalConfig } from "../config.js";
+import { ConfigurationError, ValidationError } from "../errors.js";
+import { canonicalJson } from "../lm/cache.js";
+import { Module, type Tunable } from "../module.js";
+import { FewShotExample } from "../predict/few-shot.js";
+import type { CompiledSignature } from "../signature/compile.js";
+import { DEFAULT_STORE_PATH, openStoreSync, storeError } from "./db.js";
+import type { Database } from "./db.js";
+import { lastScore } from "./module-score.js";
+import type { RegistryVersion } from "./records.js";
+
+export interface RegistryOptions {
+  /** The SQLite file; default `c.lab.path`, else `.typelm/lab.sqlite`. */
+  path?: string;
+}
+
+export interface StoreOptions {
+  moduleInstance: Module;
+  name: string;
+  /** JSON-ready notes kept with the version; a numeric `score` here beats the module's last score. */
+  metadata?: Record<string, unknown>;
+}
+
+export interface LoadOptions<M extends Module> {
+  /** Which version; the latest by default. */
+  version?: number;
+  /** Load into this module (its predictors get the stored instructions and demos) instead of a new one. */
+  into?: M;
+}
+
+export interface StoredVersion {
+  name: string;
+  version: number;
+  createdAt: string;
+}
+
+/** What a version holds for each predictor: enough to rebuild its prompt, and to check it fits. */
+interface StoredPredictor {
+  instruction: string;
+  demos: { input: Record<string, unknown>; output: Record<string, unknown>; id?: string }[];
+  /** sha256 of the canonical JSON of the signature's field names and compiled JSON schemas. */
+  signature: string;
+  signatureName: string;
+}
+
+interface StoredState {
+  predictors: Record<string, StoredPredictor>;
+}
+
+type ModuleClass = new () => Module;
+
+/** Classes `load` may construct, by class name: registered by hand or by `store` in this process. */
+const classes = new Map<string, ModuleClass>();
+/** Copies of the modules stored by this process (a bare `Predict` cannot be rebuilt from a class name). */
+const templates = new Map<string, Module>();
+
+interface VersionRaw {
+  name: string; version: number; created_at: string; score: number | null; metadata_json: string; state_json: string;
+  module_class: string;
+}
+
+/**
+ * Stored versions of tuned modules, in the lab's SQLite file. Each version keeps every predictor's
+ * instruction, demos (with ids) and signature fingerprint; `load` rebuilds a module whose prompts are
+ * the stored one's.
+ */
+export class Registry {
+  readonly path: string;
+
+  constructor(options: RegistryOptions = {}) {
+    const lab = globalConfig.lab;
+    const configured = typeof lab === "object" && lab !== null ? lab.path : undefined;
+    const path = options.path ?? configured ?? DEFAULT_STORE_PATH;
+    this.path = path === ":memory:" ? path : resolve(path);
+  }
+
+  /** Lets `load` build `ModuleClass` (constructible with no arguments) by its class name, in any process. */
+  static register(ModuleClass: new () => Module): void {
+    if (typeof ModuleClass !== "function" || !(ModuleClass.prototype instanceof Module)) {
+      throw new ValidationError("Registry.register expects a Module subclass (class MyModule extends Module { ... })", { field: "ModuleClass" });
+    }
+    classes.set(ModuleClass.name, ModuleClass);
+  }
+
+  /** Stores a new version of `name` (1, 2, 3 ... per name) and returns it. */
+  async store({ moduleInstance, name, metadata = {} }: StoreOptions): Promise<StoredVersion> {
+    if (!(moduleInstance instanceof Module)) {
+      throw new ValidationError("registry.store expects { moduleInstance } to be a Module (Predict, ChainOfThought or your own)", { field: "moduleInstance" });
+    }
+    checkName(name);
+    const state = stateOf(moduleInstance);
+    const score = typeof metadata.score === "number" && Number.isFinite(metadata.score) ? metadata.score : lastScore(moduleInstance) ?? null;
+    const createdAt = new Date().toISOString();
+    const row = this.#use("store a module version in", (db) => db.prepare<unknown[], { version: number }>(
+      // One statement, so two processes storing the same name at once still get distinct versions.
+      `INSERT INTO registry_versions (name, version, created_at, score, metadata_json, state_json, module_class)
+       SELECT @name, COALESCE(MAX(version), 0) + 1, @created_at, @score, @metadata_json, @state_json, @module_class
+       FROM registry_versions WHERE name = @name RETURNING version`,
+    ).get({
+      name, created_at: createdAt, score, metadata_json: JSON.stringify(metadata), state_json: JSON.stringify(state),
+      module_class: moduleInstance.constructor.name,
+    }));
+    const version = row!.version;
+    templates.set(templateKey(this.path, name, version), moduleInstance.clone());
+    classes.set(moduleInstance.constructor.name, moduleInstance.constructor as ModuleClass);
+    return { name, version, createdAt };
+  }
+
+  /** Rebuilds the stored module (the latest version unless `version` is given). */
+  async load<M extends Module = Module>(name: string, options: LoadOptions<M> = {}): Promise<M> {
+    checkName(name);
+    const raw = this.#find(name, options.version);
+    const state = JSON.parse(raw.state_json) as StoredState;
+    const target = options.into ?? (this.#rebuild(raw) as M);
+    if (!(target instanceof Module)) {
+      throw new ValidationError("registry.load expects { into } to be a Module instance", { field: "into" });
+    }
+    applyState(target, state, `${name} v${raw.version}`);
+    return target;
+  }
+
+  /** Every stored version of `name`, oldest first ([] when none). */
+  async versions(name: string): Promise<RegistryVersion[]> {
+    checkName(name);
+    return this.#use("read", (db) => db.prepare<[string], VersionRaw>(
+      "SELECT * FROM registry_versions WHERE name = ? ORDER BY version",
+    ).all(name)).map((r) => ({
+      name: r.name, version: r.version, createdAt: r.created_at, score: r.score, metadata: JSON.parse(r.metadata_json) as Record<string, unknown>,
+    }));
+  }
+
+  #find(name: string, version: number | undefined): VersionRaw {
+    const raw = this.#use("read", (db) => version === undefined
+      ? db.prepare<[string], VersionRaw>("SELECT * FROM registry_versions WHERE name = ? ORDER BY version DESC LIMIT 1").get(name)
+      : db.prepare<[string, number], VersionRaw>("SELECT * FROM registry_versions WHERE name = ? AND version = ?").get(name, version));
+    if (raw !== undefined) return raw;
+    const known = this.#use("read", (db) => db.prepare<[string], { version: number }>(
+      "SELECT version FROM registry_versions WHERE name = ? ORDER BY version",
+    ).all(name)).map((r) => r.version);
+    throw new ValidationError(
+      `The registry at ${this.path} has no ${version === undefined ? "version" : `version ${version}`} of "${name}"` +
+        (known.length > 0 ? `; stored versions: ${known.join(", ")}` : "; store one first with registry.store({ moduleInstance, name })"),
+      { field: version === undefined ? "name" : "version" },
+    );
+  }
+
+  #rebuild(raw: VersionRaw): Module {
+    const template = templates.get(templateKey(this.path, raw.name, raw.version));
+    if (template !== undefined) return template.clone();
+    const ModuleClass = classes.get(raw.module_class);
+    const how = `call Registry.register(${raw.module_class}) before loading (a class constructible with no arguments), ` +
+      `or pass the module to fill: registry.load(${JSON.stringify(raw.name)}, { into: new ${raw.module_class}(...) })`;
+    if (ModuleClass === undefined) {
+      throw new ConfigurationError(`Cannot rebuild "${raw.name}" v${raw.version}: its class ${raw.module_class} is not known in this process; ${how}`);
+    }
+    try {
+      return new ModuleClass();
+    } catch (error) {
+      throw new ConfigurationError(
+        `Cannot rebuild "${raw.name}" v${raw.version}: new ${raw.module_class}() failed (${error instanceof Error ? error.message : String(error)}); ` +
+          `pass the module to fill instead: registry.load(${JSON.stringify(raw.name)}, { into: new ${raw.module_class}(...) })`,
+        { cause: error },
+      );
+    }
+  }
+
+  #use<T>(action: string, fn: (db: Database) => T): T {
+    const db = openStoreSync(this.path);
+    try {
+      return fn(db);
+    } catch (error) {
+      throw storeError(this.path, action, error);
+    }
+  }
+}
+
+function stateOf(module: Module): StoredState {
+  const predictors: Record<string, StoredPredictor> = {};
+  for (const [path, p] of module.namedPredictors()) {
+    const sig = signatureOf(p);
+    predictors[path] = {
+      instruction: p.instruction,
+      demos: p.demos.map((d) => JSON.parse(JSON.stringify(d)) as StoredPredictor["demos"][number]),
+      signature: fingerprint(sig),
+      signatureName: sig?.name ?? "(none)",
+    };
+  }
+  return { predictors };
+}
+
+function applyState(target: Module, state: StoredState, what: string): void {
+  const present = new Map(target.namedPredictors());
+  const stored = Object.keys(state.predictors);
+  for (const path of present.keys()) {
+    if (!(path in state.predictors)) {
+      throw new ConfigurationError(
+        `Cannot load ${what} into ${target.constructor.name}: its predictor "${path}" is not in the stored version, which has ${stored.join(", ") || "(none)"}; load into a module of the stored shape`,
+      );
+    }
+  }
+  // Check every predictor before changing any, so a mismatch leaves the target untouched.
+  for (const [path, s] of Object.entries(state.predictors)) {
+    const p = present.get(path);
+    if (p === undefined) {
+      throw new ConfigurationError(
+        `Cannot load ${what} into ${target.constructor.name}: the stored predictor "${path}" has no counterpart (the module has ${[...present.keys()].join(", ") || "(none)"})`,
+      );
+    }
+    const sig = signatureOf(p);
+    if (fingerprint(sig) !== s.signature) {
+      throw new ConfigurationError(
+        `Cannot load ${what} into ${target.constructor.name}: predictor "${path}" has signature ${sig?.name ?? "(none)"} whose fields or types differ ` +
+          `from the stored ${s.signatureName}; load into a module built with the signature it was stored with`,
+      );
+    }
+  }
+  for (const [path, s] of Object.entries(state.predictors)) {
+    const p = present.get(path)!;
+    p.instruction = s.instruction;
+    p.demos = s.demos.map((d) => FewShotExample.fromJSON(d));
+  }
+}
+
+function signatureOf(p: Tunable & Module): CompiledSignature | undefined {
+  return (p as { compiledSignature?: CompiledSignature }).compiledSignature;
+}
+
+function fingerprint(sig: CompiledSignature | undefined): string {
+  const text = sig === undefined ? "none" : canonicalJson({
+    inputs: sig.inputs.map((f) => f.name), outputs: sig.outputs.map((f) => f.name),
+    inputSchema: sig.inputJsonSchema, outputSchema: sig.outputJsonSchema,
+  });
+  return createHash("sha256").update(text).digest("hex");
+}
+
+function checkName(name: string): void {
+  if (typeof name !== "string" || name.trim() === "") {
+    throw new ValidationError(`A registry name must be a non-empty string; received ${JSON.stringify(name)}`, { field: "name" });
+  }
+}
+
+function templateKey(path: string, name: string, version: number): string {
+  return `${path}\u0000${name}\u0000${version}`;
+}
