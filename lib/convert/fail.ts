@@ -14,7 +14,3 @@ export function fail(path: string, expected: string, received: unknown, raw: str
     received,
   });
 }
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

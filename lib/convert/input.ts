@@ -1,15 +1,12 @@
 import type { z } from "zod";
 import { Temporal } from "temporal-polyfill";
 import { ValidationError, preview } from "../errors.js";
+import { isPlainObject } from "../plain-object.js";
 import type { CompiledSignature } from "../signature/compile.js";
 import type { Shape } from "../signature/signature.js";
 import { describeType, joinPath, resolve } from "./kind.js";
 import { formatZonedDateTime, parseInstant, parsePlainDate, parseZonedDateTime } from "./dates.js";
 import { setOwn } from "./own-key.js";
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 // Whether a schema has any date inside, so inputs without dates skip the revive walk entirely.
 const temporalInside = new WeakMap<z.ZodType, boolean>();

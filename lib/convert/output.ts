@@ -5,7 +5,8 @@ import type { Shape } from "../signature/signature.js";
 import { unwrap } from "../signature/fields.js";
 import { describeType, joinPath, kindOf, type Kind } from "./kind.js";
 import { parseInstant, parsePlainDate, parseZonedDateTime } from "./dates.js";
-import { fail, isPlainObject, type Converter } from "./fail.js";
+import { fail, type Converter } from "./fail.js";
+import { isPlainObject } from "../plain-object.js";
 import { setOwn } from "./own-key.js";
 import { unionConverter } from "./union.js";
 

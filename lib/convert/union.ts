@@ -2,7 +2,8 @@ import type { z } from "zod";
 import { OutputError, preview } from "../errors.js";
 import { unwrap } from "../signature/fields.js";
 import { kindOf } from "./kind.js";
-import { isPlainObject, type Converter } from "./fail.js";
+import type { Converter } from "./fail.js";
+import { isPlainObject } from "../plain-object.js";
 
 // Union members are chosen from the value itself: a discriminated union by its tag, otherwise the
 // members are tried in order of structural fit and the first that converts wins.

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { ValidationError, preview } from "../errors.js";
 import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { reviveFields } from "../convert/input.js";
-import { isPlainObject } from "../convert/fail.js";
+import { isPlainObject } from "../plain-object.js";
 import { shapeToJsonSchema } from "../signature/json-schema.js";
 import type { Shape as FieldShape } from "../signature/signature.js";
 
