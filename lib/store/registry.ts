@@ -68,6 +68,8 @@ interface VersionRaw {
  */
 export class Registry {
   readonly path: string;
+  /** Only for ":memory:", which is a new database on every open. */
+  #memory: Database | undefined;
 
   constructor(options: RegistryOptions = {}) {
     const lab = globalConfig.lab;
@@ -167,7 +169,7 @@ export class Registry {
   }
 
   #use<T>(action: string, fn: (db: Database) => T): T {
-    const db = openStoreSync(this.path);
+    const db = this.path === ":memory:" ? (this.#memory ??= openStoreSync(this.path)) : openStoreSync(this.path);
     try {
       return fn(db);
     } catch (error) {

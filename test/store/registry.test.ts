@@ -109,6 +109,14 @@ describe("store and load in one process", () => {
     await expect(registry.load("p", { into: new Predict(Classify) })).rejects.toThrow(/predictor "self" is not in the stored version, which has classify, explain/);
   });
 
+  it("keeps versions in an in-memory registry for its lifetime", async () => {
+    const registry = new Registry({ path: ":memory:" });
+    await registry.store({ moduleInstance: tunedProgram(), name: "m" });
+    await registry.store({ moduleInstance: tunedProgram(), name: "m" });
+    expect((await registry.versions("m")).map((v) => v.version)).toEqual([1, 2]);
+    expect(prompts(await registry.load("m"))).toEqual(prompts(tunedProgram()));
+  });
+
   it("uses c.lab's path by default", async () => {
     const path = join(dir, "configured.sqlite");
     opened.push(path);
