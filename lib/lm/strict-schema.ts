@@ -1,8 +1,11 @@
 import type { JsonSchema } from "./types.js";
+import { isPlainObject } from "../plain-object.js";
 
 /**
  * Makes a JSON Schema acceptable to OpenAI's strict structured outputs, which demand that every
  * object lists all of its properties in `required` and sets `additionalProperties: false`.
+ * Some schemas cannot be made strict without changing their meaning: `strictSchemaProblem` names
+ * the first such place in the result, and the provider then asks without `strict`.
  *
  * - A property that was optional becomes nullable instead (the converter treats `null` as "absent").
  * - `additionalProperties: false` is added to objects with `properties`; an existing value schema
@@ -22,12 +25,8 @@ const DROPPED_KEYS = new Set(["$schema", "default"]);
 const SCHEMA_MAP_KEYS = ["$defs", "definitions"] as const;
 const SCHEMA_LIST_KEYS = ["anyOf", "allOf", "prefixItems"] as const;
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function transform(node: unknown): unknown {
-  if (!isObject(node)) return node;
+  if (!isPlainObject(node)) return node;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) {
     if (DROPPED_KEYS.has(key)) continue;
@@ -36,7 +35,7 @@ function transform(node: unknown): unknown {
 
   for (const key of SCHEMA_MAP_KEYS) {
     const defs = out[key];
-    if (isObject(defs)) out[key] = Object.fromEntries(Object.entries(defs).map(([k, v]) => [k, transform(v)]));
+    if (isPlainObject(defs)) out[key] = Object.fromEntries(Object.entries(defs).map(([k, v]) => [k, transform(v)]));
   }
   if (Array.isArray(out["oneOf"])) {
     const merged = [...(Array.isArray(out["anyOf"]) ? out["anyOf"] : []), ...out["oneOf"]];
@@ -50,12 +49,12 @@ function transform(node: unknown): unknown {
   if (out["items"] !== undefined) {
     out["items"] = Array.isArray(out["items"]) ? out["items"].map(transform) : transform(out["items"]);
   }
-  if (isObject(out["not"])) out["not"] = transform(out["not"]);
+  if (isPlainObject(out["not"])) out["not"] = transform(out["not"]);
 
   // A record's value schema is transformed but never replaced.
-  if (isObject(out["additionalProperties"])) out["additionalProperties"] = transform(out["additionalProperties"]);
+  if (isPlainObject(out["additionalProperties"])) out["additionalProperties"] = transform(out["additionalProperties"]);
 
-  if (isObject(out["properties"])) {
+  if (isPlainObject(out["properties"])) {
     const properties = out["properties"];
     const required = new Set(Array.isArray(out["required"]) ? (out["required"] as unknown[]).map(String) : []);
     const next: Record<string, unknown> = {};
@@ -74,7 +73,7 @@ function transform(node: unknown): unknown {
 
 /** The same schema, also accepting `null`. */
 function nullable(schema: unknown): unknown {
-  if (!isObject(schema)) return schema;
+  if (!isPlainObject(schema)) return schema;
   if (acceptsNull(schema)) return schema;
   const type = schema["type"];
   // Plain `type` schemas widen in place; anything else (refs, unions, consts) is wrapped.
@@ -99,5 +98,56 @@ function acceptsNull(schema: Record<string, unknown>): boolean {
   const type = schema["type"];
   if (type === "null" || (Array.isArray(type) && type.includes("null"))) return true;
   const anyOf = schema["anyOf"];
-  return Array.isArray(anyOf) && anyOf.some((s) => isObject(s) && acceptsNull(s));
+  return Array.isArray(anyOf) && anyOf.some((s) => isPlainObject(s) && acceptsNull(s));
+}
+
+/** Keywords OpenAI's strict mode rejects wherever they appear. */
+const UNSUPPORTED_KEYWORDS = [
+  "patternProperties", "propertyNames", "unevaluatedProperties", "minProperties", "maxProperties",
+  "allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas",
+] as const;
+
+/**
+ * Where a schema made by `toStrictSchema` still breaks OpenAI's strict mode, as
+ * `"<JSON pointer>: <why>"`, or undefined when strict mode can express it. Strict mode needs an
+ * object at the root and `additionalProperties: false` on every object, so a record
+ * (`z.record(...)`, a value schema under `additionalProperties`) or an open object cannot be strict.
+ */
+export function strictSchemaProblem(schema: JsonSchema): string | undefined {
+  if (schema["type"] !== "object") return `/: the root must be an object schema, received type ${JSON.stringify(schema["type"])}`;
+  return findProblem(schema, "");
+}
+
+function findProblem(node: unknown, pointer: string): string | undefined {
+  if (!isPlainObject(node)) return undefined;
+  const at = pointer === "" ? "/" : pointer;
+  for (const keyword of UNSUPPORTED_KEYWORDS) {
+    if (node[keyword] !== undefined) return `${at}: strict mode does not support "${keyword}"`;
+  }
+  const isObjectSchema = node["type"] === "object" || (Array.isArray(node["type"]) && node["type"].includes("object"));
+  if (isObjectSchema && node["additionalProperties"] !== false) {
+    return isPlainObject(node["additionalProperties"])
+      ? `${at}: a record (additionalProperties is a value schema); strict mode needs additionalProperties: false`
+      : `${at}: an object without a fixed list of properties; strict mode needs additionalProperties: false`;
+  }
+  // Only the places that hold subschemas are walked: `enum`, `const`, `required` hold data.
+  const children: [string, unknown][] = [];
+  for (const key of ["properties", ...SCHEMA_MAP_KEYS]) {
+    const map = node[key];
+    if (isPlainObject(map)) for (const [name, sub] of Object.entries(map)) children.push([`${key}/${escapePointer(name)}`, sub]);
+  }
+  for (const key of [...SCHEMA_LIST_KEYS, "items"]) {
+    const list = node[key];
+    if (Array.isArray(list)) list.forEach((sub, i) => children.push([`${key}/${i}`, sub]));
+    else if (isPlainObject(list)) children.push([key, list]);
+  }
+  for (const [path, sub] of children) {
+    const problem = findProblem(sub, `${pointer}/${path}`);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+function escapePointer(name: string): string {
+  return name.replace(/~/g, "~0").replace(/\//g, "~1");
 }

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
 import { z } from "zod";
 import { configure, resetConfiguration } from "../../lib/config.js";
+import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
 import { LM } from "../../lib/lm/lm.js";
 import { ChainOfThought } from "../../lib/predict/chain-of-thought.js";
 import { Predict } from "../../lib/predict/predict.js";
@@ -50,21 +51,32 @@ function expectParameters(provider: ProviderName, req: FakeRequest): void {
   if (provider === "ollama") expect(req.body).toMatchObject({ model: "llama3.2:3b", options: { temperature: 0.2, num_predict: 321 } });
 }
 
-/** Asserts how the signature's output schema reached the provider in structured mode. */
-function expectStructuredSchema(provider: ProviderName, req: FakeRequest, signature: SignatureClass, fields: string[]): void {
-  const schema = nativeSchema(req)!;
-  expect(schema).toBeDefined();
-  expect(Object.keys(schema["properties"])).toEqual(fields);
+/** Classify's output schema, written out: what Anthropic's tool and Ollama's `format` must carry. */
+const CLASSIFY_PROPERTIES = {
+  sentiment: { type: "string", enum: ["positive", "negative", "neutral"] },
+  confidence: { type: "number", description: "between 0 and 1" },
+  note: { type: "string" },
+  scores: { type: "object", additionalProperties: { type: "number" } },
+};
+const CLASSIFY_SCHEMA = { type: "object", properties: CLASSIFY_PROPERTIES, required: ["sentiment", "confidence", "scores"] };
+const REASONING = { type: "string", description: "Step by step reasoning process" };
+const COT_SCHEMA = {
+  type: "object",
+  properties: { reasoning: REASONING, ...CLASSIFY_PROPERTIES },
+  required: ["reasoning", "sentiment", "confidence", "scores"],
+};
+
+/**
+ * Asserts how the signature's output schema reached the provider in structured mode. Classify has a
+ * record, which OpenAI's strict mode cannot express, so OpenAI gets the schema with `strict: false`.
+ */
+function expectStructuredSchema(provider: ProviderName, req: FakeRequest, signature: SignatureClass, expected: Record<string, unknown>): void {
+  expect(nativeSchema(req)).toEqual(expected);
   if (provider === "openai") {
-    expect(req.body.response_format).toMatchObject({ type: "json_schema", json_schema: { strict: true } });
-    expect(schema["required"]).toEqual(fields); // strict: everything required…
-    expect(schema["properties"].note.type).toEqual(["string", "null"]); // …optional ones nullable
-    expect(schema["properties"].scores.additionalProperties).toEqual({ type: "number" }); // record kept
-  } else {
-    const { $schema: _drop, ...expected } = signature.outputJsonSchema();
-    expect(schema).toEqual(expected);
+    expect(req.body.response_format).toEqual({ type: "json_schema", json_schema: { name: signature.name, strict: false, schema: expected } });
   }
   if (provider === "anthropic") expect(req.body.tool_choice).toEqual({ type: "tool", name: signature.name });
+  if (provider === "ollama") expect(req.body.format).toEqual(expected);
 }
 
 function expectEnhancedPrompting(req: FakeRequest): void {
@@ -95,10 +107,10 @@ describe.each(PROVIDER_NAMES)("Predict and ChainOfThought through the %s SDK", (
   });
 
   it("Predict in structured mode asks for the output schema natively and returns typed values", async () => {
-    fake.reply(provider === "openai" ? { ...answer, note: null } : answer);
+    fake.reply(answer);
     const r = await new Predict(Classify).call({ sentence: "I love it" }, { lm: lm(true) });
     const req = fake.requests[0]!;
-    expectStructuredSchema(provider, req, Classify, ["sentiment", "confidence", "note", "scores"]);
+    expectStructuredSchema(provider, req, Classify, CLASSIFY_SCHEMA);
     expectParameters(provider, req);
     expect(req.messages.at(-1)!.content).toContain("I love it");
     expect(r.sentiment).toBe("positive");
@@ -119,11 +131,11 @@ describe.each(PROVIDER_NAMES)("Predict and ChainOfThought through the %s SDK", (
   });
 
   it("ChainOfThought in structured mode puts reasoning first in the native schema", async () => {
-    fake.reply(provider === "openai" ? { ...reasoned, note: null } : reasoned);
+    fake.reply(reasoned);
     const cot = new ChainOfThought(Classify);
     const r = await cot.call({ sentence: "I love it" }, { lm: lm(true) });
     const req = fake.requests[0]!;
-    expectStructuredSchema(provider, req, cot.signature, ["reasoning", "sentiment", "confidence", "note", "scores"]);
+    expectStructuredSchema(provider, req, cot.signature, COT_SCHEMA);
     expectParameters(provider, req);
     expect(r.reasoning).toBe("The speaker loves it.");
     expect(r.confidence).toBe(0.9);
@@ -169,5 +181,80 @@ describe("LM as the global model", () => {
     const r = await new Predict(Classify).call({ sentence: "I love it" });
     expect(r.sentiment).toBe("positive");
     expect(fake.requests).toHaveLength(1);
+  });
+});
+
+describe("OpenAI strict structured output", () => {
+  class Label extends Signature {
+    static override description = "Label a sentence.";
+    static override input = { sentence: z.string() };
+    static override output = {
+      sentiment: z.enum(["positive", "negative"]),
+      tags: z.array(z.object({ name: z.string(), weight: z.number().optional() })),
+      note: z.string().optional(),
+    };
+  }
+  const lm = () => lmFor("openai", fake, { structuredOutputs: true });
+  const fallbacks: TypelmEvent[] = [];
+  let off: () => void = () => undefined;
+  beforeEach(() => {
+    fallbacks.length = 0;
+    off = Instrumentation.subscribe("lm.structured.fallback", (e) => fallbacks.push(e));
+  });
+  afterEach(() => off());
+
+  it("sends strict: true with every property required, optional ones nullable, and closed objects", async () => {
+    fake.reply({ sentiment: "positive", tags: [{ name: "joy", weight: null }], note: null });
+    const r = await new Predict(Label).call({ sentence: "I love it" }, { lm: lm() });
+    expect(fake.requests[0]!.body.response_format).toEqual({
+      type: "json_schema",
+      json_schema: {
+        name: "Label",
+        strict: true,
+        schema: {
+          type: "object",
+          properties: {
+            sentiment: { type: "string", enum: ["positive", "negative"] },
+            tags: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: { name: { type: "string" }, weight: { type: ["number", "null"] } },
+                required: ["name", "weight"],
+                additionalProperties: false,
+              },
+            },
+            note: { type: ["string", "null"] },
+          },
+          required: ["sentiment", "tags", "note"],
+          additionalProperties: false,
+        },
+      },
+    });
+    expect(fallbacks).toEqual([]);
+    expect(r.sentiment).toBe("positive");
+    expect(r.note ?? null).toBeNull();
+  });
+
+  it("falls back to strict: false for a record, which strict mode cannot express, and says so at debug level", async () => {
+    const lines: string[] = [];
+    configure((c) => {
+      c.instrumentation.enabled = true;
+      c.instrumentation.subscribers = ["logger"];
+      c.logger.output = (line) => lines.push(line);
+      c.logger.level = "debug";
+    });
+    fake.reply(answer);
+    const r = await new Predict(Classify).call({ sentence: "I love it" }, { lm: lm() });
+    const format = fake.requests[0]!.body.response_format;
+    expect(format).toEqual({ type: "json_schema", json_schema: { name: "Classify", strict: false, schema: CLASSIFY_SCHEMA } });
+    expect(fallbacks.map((e) => e.payload)).toEqual([
+      expect.objectContaining({
+        provider: "openai", model: "gpt-4o-mini", schema: "Classify", strict: false,
+        reason: "/properties/scores: a record (additionalProperties is a value schema); strict mode needs additionalProperties: false",
+      }),
+    ]);
+    expect(lines.filter((l) => l.includes("lm.structured.fallback"))).toEqual([expect.stringContaining(" DEBUG lm.structured.fallback")]);
+    expect(r.scores).toEqual({ joy: 0.8 });
   });
 });

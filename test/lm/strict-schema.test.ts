@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { toStrictSchema } from "../../lib/lm/strict-schema.js";
+import { strictSchemaProblem, toStrictSchema } from "../../lib/lm/strict-schema.js";
 
 describe("toStrictSchema", () => {
   it("lists every property as required and makes the optional ones nullable", () => {
@@ -86,5 +86,42 @@ describe("toStrictSchema", () => {
     const copy = structuredClone(input);
     expect((toStrictSchema(input)["properties"] as any).n).toEqual({ type: ["string", "null"] });
     expect(input).toEqual(copy);
+  });
+});
+
+describe("strictSchemaProblem", () => {
+  const object = (properties: Record<string, unknown>) => ({
+    type: "object", properties, required: Object.keys(properties), additionalProperties: false,
+  });
+
+  it("accepts closed objects, arrays of them, unions, $defs and a property named like a keyword", () => {
+    expect(strictSchemaProblem(object({
+      not: { type: "string" },
+      if: { type: "string", enum: ["allOf", "not"] },
+      list: { type: "array", items: object({ n: { type: ["number", "null"] } }) },
+      either: { anyOf: [{ type: "string" }, { $ref: "#/$defs/Item" }] },
+    }))).toBeUndefined();
+    expect(strictSchemaProblem({ ...object({ item: { $ref: "#/$defs/Item" } }), $defs: { Item: object({ a: { type: "string" } }) } }))
+      .toBeUndefined();
+  });
+
+  it("names the first place strict mode cannot express, as a JSON pointer", () => {
+    expect(strictSchemaProblem(object({ scores: { type: "object", additionalProperties: { type: "number" } } })))
+      .toBe("/properties/scores: a record (additionalProperties is a value schema); strict mode needs additionalProperties: false");
+    expect(strictSchemaProblem(object({ list: { type: "array", items: { type: "object" } } })))
+      .toBe("/properties/list/items: an object without a fixed list of properties; strict mode needs additionalProperties: false");
+    expect(strictSchemaProblem({ ...object({}), $defs: { "a/b": { type: ["object", "null"], properties: {}, additionalProperties: true } } }))
+      .toBe("/$defs/a~1b: an object without a fixed list of properties; strict mode needs additionalProperties: false");
+    expect(strictSchemaProblem(object({ x: { anyOf: [{ type: "string" }, { type: "string", not: { const: "" } }] } })))
+      .toBe('/properties/x/anyOf/1: strict mode does not support "not"');
+    expect(strictSchemaProblem(object({ m: { type: "object", patternProperties: { "^a": { type: "string" } }, additionalProperties: false } })))
+      .toBe('/properties/m: strict mode does not support "patternProperties"');
+    expect(strictSchemaProblem({ type: "array", items: { type: "string" } }))
+      .toBe('/: the root must be an object schema, received type "array"');
+  });
+
+  it("finds the record that toStrictSchema keeps", () => {
+    const schema = { type: "object", properties: { scores: { type: "object", additionalProperties: { type: "number" } } }, required: ["scores"] };
+    expect(strictSchemaProblem(toStrictSchema(schema))).toMatch(/^\/properties\/scores: a record/);
   });
 });

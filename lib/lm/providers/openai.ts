@@ -1,8 +1,9 @@
 import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
-import { toStrictSchema } from "../strict-schema.js";
+import { Instrumentation } from "../../instrument/bus.js";
+import { strictSchemaProblem, toStrictSchema } from "../strict-schema.js";
 import type { LMRequest } from "../types.js";
-import { schemaName, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
+import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
 export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
@@ -41,13 +42,25 @@ export function openaiBody(request: LMRequest, settings: CallSettings): ChatComp
   if (settings.temperature !== undefined) body.temperature = settings.temperature;
   // `max_tokens` is deprecated and rejected by reasoning models; `max_completion_tokens` works for all.
   if (settings.maxTokens !== undefined) body.max_completion_tokens = settings.maxTokens;
-  if (request.responseSchema !== undefined) {
-    body.response_format = {
-      type: "json_schema",
-      json_schema: { name: schemaName(request.responseSchema.name), strict: true, schema: toStrictSchema(request.responseSchema.schema) },
-    };
-  }
+  if (request.responseSchema !== undefined) body.response_format = responseFormat(request.responseSchema, settings.model);
   return body;
+}
+
+type JsonSchemaFormat = Extract<ChatCompletionCreateParamsNonStreaming["response_format"], { type: "json_schema" }>;
+
+/**
+ * Strict `json_schema` when strict mode can express the schema. Otherwise (a record, an open object)
+ * the provider would reject the request, and forcing `additionalProperties: false` would change
+ * what the model may return, so the original schema goes as a non-strict guide: the reply is still
+ * validated against the signature after it arrives.
+ */
+function responseFormat(responseSchema: NonNullable<LMRequest["responseSchema"]>, model: string): JsonSchemaFormat {
+  const name = schemaName(responseSchema.name);
+  const strict = toStrictSchema(responseSchema.schema);
+  const problem = strictSchemaProblem(strict);
+  if (problem === undefined) return { type: "json_schema", json_schema: { name, strict: true, schema: strict } };
+  Instrumentation.emit("lm.structured.fallback", { provider: "openai", model, schema: name, strict: false, reason: problem });
+  return { type: "json_schema", json_schema: { name, strict: false, schema: withoutMeta(responseSchema.schema) } };
 }
 
 function openaiReply(completion: OpenAI.Chat.Completions.ChatCompletion): ProviderReply {
