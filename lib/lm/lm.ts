@@ -1,6 +1,6 @@
 import { globalConfig } from "../config.js";
 import { ConfigurationError } from "../errors.js";
-import { registerSecret } from "../instrument/redact.js";
+import { redactString, registerSecret } from "../instrument/redact.js";
 import { BaseLM, type BaseLMOptions } from "./base.js";
 import { cacheKey, cacheRequestJson, endpointId, ResponseCache, type CacheOptions } from "./cache.js";
 import { configurePolicy, currentPolicy, resetPolicy, type LMPolicy } from "./policy.js";
@@ -56,13 +56,15 @@ export class LM extends BaseLM {
 
   constructor(id: string, options: LMOptions = {}) {
     super(options);
+    // Before the id is read: a message about a bad id must not echo a key pasted into it.
+    registerSecret(options.apiKey);
+    for (const known of Object.values(PROVIDERS)) if (known.apiKeyEnv) registerSecret(process.env[known.apiKeyEnv]);
     const { provider, model, definition } = parseId(id);
     this.provider = provider;
     this.model = model;
     this.#definition = definition;
     this.#baseURL = definition.resolveBaseURL(options.baseURL);
     const apiKey = options.apiKey ?? (definition.apiKeyEnv ? process.env[definition.apiKeyEnv] : undefined);
-    registerSecret(apiKey);
     if (definition.apiKeyEnv !== undefined && !apiKey) {
       throw new ConfigurationError(
         `LM "${id}": no API key for ${provider}. Set ${definition.apiKeyEnv} in the environment or pass { apiKey } to new LM(...).`,
@@ -140,15 +142,17 @@ function parseId(id: unknown): { provider: string; model: string; definition: Pr
   const valid = Object.keys(PROVIDERS).join(", ");
   const expected = `expected "<provider>/<model>" with provider one of ${valid} (e.g. "openai/gpt-4o-mini")`;
   if (typeof id !== "string") throw new ConfigurationError(`LM id: ${expected}; received ${typeof id}`);
+  // The id is echoed back, and it may hold a key passed in the wrong place.
+  const shown = redactString(JSON.stringify(id));
   const slash = id.indexOf("/");
   const provider = slash < 0 ? "" : id.slice(0, slash).trim();
   const model = slash < 0 ? "" : id.slice(slash + 1).trim();
   if (provider === "" || model === "") {
-    throw new ConfigurationError(`LM id ${JSON.stringify(id)}: ${expected}; the provider or model part is missing`);
+    throw new ConfigurationError(`LM id ${shown}: ${expected}; the provider or model part is missing`);
   }
   const definition = PROVIDERS[provider];
   if (definition === undefined) {
-    throw new ConfigurationError(`LM id ${JSON.stringify(id)}: unknown provider "${provider}"; valid providers: ${valid}`);
+    throw new ConfigurationError(`LM id ${shown}: unknown provider "${redactString(provider)}"; valid providers: ${valid}`);
   }
   return { provider, model, definition };
 }

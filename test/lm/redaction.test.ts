@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { inspect } from "node:util";
 import { configure, resetConfiguration } from "../../lib/config.js";
 import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
+import { ConfigurationError } from "../../lib/errors.js";
 import { LM } from "../../lib/lm/lm.js";
 import { closeStore, openStore } from "../../lib/store/db.js";
 import { startFakeProvider, type FakeProvider } from "../../lib/testing/fake-provider.js";
@@ -105,12 +106,35 @@ describe("the API key never leaves the request headers", () => {
     }
   });
 
-  it("keeps a key out of configuration errors", () => {
-    expect(() => new LM("nope/model", { apiKey: TEST_KEY })).toThrow(/unknown provider/);
+  it("keeps a key out of configuration errors built from what the caller passed", () => {
+    const envKey = "sk-env-SECRET-654321";
+    const saved = process.env["OPENAI_API_KEY"];
+    process.env["OPENAI_API_KEY"] = envKey;
     try {
-      new LM("nope/model", { apiKey: TEST_KEY });
-    } catch (error) {
-      expect(String((error as Error).message)).not.toContain(TEST_KEY);
+      // Arguments swapped, a key pasted where the model goes, an env key passed as the id: each
+      // message echoes the id, and the key inside it must come out masked.
+      const attempts: [() => unknown, RegExp, string][] = [
+        [() => new LM(TEST_KEY, { apiKey: TEST_KEY }), /provider or model part is missing/, TEST_KEY],
+        [() => new LM(`nope/${TEST_KEY}`, { apiKey: TEST_KEY }), /unknown provider "nope"/, TEST_KEY],
+        [() => new LM(process.env["OPENAI_API_KEY"]!), /provider or model part is missing/, envKey],
+      ];
+      for (const [build, why, key] of attempts) {
+        let error: unknown;
+        try {
+          build();
+        } catch (e) {
+          error = e;
+        }
+        expect(error).toBeInstanceOf(ConfigurationError);
+        const message = (error as Error).message;
+        expect(message).toMatch(why);
+        expect(message).toContain("[REDACTED]");
+        expect(message).not.toContain(key);
+        expect(String((error as Error).stack)).not.toContain(key);
+      }
+    } finally {
+      if (saved === undefined) delete process.env["OPENAI_API_KEY"];
+      else process.env["OPENAI_API_KEY"] = saved;
     }
   });
 });
