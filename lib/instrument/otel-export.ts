@@ -1,0 +1,116 @@
+/**
+ * OTLP/HTTP export through the official SDK, loaded only when a subscriber that needs it is switched
+ * on. Never in the way of a call: a span's end only enqueues it (queue of MAX_QUEUE spans; beyond that
+ * spans are dropped, not waited for); batches go out in the background, each export abandoned after
+ * the export timeout; `flush` waits at most that timeout plus a margin and never rejects.
+ */
+import { createRequire } from "node:module";
+import type * as OTelApi from "@opentelemetry/api";
+import type * as SdkTraceBase from "@opentelemetry/sdk-trace-base";
+import type * as OtlpHttp from "@opentelemetry/exporter-trace-otlp-http";
+import type * as Resources from "@opentelemetry/resources";
+import { registerFlusher } from "./bus.js";
+
+export const MAX_QUEUE = 2048;
+const MAX_BATCH = 512;
+const BATCH_DELAY_MS = 1000;
+const DEFAULT_TIMEOUT_MS = 5000;
+/** How long past the export timeout `flush` waits before giving up on a stuck exporter. */
+const FLUSH_MARGIN_MS = 500;
+
+const requireHere = createRequire(import.meta.url);
+
+/** `@opentelemetry/api`, loaded on first use (it is small, but nothing loads before it is needed). */
+export function otelApi(): typeof OTelApi {
+  return requireHere("@opentelemetry/api") as typeof OTelApi;
+}
+
+/** Export timeout in milliseconds: `OTEL_EXPORTER_OTLP_TIMEOUT` (the OpenTelemetry variable), else 5000. */
+export function exportTimeoutMs(): number {
+  const fromEnv = Number(process.env.OTEL_EXPORTER_OTLP_TIMEOUT);
+  return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_TIMEOUT_MS;
+}
+
+export interface ExportTarget {
+  /** Full traces URL; omitted, the exporter reads the standard `OTEL_EXPORTER_OTLP_*` variables. */
+  url?: string;
+  headers?: Record<string, string>;
+  serviceName: string;
+}
+
+export interface Pipeline {
+  tracer: OTelApi.Tracer;
+  flush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** One pipeline per destination, reused when `configure` runs again. */
+const pipelines = new Map<string, Pipeline>();
+let exitHookInstalled = false;
+
+/** The export pipeline for `target`, created on first use. */
+export function exportPipeline(target: ExportTarget): Pipeline {
+  const key = JSON.stringify([target.url ?? "", target.headers ?? {}, target.serviceName]);
+  let pipeline = pipelines.get(key);
+  if (pipeline === undefined) {
+    pipeline = createPipeline(target);
+    pipelines.set(key, pipeline);
+    installExitHook();
+  }
+  return pipeline;
+}
+
+function createPipeline(target: ExportTarget): Pipeline {
+  const { BasicTracerProvider, BatchSpanProcessor } = requireHere("@opentelemetry/sdk-trace-base") as typeof SdkTraceBase;
+  const { OTLPTraceExporter } = requireHere("@opentelemetry/exporter-trace-otlp-http") as typeof OtlpHttp;
+  const { resourceFromAttributes } = requireHere("@opentelemetry/resources") as typeof Resources;
+  const timeoutMillis = exportTimeoutMs();
+  const exporter = new OTLPTraceExporter({
+    ...(target.url === undefined ? {} : { url: target.url }),
+    ...(target.headers === undefined ? {} : { headers: target.headers }),
+    timeoutMillis,
+  });
+  const processor = new BatchSpanProcessor(exporter, {
+    maxQueueSize: MAX_QUEUE, maxExportBatchSize: MAX_BATCH, scheduledDelayMillis: BATCH_DELAY_MS, exportTimeoutMillis: timeoutMillis,
+  });
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ "service.name": target.serviceName }),
+    spanProcessors: [processor],
+  });
+  const flush = (): Promise<void> => bounded(provider.forceFlush(), timeoutMillis + FLUSH_MARGIN_MS);
+  const withdraw = registerFlusher(flush);
+  return {
+    tracer: provider.getTracer("typelm"),
+    flush,
+    shutdown: async () => {
+      withdraw();
+      await bounded(provider.shutdown(), timeoutMillis + FLUSH_MARGIN_MS);
+    },
+  };
+}
+
+/** Waits for `work` at most `ms`; never rejects (a collector's failure is not the caller's). */
+function bounded(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<void>((done) => {
+    timer = setTimeout(done, ms);
+    timer.unref();
+  });
+  return Promise.race([work.then(() => undefined, () => undefined), limit]).finally(() => clearTimeout(timer));
+}
+
+/** Sends what is pending when the process is about to exit normally (not on `process.exit()` or signals). */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("beforeExit", () => {
+    void Promise.allSettled([...pipelines.values()].map((p) => p.flush()));
+  });
+}
+
+/** Flushes and closes every pipeline (tests; a process that wants to release sockets). */
+export async function shutdownPipelines(): Promise<void> {
+  const all = [...pipelines.values()];
+  pipelines.clear();
+  await Promise.allSettled(all.map((p) => p.shutdown()));
+}
