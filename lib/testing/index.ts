@@ -4,3 +4,5 @@ export { startFakeProvider } from "./fake-provider.js";
 export type {
   FakeProvider, FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FailOptions, FakeProviderOptions, FakeWire,
 } from "./fake-provider.js";
+export { SimulatedLM } from "./simulated-lm.js";
+export type { SimulatedLMOptions, SimulatedRule, SimulatedRequest } from "./simulated-lm.js";

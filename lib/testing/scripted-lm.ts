@@ -1,8 +1,8 @@
-import { encode } from "@toon-format/toon";
 import { TypelmError } from "../errors.js";
 import { BaseLM } from "../lm/base.js";
 import type { ChatMessage, DataFormat, LMRequest, LMResponse, SchemaFormat } from "../lm/types.js";
 import type { SignatureClass } from "../signature/signature.js";
+import { estimatedResponse, writeReply } from "./reply.js";
 
 /** What a scripted reply function receives. */
 export interface ScriptedRequest {
@@ -25,11 +25,6 @@ export interface ScriptedLMOptions {
   model?: string;
   /** Artificial latency per call, in milliseconds. */
   latencyMs?: number;
-}
-
-/** Roughly four characters a token, the usual estimate for English text. */
-function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
 }
 
 /** A language model that answers from a script: for tests, notebooks and benchmarks. */
@@ -78,21 +73,7 @@ export class ScriptedLM extends BaseLM {
       reply = await this.replies(req);
     }
     if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
-    const content = typeof reply === "string" ? reply : this.write(reply, request.responseSchema !== undefined);
-    const prompt = request.messages.reduce((n, m) => n + estimateTokens(m.content), 0);
-    return {
-      content,
-      usage: { inputTokens: prompt, outputTokens: estimateTokens(content) },
-      provider: this.provider,
-      model: this.model,
-      estimatedCost: 0,
-      cached: false,
-    };
-  }
-
-  private write(values: Record<string, unknown>, native: boolean): string {
-    if (native) return JSON.stringify(values);
-    if (this.dataFormat === "toon") return "```toon\n" + encode(JSON.parse(JSON.stringify(values))) + "\n```";
-    return "```json\n" + JSON.stringify(values, null, 2) + "\n```";
+    const content = typeof reply === "string" ? reply : writeReply(reply, request.responseSchema !== undefined, this.dataFormat);
+    return estimatedResponse(request.messages, content, this.provider, this.model);
   }
 }

@@ -1,0 +1,30 @@
+import { encode } from "@toon-format/toon";
+import type { ChatMessage, DataFormat, LMResponse } from "../lm/types.js";
+
+/** Roughly four characters a token, the usual estimate for English text. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/**
+ * Writes output values as a well-formed reply: bare JSON for native structured output, else a
+ * fenced block in the prompt's data format (what a well-behaved model answers to Enhanced Prompting).
+ */
+export function writeReply(values: Record<string, unknown>, native: boolean, dataFormat: DataFormat): string {
+  if (native) return JSON.stringify(values);
+  if (dataFormat === "toon") return "```toon\n" + encode(JSON.parse(JSON.stringify(values))) + "\n```";
+  return "```json\n" + JSON.stringify(values, null, 2) + "\n```";
+}
+
+/** A response with token usage estimated from the messages and the reply text; it costs nothing. */
+export function estimatedResponse(messages: readonly ChatMessage[], content: string, provider: string, model: string): LMResponse {
+  const prompt = messages.reduce((n, m) => n + estimateTokens(m.content), 0);
+  return {
+    content,
+    usage: { inputTokens: prompt, outputTokens: estimateTokens(content) },
+    provider,
+    model,
+    estimatedCost: 0,
+    cached: false,
+  };
+}
