@@ -21,8 +21,8 @@ export interface PredictOptions {
 
 interface PromptCacheEntry {
   instruction: string;
+  /** The examples the prompt was built from, copied: in-place changes of `demos` show up as a difference. */
   demos: readonly FewShotExample[];
-  demoCount: number;
   schemaFormat: string;
   dataFormat: string;
   prompt: Prompt;
@@ -30,6 +30,17 @@ interface PromptCacheEntry {
 
 // Kept outside the instance so `clone()` (which copies enumerable fields) starts with a clean cache.
 const promptCaches = new WeakMap<object, PromptCacheEntry[]>();
+
+/**
+ * Whether `current` holds the same examples in the same order as the cached copy. Comparing the
+ * elements (not the array's identity and length) catches `demos[0] = x`, `reverse()`, `splice()`:
+ * optimizers change demos in place. A few pointer comparisons per call.
+ */
+function sameDemos(cached: readonly FewShotExample[], current: readonly FewShotExample[]): boolean {
+  if (cached.length !== current.length) return false;
+  for (let i = 0; i < cached.length; i++) if (cached[i] !== current[i]) return false;
+  return true;
+}
 
 /** Calls the model once with the signature's prompt and returns the typed prediction. */
 export class Predict<I extends Shape = Shape, O extends Shape = Shape>
@@ -61,12 +72,13 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
     for (const e of entries) {
       if (
         e.schemaFormat === schemaFormat && e.dataFormat === dataFormat && e.instruction === this.instruction &&
-        e.demos === this.demos && e.demoCount === this.demos.length
+        sameDemos(e.demos, this.demos)
       ) return e.prompt;
     }
-    const prompt = new Prompt(this.compiledSignature, { schemaFormat, dataFormat, instruction: this.instruction, demos: [...this.demos] });
+    const demos = Object.freeze([...this.demos]);
+    const prompt = new Prompt(this.compiledSignature, { schemaFormat, dataFormat, instruction: this.instruction, demos });
     if (entries.length >= 4) entries.shift();
-    entries.push({ instruction: this.instruction, demos: this.demos, demoCount: this.demos.length, schemaFormat, dataFormat, prompt });
+    entries.push({ instruction: this.instruction, demos, schemaFormat, dataFormat, prompt });
     return prompt;
   }
 

@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it } from "@jest/globals";
+import { afterEach, describe, expect, it, jest } from "@jest/globals";
 import { z } from "zod";
 import {
   ChainOfThought, FewShotExample, Instrumentation, OutputError, Predict, Prediction, Signature, Strategy,
   StrategyInterface, Temporal, ToonDecodeError, ValidationError, configure, resetConfiguration, t,
 } from "../../lib/index.js";
+import { Prompt } from "../../lib/prompt/prompt.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 import type { LMResponse } from "../../lib/lm/types.js";
 
@@ -96,13 +97,44 @@ describe("Predict", () => {
     expect(lm.requests[1]!.messages[0]!.content).toContain("pushed demo");
   });
 
-  it("reuses the same system text across calls", async () => {
-    const lm = new ScriptedLM([{ answer: "1" }, { answer: "2" }]);
-    const p = new Predict(Answer);
-    await p.call({ question: "a" }, { lm });
-    await p.call({ question: "b" }, { lm });
-    expect(lm.requests[0]!.messages[0]!.content).toBe(lm.requests[1]!.messages[0]!.content);
-    expect(p.prompt()).toBe(p.prompt());
+  it("notices a demo replaced in place, and any later in-place change of the demos array", async () => {
+    const lm = new ScriptedLM(Array.from({ length: 4 }, () => ({ sentiment: "positive" })));
+    const demo = (sentence: string) => new FewShotExample({ input: { sentence }, output: { sentiment: "neutral" } });
+    const p = new Predict(Classify, { demos: [demo("first demo"), demo("second demo")] });
+    await p.call({ sentence: "a" }, { lm });
+    p.demos[0] = demo("replaced demo");
+    await p.call({ sentence: "b" }, { lm });
+    p.demos.reverse();
+    await p.call({ sentence: "c" }, { lm });
+    p.demos.splice(0, 2, demo("spliced demo"), demo("other demo"));
+    await p.call({ sentence: "d" }, { lm });
+    const systems = lm.requests.map((r) => r.messages[0]!.content);
+    expect(systems[0]).toContain("first demo");
+    expect(systems[1]).toContain("replaced demo");
+    expect(systems[1]).not.toContain("first demo");
+    expect(systems[2]!.indexOf("second demo")).toBeLessThan(systems[2]!.indexOf("replaced demo"));
+    expect(systems[1]!.indexOf("replaced demo")).toBeLessThan(systems[1]!.indexOf("second demo"));
+    expect(systems[3]).toContain("spliced demo");
+    expect(systems[3]).not.toContain("second demo");
+  });
+
+  it("renders the system text once and reuses it until the instruction or demos change", async () => {
+    const renders = jest.spyOn(Prompt.prototype as unknown as { renderSystem(): string }, "renderSystem");
+    try {
+      const lm = new ScriptedLM([{ answer: "1" }, { answer: "2" }, { answer: "3" }]);
+      const p = new Predict(Answer);
+      await p.call({ question: "a" }, { lm });
+      await p.call({ question: "b" }, { lm });
+      expect(renders).toHaveBeenCalledTimes(1);
+      expect(lm.requests[1]!.messages[0]!.content).toMatch(/^Answer the question\.\n\n## Input fields \(JSON Schema\)\n/);
+      expect(lm.requests[1]!.messages[0]!.content).toContain('{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}');
+      p.instruction = "Answer briefly.";
+      await p.call({ question: "c" }, { lm });
+      expect(renders).toHaveBeenCalledTimes(2);
+      expect(lm.requests[2]!.messages[0]!.content).toMatch(/^Answer briefly\.\n/);
+    } finally {
+      renders.mockRestore();
+    }
   });
 
   it("supports a signature that declares only outputs", async () => {
