@@ -2,8 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { ConfigurationError } from "./errors.js";
 import type { LanguageModel } from "./lm/types.js";
 import type { CacheOptions } from "./lm/cache.js";
-import type { StrategyLike } from "./strategy/strategy.js";
-import { Strategy } from "./strategy/strategy.js";
+import { Strategy, type StrategyInterface } from "./strategy/strategy.js";
 import { applySubscribers } from "./instrument/subscribers.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -27,7 +26,7 @@ export interface GlobalConfig {
   cache: boolean | CacheOptions | undefined;
   /** The lab store: `false` records no runs; `{ path }` moves the file (default .typelm/lab.sqlite). */
   lab: boolean | { path?: string } | undefined;
-  strategy: StrategyLike;
+  strategy: StrategyInterface;
   instrumentation: InstrumentationConfig;
   logger: LoggerConfig;
 }
@@ -60,7 +59,7 @@ export function resetConfiguration(): void {
 /** Per-instance configuration of a module or predictor. */
 export interface ModuleConfig {
   lm?: LanguageModel | undefined;
-  strategy?: StrategyLike | undefined;
+  strategy?: StrategyInterface | undefined;
 }
 
 interface Scope {
@@ -109,6 +108,6 @@ function resolveScopedLM(): LanguageModel | undefined {
   return globalConfig.lm;
 }
 
-export function resolveStrategy(own: StrategyLike | undefined): StrategyLike {
+export function resolveStrategy(own: StrategyInterface | undefined): StrategyInterface {
   return own ?? globalConfig.strategy;
 }

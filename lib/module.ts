@@ -2,7 +2,7 @@ import { withModuleLM, type ModuleConfig } from "./config.js";
 import { ValidationError } from "./errors.js";
 import { Instrumentation, inSpan } from "./instrument/bus.js";
 import type { LanguageModel } from "./lm/types.js";
-import { FewShotExample } from "./predict/few-shot.js";
+import { FewShotExample } from "./prompt/few-shot.js";
 
 /** Options accepted by every `call`. */
 export interface CallOptions {

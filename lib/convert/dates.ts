@@ -62,8 +62,3 @@ export function parseInstant(text: string): Date | undefined {
     return undefined;
   }
 }
-
-/** `YYYY-MM-DDTHH:MM:SS+HH:MM`: the offset form, without the `[zone]` suffix Temporal adds. */
-export function formatZonedDateTime(value: Temporal.ZonedDateTime): string {
-  return `${value.toPlainDateTime().toString()}${value.offset}`;
-}

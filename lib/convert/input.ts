@@ -1,12 +1,11 @@
 import type { z } from "zod";
 import { Temporal } from "temporal-polyfill";
 import { ValidationError, preview } from "../errors.js";
-import { isPlainObject } from "../plain-object.js";
+import { isPlainObject, setOwn } from "../plain-object.js";
 import type { CompiledSignature } from "../signature/compile.js";
 import type { Shape } from "../signature/signature.js";
 import { describeType, joinPath, resolve } from "./kind.js";
-import { formatZonedDateTime, parseInstant, parsePlainDate, parseZonedDateTime } from "./dates.js";
-import { setOwn } from "./own-key.js";
+import { parseInstant, parsePlainDate, parseZonedDateTime } from "./dates.js";
 
 // Whether a schema has any date inside, so inputs without dates skip the revive walk entirely.
 const temporalInside = new WeakMap<z.ZodType, boolean>();
@@ -148,41 +147,6 @@ export function validateInputs(sig: CompiledSignature, inputs: unknown): Record<
       invalid(sig.name, path, expected, at(revived, issuePath), issue?.message);
     }
     if (result.data !== undefined) out[field.name] = result.data;
-  }
-  return out;
-}
-
-/** A JSON-ready copy of one value: Temporal and Date values become their ISO wire strings. */
-export function valueToWire(schema: z.ZodType | undefined, value: unknown): unknown {
-  if (value === null || value === undefined) return value ?? null;
-  if (value instanceof Temporal.PlainDate) return value.toString();
-  if (value instanceof Temporal.ZonedDateTime) return formatZonedDateTime(value);
-  if (value instanceof Temporal.PlainDateTime || value instanceof Temporal.Instant) return value.toString();
-  if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value)) {
-    const k = schema === undefined ? undefined : resolve(schema).kind;
-    const element = k?.kind === "array" ? k.element : undefined;
-    return value.map((v) => valueToWire(element, v));
-  }
-  if (typeof value === "object") {
-    const k = schema === undefined ? undefined : resolve(schema).kind;
-    const out: Record<string, unknown> = {};
-    for (const [key, v] of Object.entries(value)) {
-      const s = k?.kind === "object" ? k.shape[key] : k?.kind === "record" ? k.value : undefined;
-      if (v !== undefined) setOwn(out, key, valueToWire(s, v));
-    }
-    return out;
-  }
-  if (typeof value === "bigint") return Number(value);
-  return value;
-}
-
-/** JSON-ready input values for the prompt, in declaration order. */
-export function inputsToWire(sig: CompiledSignature, values: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const field of sig.inputs) {
-    const v = values[field.name];
-    if (v !== undefined) out[field.name] = valueToWire(field.schema, v);
   }
   return out;
 }

@@ -6,8 +6,7 @@ import { unwrap } from "../signature/fields.js";
 import { describeType, joinPath, kindOf, type Kind } from "./kind.js";
 import { parseInstant, parsePlainDate, parseZonedDateTime } from "./dates.js";
 import { fail, type Converter } from "./fail.js";
-import { isPlainObject } from "../plain-object.js";
-import { setOwn } from "./own-key.js";
+import { isPlainObject, setOwn } from "../plain-object.js";
 import { unionConverter } from "./union.js";
 
 // Converters are built once per zod schema and reused by every prediction: schema analysis

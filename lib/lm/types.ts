@@ -1,13 +1,8 @@
 import type { SignatureClass } from "../signature/signature.js";
+import type { ChatMessage, DataFormat, SchemaFormat } from "../prompt/formats.js";
 
-export type Role = "system" | "user" | "assistant";
-export interface ChatMessage {
-  role: Role;
-  content: string;
-}
-
-export type SchemaFormat = "json" | "baml" | "toon";
-export type DataFormat = "json" | "toon";
+// The prompt layer defines messages and formats; the LM layer sends them.
+export type { ChatMessage, DataFormat, Role, SchemaFormat } from "../prompt/formats.js";
 
 /** A JSON Schema document (plain object). */
 export type JsonSchema = Record<string, unknown>;
@@ -67,12 +62,4 @@ export interface LanguageModel extends LMSettings {
   /** Whether this provider/model can produce native structured output for `responseSchema`. */
   supportsStructuredOutputs(): boolean;
   chat(request: LMRequest): Promise<LMResponse>;
-}
-
-export function isLanguageModel(value: unknown): value is LanguageModel {
-  return (
-    typeof value === "object" && value !== null &&
-    typeof (value as LanguageModel).chat === "function" &&
-    typeof (value as LanguageModel).supportsStructuredOutputs === "function"
-  );
 }

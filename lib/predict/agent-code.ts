@@ -1,5 +1,5 @@
 /** Pieces shared by the agents that run model-written JavaScript in the sandbox (CodeAct, ProgramOfThought). */
-import { inputsToWire } from "../convert/input.js";
+import { inputsToWire } from "../signature/wire.js";
 import { TypelmError } from "../errors.js";
 import type { Sandbox, SandboxOptions, SandboxResult, SandboxTool } from "../sandbox/sandbox.js";
 import type { CompiledSignature } from "../signature/compile.js";

@@ -16,7 +16,8 @@
  */
 import { z } from "zod";
 import { withModuleLM } from "../config.js";
-import { validateInputs, valueToWire } from "../convert/input.js";
+import { validateInputs } from "../convert/input.js";
+import { valueToWire } from "../signature/wire.js";
 import { convertOutputs } from "../convert/output.js";
 import { MaxIterationsError, OutputError, TypelmError } from "../errors.js";
 import { Instrumentation } from "../instrument/bus.js";

@@ -1,10 +1,10 @@
-import type { ChatMessage, DataFormat, SchemaFormat } from "../lm/types.js";
-import type { FewShotExample } from "../predict/few-shot.js";
+import type { ChatMessage, DataFormat, SchemaFormat } from "./formats.js";
+import type { FewShotExample } from "./few-shot.js";
 import { compiled, type CompiledSignature } from "../signature/compile.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
 import { renderBaml } from "../signature/baml.js";
 import { renderToonSchema } from "../signature/toon-schema.js";
-import { inputsToWire, valueToWire } from "../convert/input.js";
+import { inputsToWire, valueToWire } from "../signature/wire.js";
 import { toonFence, toonTemplate } from "./toon-data.js";
 
 export interface PromptOptions {

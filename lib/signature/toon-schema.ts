@@ -6,9 +6,9 @@ import { group, isLeaf, renderType, type TypeFormat } from "./type-text.js";
 
 // A compact field summary that replaces the JSON Schema block when the schema format is TOON:
 //
-//   sentiment: "positive" | "negative" | "neutral"   # the label
+//   sentiment: "positive" | "negative" | "neutral"  # the label
 //   confidence?: number (default: 1)
-//   items[N]{name,price}:        # TOON table, one row per element
+//   items[N]{name,price}:  # one row per item
 //     name: string
 //     price: number
 //

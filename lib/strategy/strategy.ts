@@ -44,8 +44,6 @@ export class CompatibleStrategy extends StrategyInterface {
   }
 }
 
-export type StrategyLike = StrategyInterface;
-
 export const Strategy = {
   Strict: new StrictStrategy() as StrategyInterface,
   Compatible: new CompatibleStrategy() as StrategyInterface,

@@ -5,7 +5,8 @@ import { Signature } from "../../lib/signature/signature.js";
 import { compiled } from "../../lib/signature/compile.js";
 import { OutputError } from "../../lib/errors.js";
 import { convertValue } from "../../lib/convert/output.js";
-import { inputsToWire, validateInputs, valueToWire } from "../../lib/convert/input.js";
+import { validateInputs } from "../../lib/convert/input.js";
+import { inputsToWire, valueToWire } from "../../lib/signature/wire.js";
 
 // These assertions must hold in every host time zone; timezones.test.ts re-runs this file under
 // TZ=America/Los_Angeles and TZ=Asia/Tokyo.

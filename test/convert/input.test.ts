@@ -3,7 +3,8 @@ import { z } from "zod";
 import { Signature } from "../../lib/signature/signature.js";
 import { compiled } from "../../lib/signature/compile.js";
 import { ValidationError } from "../../lib/errors.js";
-import { inputsToWire, validateInputs } from "../../lib/convert/input.js";
+import { validateInputs } from "../../lib/convert/input.js";
+import { inputsToWire } from "../../lib/signature/wire.js";
 
 const Order = Signature.define({
   name: "Order",

@@ -1,7 +1,7 @@
 /** A record key named "__proto__" is data: it is kept as an own key and never changes a prototype. */
 import { describe, expect, it } from "@jest/globals";
 import { z } from "zod";
-import { valueToWire } from "../../lib/convert/input.js";
+import { valueToWire } from "../../lib/signature/wire.js";
 import { convertOutputs } from "../../lib/convert/output.js";
 import { FewShotExample, Predict, Signature, Temporal, t } from "../../lib/index.js";
 import { compiled } from "../../lib/signature/compile.js";

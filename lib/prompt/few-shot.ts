@@ -1,0 +1,34 @@
+import { ValidationError } from "../errors.js";
+
+/** One worked example: input values and the output values expected for them, with an optional stable id. */
+export class FewShotExample<I extends Record<string, unknown> = Record<string, unknown>, O extends Record<string, unknown> = Record<string, unknown>> {
+  readonly input: I;
+  readonly output: O;
+  /** A stable identifier (a dataset row id such as "train-17"); optimizers record demos by it. */
+  readonly id: string | undefined;
+
+  constructor({ input, output, id }: { input: I; output: O; id?: string | undefined }) {
+    if (input === null || typeof input !== "object" || Array.isArray(input)) {
+      throw new ValidationError("FewShotExample input must be an object keyed by input field names", { field: "input" });
+    }
+    if (output === null || typeof output !== "object" || Array.isArray(output)) {
+      throw new ValidationError("FewShotExample output must be an object keyed by output field names", { field: "output" });
+    }
+    if (id !== undefined && typeof id !== "string") {
+      throw new ValidationError(`FewShotExample id must be a string; received ${typeof id}`, { field: "id" });
+    }
+    this.input = input;
+    this.output = output;
+    this.id = id;
+  }
+
+  toJSON(): { input: I; output: O; id?: string } {
+    return this.id === undefined ? { input: this.input, output: this.output } : { id: this.id, input: this.input, output: this.output };
+  }
+
+  /** Rebuilds an example from its JSON form (as stored by `dumpState`). */
+  static fromJSON(data: unknown): FewShotExample {
+    const d = data as { input?: Record<string, unknown>; output?: Record<string, unknown>; id?: string };
+    return new FewShotExample({ input: d?.input as Record<string, unknown>, output: d?.output as Record<string, unknown>, id: d?.id });
+  }
+}
