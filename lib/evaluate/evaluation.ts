@@ -3,6 +3,7 @@ import { Instrumentation } from "../instrument/bus.js";
 import { Module } from "../module.js";
 import { FewShotExample } from "../predict/few-shot.js";
 import type { LabStore } from "../store/lab-store.js";
+import { noteScore } from "../store/module-score.js";
 import type { EvaluationRow } from "../store/records.js";
 import { describeFields } from "./fields.js";
 import { progressBar } from "./progress.js";
@@ -132,7 +133,10 @@ export class Evaluation {
     const durationMs = performance.now() - started;
     const failed = rows.filter((r) => r.error !== null);
     const summary = { metrics: values, failures: failed.length, total, inputTokens, outputTokens, cost, durationMs };
-    recorder.finish({ ok: true, score: values[metricNames[0]!] ?? null, summary });
+    const headline = values[metricNames[0]!]!;
+    recorder.finish({ ok: true, score: headline, summary });
+    // The registry stores it with the module's next version.
+    noteScore(moduleInstance, headline);
     Instrumentation.emit("evaluation.end", {
       runId, name: this.name, ok: true, ...summary, maxConcurrency: limiter.maxRunning, concurrencyDecreases: limiter.decreases,
       recordError: recorder.failure,

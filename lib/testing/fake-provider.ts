@@ -43,9 +43,18 @@ export interface FailOptions {
   body?: unknown;
 }
 
+/** A request rate the server enforces, as a token bucket: over it, a request gets 429 with retry-after. */
+export interface FakeRateLimit {
+  requestsPerSecond: number;
+  /** Requests allowed at once after a quiet spell (bucket size; default 1). */
+  burst?: number;
+}
+
 export interface FakeProviderOptions {
   /** Reply used when no scripted reply is queued; default: echoes the last user message. */
   defaultReply?: FakeReply;
+  /** Enforce a request rate from the start (see `rateLimit`). */
+  rateLimit?: FakeRateLimit;
 }
 
 export interface FakeProvider {
@@ -67,6 +76,13 @@ export interface FakeProvider {
   dropConnection(options?: { times?: number }): FakeProvider;
   /** The next `times` requests (default 1) get a 200 whose body stops half-way. */
   truncateBody(options?: { times?: number }): FakeProvider;
+  /**
+   * Enforces a request rate (null lifts it): a request over it gets 429 with `retry-after-ms` (when
+   * the next one is allowed) and `retry-after` (the same, in whole seconds). Checked before faults.
+   */
+  rateLimit(limit: FakeRateLimit | null): FakeProvider;
+  /** How many requests got a 429 from the rate limit. */
+  readonly rateLimited: number;
   /** Forgets recorded requests, queued replies and faults. */
   reset(): void;
   close(): Promise<void>;
@@ -93,6 +109,25 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   const faults: Fault[] = [];
   const sockets = new Set<Socket>();
   const defaultReply: FakeReply = options.defaultReply ?? ((req) => `echo: ${lastUserText(req.messages)}`);
+  let bucket: { limit: FakeRateLimit; tokens: number; at: number } | undefined;
+  let rateLimited = 0;
+  const setRateLimit = (limit: FakeRateLimit | null | undefined): void => {
+    bucket = limit ? { limit, tokens: limit.burst ?? 1, at: performance.now() } : undefined;
+  };
+  setRateLimit(options.rateLimit);
+  /** Takes a token, or returns how many ms until one is free. */
+  const overRate = (): number | undefined => {
+    if (bucket === undefined) return undefined;
+    const now = performance.now();
+    const { requestsPerSecond, burst = 1 } = bucket.limit;
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * requestsPerSecond);
+    bucket.at = now;
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return undefined;
+    }
+    return Math.ceil(((1 - bucket.tokens) / requestsPerSecond) * 1000);
+  };
 
   const takeFault = (): Fault | undefined => {
     const fault = faults[0];
@@ -133,6 +168,12 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     const request: FakeRequest = { wire, method: req.method, path, headers, body, messages: messagesOf(wire, body), schema: schemaOf(wire, body) };
     requests.push(request);
 
+    const waitMs = overRate();
+    if (waitMs !== undefined) {
+      rateLimited++;
+      sendJson(res, 429, errorBody(wire, 429), { "retry-after-ms": String(waitMs), "retry-after": String(Math.ceil(waitMs / 1000)) });
+      return;
+    }
     const fault = takeFault();
     if (fault?.kind === "drop") {
       req.socket.destroy();
@@ -196,6 +237,13 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     truncateBody(truncateOptions = {}) {
       faults.push({ kind: "truncate", remaining: truncateOptions.times ?? 1 });
       return fake;
+    },
+    rateLimit(limit) {
+      setRateLimit(limit);
+      return fake;
+    },
+    get rateLimited() {
+      return rateLimited;
     },
     reset() {
       requests.length = 0;
