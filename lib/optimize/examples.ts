@@ -1,0 +1,46 @@
+import { ValidationError } from "../errors.js";
+import { FewShotExample } from "../predict/few-shot.js";
+
+/** An example's id as recorded in trials: its own id, else `<list>[<index>]`. */
+export function exampleId(example: FewShotExample, list: string, index: number): string {
+  return example.id ?? `${list}[${index}]`;
+}
+
+/**
+ * Checks an example list before any model is called: a non-empty array of `FewShotExample`, each
+ * holding every expected output field that the others hold (a missing field would score as wrong
+ * for a reason the optimizer cannot see).
+ */
+export function checkExamples(examples: unknown, option: string, optimizer: string): FewShotExample[] {
+  if (!Array.isArray(examples) || examples.length === 0) {
+    throw new ValidationError(
+      `${optimizer}.compile: ${option} must be a non-empty array of FewShotExample; received ${Array.isArray(examples) ? "an empty array" : typeof examples}`,
+      { field: option },
+    );
+  }
+  const fields = new Set<string>();
+  examples.forEach((ex, i) => {
+    if (!(ex instanceof FewShotExample)) {
+      throw new ValidationError(
+        `${optimizer}.compile: ${option}[${i}] must be a FewShotExample ({ input, output, id }); received ${ex === null ? "null" : typeof ex}`,
+        { field: `${option}[${i}]` },
+      );
+    }
+    for (const k of Object.keys(ex.output)) fields.add(k);
+  });
+  if (fields.size === 0) {
+    throw new ValidationError(`${optimizer}.compile: the ${option} have no expected output values (every example's output is empty)`, { field: option });
+  }
+  (examples as FewShotExample[]).forEach((ex, i) => {
+    for (const f of fields) {
+      if (ex.output[f] === undefined) {
+        throw new ValidationError(
+          `${optimizer}.compile: ${option}[${i}]${ex.id ? ` (id "${ex.id}")` : ""} has no expected value for output field "${f}", ` +
+            `which other examples have: give every example the same expected fields`,
+          { field: `${option}[${i}].output.${f}` },
+        );
+      }
+    }
+  });
+  return examples as FewShotExample[];
+}

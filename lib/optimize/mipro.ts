@@ -1,0 +1,254 @@
+import { createHash } from "node:crypto";
+import { resolveLM } from "../config.js";
+import { TypelmError, ValidationError } from "../errors.js";
+import { defaultMetric, type Metric } from "../evaluate/metric.js";
+import type { LanguageModel } from "../lm/types.js";
+import { Module } from "../module.js";
+import type { FewShotExample } from "../predict/few-shot.js";
+import { noteScore } from "../store/module-score.js";
+import type { OptimizationRun, Trial } from "../store/records.js";
+import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON } from "./bootstrap.js";
+import { FULL_EVAL_EVERY, MODES, positiveInt, resolveMode, trialsFor, type MIPROMode } from "./budget.js";
+import { choiceKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
+import { checkExamples, exampleId } from "./examples.js";
+import { proposeInstructions } from "./propose.js";
+import { Random } from "./random.js";
+import { RunRecorder } from "./recorder.js";
+import { scoreOn } from "./score.js";
+import { CategoricalTPE, type Observation } from "./tpe.js";
+
+export interface MIPROv2Options {
+  /** Scores a prediction; default: every expected output field equal. */
+  metric?: Metric;
+  /** Demos per demo set (default 4). 0 searches instructions only. */
+  kDemos?: number;
+  /** Budget preset (default "light"); "medium" is "balanced". See the README's table. */
+  mode?: MIPROMode | "medium";
+  /** Instruction candidates and demo sets per predictor (default: the mode's). */
+  numCandidates?: number;
+  /** Search trials (default: max(2·2P·log2 N, 1.5·N) for P predictors, N candidates). */
+  numTrials?: number;
+  /** Validation examples per trial (default: the mode's). */
+  minibatchSize?: number;
+  /** At most this many validation examples are used (a seeded sample when there are more). */
+  validationSize?: number;
+  /** A full validation evaluation after every this many trials (default 5). */
+  fullEvalEvery?: number;
+  /** Seeds every random choice (default 0). */
+  seed?: number;
+  /** The LM that proposes instructions (default: the configured LM). */
+  promptModel?: LanguageModel;
+  /** A bootstrapped run's trace becomes demos when the metric scores it at least this (default 1). */
+  bootstrapThreshold?: number;
+  /** Examples evaluated at once (default 8). */
+  concurrency?: number;
+}
+
+export interface CompileArgs {
+  moduleInstance: Module;
+  trainingExamples: readonly FewShotExample[];
+  /** Scored for the search (default: the training examples). */
+  validationExamples?: readonly FewShotExample[];
+  /** The id of an interrupted run in the lab store to continue. */
+  resume?: string;
+}
+
+/** The numbers one compile works with, after mode, options and data sizes. */
+export interface MIPROBudget {
+  mode: MIPROMode;
+  candidates: number;
+  demoSets: number;
+  trials: number;
+  minibatchSize: number;
+  validationSize: number;
+  fullEvalEvery: number;
+  bootstrapRuns: number;
+}
+
+type Example = { example: FewShotExample; id: string };
+
+function fingerprint(examples: readonly Example[]): string {
+  return createHash("sha256").update(JSON.stringify(examples.map((e) => [e.id, e.example.input, e.example.output]))).digest("hex").slice(0, 16);
+}
+
+/**
+ * MIPROv2 (Opsahl-Ong et al. 2024): bootstraps candidate demo sets, proposes grounded candidate
+ * instructions, then searches (instruction, demo set) per predictor with a seeded categorical TPE on
+ * validation minibatches, evaluating the most promising combination on the full validation set every
+ * few trials. Returns a clone holding the best fully evaluated configuration (the baseline unless one
+ * scores strictly higher); the module given is never changed.
+ */
+export class MIPROv2 {
+  readonly options: MIPROv2Options;
+  /** The last (or current) run: every trial, its choices, scores, calls, tokens and cost. */
+  lastRun: OptimizationRun | undefined;
+
+  constructor(options: MIPROv2Options = {}) {
+    resolveMode(options.mode);
+    if (options.kDemos !== undefined) positiveInt(options.kDemos, "kDemos", 0);
+    for (const k of ["numCandidates", "numTrials", "minibatchSize", "validationSize", "fullEvalEvery", "concurrency"] as const) {
+      if (options[k] !== undefined) positiveInt(options[k], k);
+    }
+    if (options.metric !== undefined && typeof options.metric !== "function") {
+      throw new ValidationError(`MIPROv2 option metric must be a function (example, prediction, trace?) => score; received ${typeof options.metric}`, { field: "metric" });
+    }
+    this.options = options;
+  }
+
+  /** The budget for a program with `predictors` predictors and these data sizes (what the README's table computes). */
+  budget(predictors: number, training: number, validation: number): MIPROBudget {
+    const o = this.options;
+    const mode = resolveMode(o.mode);
+    const preset = MODES[mode];
+    const kDemos = o.kDemos ?? 4;
+    const candidates = o.numCandidates ?? preset.candidates;
+    const validationSize = Math.min(validation, o.validationSize ?? preset.validationSize);
+    return {
+      mode, candidates,
+      demoSets: kDemos === 0 ? 1 : candidates,
+      trials: o.numTrials ?? trialsFor(candidates, predictors),
+      minibatchSize: Math.min(validationSize, o.minibatchSize ?? preset.minibatchSize),
+      validationSize,
+      fullEvalEvery: o.fullEvalEvery ?? FULL_EVAL_EVERY,
+      bootstrapRuns: kDemos === 0 ? 0 : Math.min(training, kDemos * Math.max(0, candidates - 2)),
+    };
+  }
+
+  async compile<M extends Module>(args: CompileArgs & { moduleInstance: M }): Promise<M> {
+    const { moduleInstance, resume } = args;
+    if (!(moduleInstance instanceof Module)) {
+      throw new ValidationError("MIPROv2.compile: moduleInstance must be a Module (Predict, ChainOfThought, your own Module subclass ...)", { field: "moduleInstance" });
+    }
+    const predictors = moduleInstance.namedPredictors();
+    if (predictors.length === 0) {
+      throw new ValidationError(`MIPROv2.compile: ${moduleInstance.constructor.name} has no predictors to tune`, { field: "moduleInstance" });
+    }
+    const train = checkExamples(args.trainingExamples, "trainingExamples", "MIPROv2").map((example, i) => ({ example, id: exampleId(example, "trainingExamples", i) }));
+    const valGiven = args.validationExamples === undefined ? undefined : checkExamples(args.validationExamples, "validationExamples", "MIPROv2");
+    const val = valGiven === undefined ? train : valGiven.map((example, i) => ({ example, id: exampleId(example, "validationExamples", i) }));
+    const kDemos = this.options.kDemos ?? 4;
+    if (kDemos > train.length) {
+      throw new ValidationError(
+        `MIPROv2 kDemos is ${kDemos} but there are only ${train.length} training examples to draw demos from: lower kDemos to at most ${train.length} or add training examples`,
+        { field: "kDemos" },
+      );
+    }
+    const seed = this.options.seed ?? 0;
+    const metric = this.options.metric ?? defaultMetric;
+    const concurrency = this.options.concurrency ?? 8;
+    const b = this.budget(predictors.length, train.length, val.length);
+    const promptModel = this.options.promptModel ?? resolveLM(undefined, moduleInstance.config.lm);
+    const valSet = val.length > b.validationSize ? new Random(seed, "validation").sample(val, b.validationSize) : val;
+    const config = {
+      module: moduleInstance.constructor.name, predictors: predictors.map(([p]) => p), ...b, kDemos, seed,
+      metric: metric.name || "metric", promptModel: promptModel.id, bootstrapThreshold: this.options.bootstrapThreshold ?? 1,
+      trainingExamples: train.length, validationExamples: val.length, data: fingerprint([...train, ...val]),
+    };
+    const rec = RunRecorder.start("MIPROv2", config, resume);
+    this.lastRun = rec.run;
+    try {
+      return await this.search(moduleInstance, rec, { train, valSet, b, kDemos, seed, metric, concurrency, promptModel });
+    } catch (error) {
+      throw rec.fail(error);
+    }
+  }
+
+  private async search<M extends Module>(
+    program: M, rec: RunRecorder,
+    s: { train: Example[]; valSet: Example[]; b: MIPROBudget; kDemos: number; seed: number; metric: Metric; concurrency: number; promptModel: LanguageModel },
+  ): Promise<M> {
+    const { b, metric, concurrency } = s;
+    const paths = program.namedPredictors().map(([p]) => p);
+    const trainExamples = s.train.map((e) => e.example);
+
+    // 1. Demo candidates.
+    const boot = await rec.trial({ kind: "bootstrap", choices: {} }, async () => {
+      const r = await bootstrapDemoSets({
+        program: program.clone(), trainingExamples: trainExamples, metric, kDemos: s.kDemos, numSets: b.demoSets, runs: b.bootstrapRuns,
+        threshold: this.options.bootstrapThreshold ?? 1, random: new Random(s.seed, "bootstrap"),
+      });
+      return {
+        kind: "bootstrap", choices: {}, instructions: {}, demoIds: {}, score: r.tried === 0 ? null : r.kept / r.tried,
+        data: { sets: demoSetsToJSON(r.sets), tried: r.tried, kept: r.kept, failures: r.failures },
+      };
+    });
+    failIfErrored(boot);
+    const demoSets = demoSetsFromJSON(boot.data.sets);
+
+    // 2. Instruction candidates.
+    const proposal = await rec.trial({ kind: "propose", choices: {} }, async () => {
+      const p = await proposeInstructions({
+        program, trainingExamples: trainExamples, demoSets, numCandidates: b.candidates, lm: s.promptModel, random: new Random(s.seed, "propose"),
+      });
+      return { kind: "propose", choices: {}, instructions: {}, demoIds: {}, score: null, data: { ...p } };
+    });
+    failIfErrored(proposal);
+    const candidates: Candidates = { instructions: proposal.data.instructions as Record<string, string[]>, demoSets };
+
+    // 3. Baseline, then the search.
+    const evaluate = async (kind: string, choices: Choices, examples: Example[], data: Record<string, unknown>): Promise<Trial> =>
+      rec.trial({ kind, choices: choices as Trial["choices"] }, async () => {
+        const r = await scoreOn(configured(program, candidates, choices), examples, metric, concurrency);
+        return { kind, ...describeChoices(candidates, choices), score: r.score, exampleScores: r.exampleScores, data: { ...data, failures: r.failures } };
+      });
+    const zero: Choices = Object.fromEntries(paths.map((p) => [p, { instruction: 0, demos: 0 }]));
+    const baseline = await evaluate("baseline", zero, s.valSet, {});
+    let best: Trial | undefined = baseline.score === null ? undefined : baseline;
+    const fullyEvaluated = new Set([choiceKey(zero)]);
+
+    const random = new Random(s.seed, "search");
+    const params = paths.flatMap((p) => [{ name: `${p}.instruction`, size: b.candidates }, { name: `${p}.demos`, size: b.demoSets }]);
+    const tpe = new CategoricalTPE(params, random);
+    const history: Observation[] = [];
+    const seen = new Map<string, { choices: Choices; scores: number[]; order: number }>();
+    for (let t = 0; t < b.trials; t++) {
+      const suggestion = tpe.suggest(history);
+      const choices: Choices = Object.fromEntries(paths.map((p) => [p, { instruction: suggestion[`${p}.instruction`]!, demos: suggestion[`${p}.demos`]! }]));
+      const batch = random.sample(s.valSet, b.minibatchSize);
+      const trial = await evaluate("minibatch", choices, batch, { trial: t });
+      if (trial.score !== null) {
+        history.push({ params: suggestion, score: trial.score });
+        const key = choiceKey(choices);
+        const entry = seen.get(key) ?? { choices, scores: [], order: seen.size };
+        entry.scores.push(trial.score);
+        seen.set(key, entry);
+      }
+      if ((t + 1) % b.fullEvalEvery !== 0 && t !== b.trials - 1) continue;
+      // The combination with the best mean minibatch score that has not had its full evaluation yet.
+      let pick: { key: string; choices: Choices; mean: number } | undefined;
+      for (const [key, e] of seen) {
+        if (fullyEvaluated.has(key)) continue;
+        const mean = e.scores.reduce((a, v) => a + v, 0) / e.scores.length;
+        if (pick === undefined || mean > pick.mean) pick = { key, choices: e.choices, mean };
+      }
+      if (pick === undefined) continue;
+      fullyEvaluated.add(pick.key);
+      const full = await evaluate("full", pick.choices, s.valSet, { afterTrial: t, minibatchMean: pick.mean });
+      if (full.score !== null && (best === undefined || full.score > best.score!)) best = full;
+    }
+
+    // 4. The best fully evaluated configuration.
+    const trials = rec.run.trials;
+    if (best === undefined) {
+      const failed = trials.find((t) => t.error !== null);
+      throw new TypelmError(`MIPROv2: no full validation evaluation succeeded, so there is nothing to return; first failure: trial ${failed?.index}: ${failed?.error}`);
+    }
+    const result = configured(program, candidates, best.choices as Choices) as M;
+    noteScore(result, best.score!);
+    const sum = (k: "lmCalls" | "inputTokens" | "outputTokens" | "cost") => trials.reduce((a, t) => a + t[k], 0);
+    rec.finish({
+      status: "completed", score: best.score, bestTrial: best.index,
+      summary: {
+        baselineScore: baseline.score, bestScore: best.score, gain: baseline.score === null ? null : best.score! - baseline.score,
+        instructions: best.instructions, demoIds: best.demoIds, trials: trials.length, failedTrials: trials.filter((t) => t.error !== null).length,
+        lmCalls: sum("lmCalls"), inputTokens: sum("inputTokens"), outputTokens: sum("outputTokens"), cost: sum("cost"),
+      },
+    });
+    return result;
+  }
+}
+
+/** Bootstrap and proposal are needed by everything after them: their failure ends the run (recorded first). */
+function failIfErrored(trial: Trial): void {
+  if (trial.error !== null) throw new TypelmError(`MIPROv2 ${trial.kind} step failed (trial ${trial.index}): ${trial.error}`);
+}

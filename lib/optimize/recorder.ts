@@ -1,0 +1,143 @@
+import { ConfigurationError, ValidationError } from "../errors.js";
+import { Instrumentation } from "../instrument/bus.js";
+import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
+import { labFromConfig, type LabStore } from "../store/lab-store.js";
+import type { OptimizationRun, Trial } from "../store/records.js";
+
+/** What a step of an optimizer produces; the recorder adds index, usage, duration and error. */
+export type TrialDraft = Pick<Trial, "kind" | "choices" | "instructions" | "demoIds"> &
+  Partial<Pick<Trial, "score" | "exampleScores" | "data" | "parents">>;
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
+}
+
+/**
+ * One optimization run as it is recorded: each trial goes to the lab store (one short write) and to
+ * `run.trials` the moment it finishes, with an `optimizer.trial` event. On resume, the trials already
+ * in the store are handed back in order instead of being run again, so the optimizer advances its
+ * random streams exactly as the interrupted run did.
+ */
+export class RunRecorder {
+  readonly run: OptimizationRun;
+  private readonly lab: LabStore | null;
+  private readonly replay: Trial[];
+  private budget = 0;
+
+  private constructor(run: OptimizationRun, lab: LabStore | null, replay: Trial[]) {
+    this.run = run;
+    this.lab = lab;
+    this.replay = replay;
+  }
+
+  /** Starts a new run, or reopens `resume` after checking it was started with the same configuration. */
+  static start(name: string, config: Record<string, unknown>, resume: string | undefined): RunRecorder {
+    const lab = labFromConfig();
+    const startedAt = new Date().toISOString();
+    if (resume === undefined) {
+      const id = lab?.startRun({ kind: "optimization", name, config }) ?? `unrecorded-${startedAt}`;
+      const run: OptimizationRun = {
+        id, kind: "optimization", name, status: "running", startedAt, endedAt: null, score: null, config, summary: {}, error: null,
+        trials: [], bestTrial: null,
+      };
+      Instrumentation.emit("optimizer.start", { runId: id, optimizer: name, config, resumed: false });
+      return new RunRecorder(run, lab, []);
+    }
+    if (lab === null) {
+      throw new ConfigurationError(`${name}.compile({ resume: "${resume}" }): the lab store is switched off (c.lab = false), so there is no recorded run to resume`);
+    }
+    const stored = lab.run(resume);
+    if (stored === undefined || stored.kind !== "optimization") {
+      throw new ValidationError(
+        `${name}.compile: resume run ${JSON.stringify(resume)} is ${stored === undefined ? "not" : "not an optimization run"} in the lab store at ${lab.path}; ` +
+          "lab.runs({ kind: \"optimization\" }) lists the runs that can be resumed",
+        { field: "resume" },
+      );
+    }
+    if (stored.name !== name || canonical(stored.config) !== canonical(config)) {
+      throw new ValidationError(
+        `${name}.compile: run ${resume} was started as ${stored.name} with ${canonical(stored.config)}; ` +
+          `resuming it needs the same optimizer and options, received ${name} with ${canonical(config)}`,
+        { field: "resume" },
+      );
+    }
+    lab.reopenRun(resume);
+    const run: OptimizationRun = { ...stored, status: "running", endedAt: null, error: null, trials: [], bestTrial: null };
+    Instrumentation.emit("optimizer.start", { runId: resume, optimizer: name, config, resumed: true, recordedTrials: stored.trials.length });
+    return new RunRecorder(run, lab, [...stored.trials]);
+  }
+
+  get id(): string {
+    return this.run.id;
+  }
+
+  /** How many recorded trials are still waiting to be replayed. */
+  get replaying(): boolean {
+    return this.replay.length > 0;
+  }
+
+  /**
+   * Runs one step and records it as trial `run.trials.length`; when that trial is already in the store
+   * (resume), returns the stored one instead of running `step`. `step` errors are recorded, not thrown.
+   */
+  async trial(expect: Pick<Trial, "kind" | "choices">, step: () => Promise<TrialDraft>): Promise<Trial> {
+    const index = this.run.trials.length;
+    const stored = this.replay.shift();
+    if (stored !== undefined) {
+      if (stored.index !== index || stored.kind !== expect.kind || canonical(stored.choices) !== canonical(expect.choices)) {
+        throw new ValidationError(
+          `Resuming run ${this.run.id}: recorded trial ${stored.index} is a "${stored.kind}" trial with choices ${canonical(stored.choices)}, ` +
+            `but this run now wants trial ${index} to be "${expect.kind}" with ${canonical(expect.choices)}; the options or examples differ from the interrupted run`,
+          { field: "resume" },
+        );
+      }
+      this.run.trials.push(stored);
+      this.budget = stored.budgetSpent;
+      return stored;
+    }
+    const usage: UsageTotals = emptyUsage();
+    const started = performance.now();
+    let draft: TrialDraft = { ...expect, instructions: {}, demoIds: {} };
+    let error: string | null = null;
+    try {
+      draft = await trackUsage(usage, step);
+    } catch (e) {
+      error = errorText(e);
+    }
+    this.budget += usage.calls;
+    const trial: Trial = {
+      index, kind: draft.kind, parents: draft.parents ?? [], choices: draft.choices, instructions: draft.instructions,
+      demoIds: draft.demoIds, score: error === null ? draft.score ?? null : null, exampleScores: draft.exampleScores ?? null,
+      budgetSpent: this.budget, lmCalls: usage.calls, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens,
+      cost: usage.cost, durationMs: performance.now() - started, error, data: draft.data ?? {},
+    };
+    this.lab?.recordTrial(this.run.id, trial);
+    this.run.trials.push(trial);
+    Instrumentation.emit("optimizer.trial", {
+      runId: this.run.id, index, kind: trial.kind, score: trial.score, choices: trial.choices, lmCalls: trial.lmCalls, error,
+    });
+    return trial;
+  }
+
+  /** Ends the run: the store row, `run` itself, and the `optimizer.end` event. */
+  finish(end: { status: "completed" | "failed"; score: number | null; bestTrial: number | null; summary: Record<string, unknown>; error?: string | null }): void {
+    const error = end.error ?? null;
+    this.lab?.finishRun(this.run.id, { status: end.status, score: end.score, summary: end.summary, error, bestTrial: end.bestTrial });
+    Object.assign(this.run, { status: end.status, score: end.score, bestTrial: end.bestTrial, summary: end.summary, error, endedAt: new Date().toISOString() });
+    Instrumentation.emit("optimizer.end", {
+      runId: this.run.id, optimizer: this.run.name, status: end.status, score: end.score, bestTrial: end.bestTrial, error, trials: this.run.trials.length,
+    });
+  }
+
+  /** Records a run that stopped on an unexpected error, then hands the error back to rethrow. */
+  fail(error: unknown): unknown {
+    this.finish({ status: "failed", score: null, bestTrial: null, summary: { trials: this.run.trials.length }, error: errorText(error) });
+    return error;
+  }
+}
