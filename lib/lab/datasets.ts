@@ -1,0 +1,225 @@
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { ValidationError } from "../errors.js";
+import { FewShotExample } from "../predict/few-shot.js";
+import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
+
+/** The datasets shipped in `datasets/` (built by scripts/build-datasets.ts). */
+export const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k"] as const;
+
+const SPLITS = ["train", "dev", "test"] as const;
+export type SplitName = (typeof SPLITS)[number];
+
+export interface DatasetInfo {
+  /** The bundled name, or the folder's base name. */
+  name: string;
+  /** The folder the dataset was read from (absolute). */
+  path: string;
+  /** From ATTRIBUTION.md's "Licence:" line; null when the folder has no ATTRIBUTION.md. */
+  licence: string | null;
+  /** The source repository and commit, from ATTRIBUTION.md; null when not given. */
+  source: { repository: string; commit: string | null } | null;
+  /** Per split: rows and the sha256 of the file as read. */
+  splits: Record<SplitName, { rows: number; sha256: string }>;
+}
+
+export interface Dataset {
+  train: FewShotExample[];
+  dev: FewShotExample[];
+  test: FewShotExample[];
+  /** The task signature built from the folder's signature.json. */
+  signature: SignatureClass;
+  info: DatasetInfo;
+}
+
+/** A field of signature.json. */
+interface FieldSpec {
+  type: string;
+  values?: string[];
+  nullable?: boolean;
+  description?: string;
+}
+
+interface SignatureSpec {
+  name?: string;
+  description?: string;
+  input?: Record<string, FieldSpec>;
+  output?: Record<string, FieldSpec>;
+}
+
+/**
+ * Loads a bundled dataset by name, or a folder with the same layout: `train.jsonl`, `dev.jsonl`,
+ * `test.jsonl` (one JSON object a line with an `id` and every signature field) and `signature.json`.
+ */
+export async function loadDataset(nameOrPath: string): Promise<Dataset> {
+  const folder = locate(nameOrPath);
+  const signaturePath = join(folder, "signature.json");
+  const spec = await readJson(signaturePath);
+  const signature = signatureFrom(spec, signaturePath);
+  const splits = {} as Record<SplitName, FewShotExample[]>;
+  const hashes = {} as DatasetInfo["splits"];
+  for (const split of SPLITS) {
+    const file = join(folder, `${split}.jsonl`);
+    const text = await readText(file, `the ${split} split`);
+    splits[split] = parseSplit(text, file, signature);
+    hashes[split] = { rows: splits[split].length, sha256: createHash("sha256").update(text).digest("hex") };
+  }
+  const attribution = join(folder, "ATTRIBUTION.md");
+  const notes = existsSync(attribution) ? readFileSync(attribution, "utf8") : undefined;
+  return {
+    ...splits,
+    signature,
+    info: {
+      name: (BUNDLED_DATASETS as readonly string[]).includes(nameOrPath) ? nameOrPath : folder.split(/[\\/]/).pop() ?? folder,
+      path: folder,
+      licence: notes === undefined ? null : (/^- Licence: ([^(\n]+?)\s*(\(|$)/m.exec(notes)?.[1] ?? null),
+      source: notes === undefined ? null : sourceOf(notes),
+      splits: hashes,
+    },
+  };
+}
+
+/** The folder holding the bundled datasets: `datasets/` at the package root (from dist/ or from source). */
+export function bundledDatasetsFolder(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === "typelm") {
+      return join(dir, "datasets");
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new ValidationError("Cannot find typelm's package root (its package.json) above lib/lab: is the package installed whole?");
+    dir = up;
+  }
+}
+
+function locate(nameOrPath: string): string {
+  if (typeof nameOrPath !== "string" || nameOrPath.trim() === "") {
+    throw new ValidationError(`loadDataset expects a dataset name or folder; received ${JSON.stringify(nameOrPath)}`, { field: "name" });
+  }
+  const looksLikePath = isAbsolute(nameOrPath) || nameOrPath.startsWith(".") || /[\\/]/.test(nameOrPath);
+  if (!looksLikePath) {
+    if (!(BUNDLED_DATASETS as readonly string[]).includes(nameOrPath)) {
+      throw new ValidationError(
+        `Unknown dataset "${nameOrPath}": the bundled ones are ${BUNDLED_DATASETS.join(", ")}; or give a folder path (e.g. "./my-data") ` +
+          "holding train.jsonl, dev.jsonl, test.jsonl and signature.json",
+        { field: "name" },
+      );
+    }
+    return join(bundledDatasetsFolder(), nameOrPath);
+  }
+  const folder = resolve(nameOrPath);
+  if (!existsSync(folder)) {
+    throw new ValidationError(`Dataset folder ${folder} does not exist: expected a folder holding train.jsonl, dev.jsonl, test.jsonl and signature.json`, { field: "name" });
+  }
+  return folder;
+}
+
+async function readText(file: string, what: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (error) {
+    throw new ValidationError(`Cannot read ${what} at ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+async function readJson(file: string): Promise<unknown> {
+  const text = await readText(file, "the task signature");
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ValidationError(`${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+/** Builds the signature class signature.json describes. */
+export function signatureFrom(raw: unknown, file: string): SignatureClass {
+  const spec = raw as SignatureSpec;
+  if (spec === null || typeof spec !== "object" || typeof spec.output !== "object" || spec.output === null) {
+    throw new ValidationError(`${file}: expected { name, description, input: { field: spec }, output: { field: spec } }`, { field: "output" });
+  }
+  const shape = (fields: Record<string, FieldSpec> | undefined, side: string): Shape =>
+    Object.fromEntries(Object.entries(fields ?? {}).map(([name, f]) => [name, fieldSchema(f, `${file}: ${side}.${name}`)]));
+  return Signature.define({
+    name: spec.name ?? "DatasetTask",
+    description: spec.description ?? "",
+    input: shape(spec.input, "input"),
+    output: shape(spec.output, "output"),
+  });
+}
+
+function fieldSchema(f: FieldSpec, where: string): z.ZodType {
+  let schema: z.ZodType;
+  switch (f?.type) {
+    case "string": schema = z.string(); break;
+    case "number": schema = z.number(); break;
+    case "integer": schema = z.number().int(); break;
+    case "boolean": schema = z.boolean(); break;
+    case "string[]": schema = z.array(z.string()); break;
+    case "enum":
+      if (!Array.isArray(f.values) || f.values.length === 0 || !f.values.every((v) => typeof v === "string")) {
+        throw new ValidationError(`${where}: an enum needs "values", a non-empty list of strings`, { field: where });
+      }
+      schema = z.enum(f.values as [string, ...string[]]);
+      break;
+    default:
+      throw new ValidationError(
+        `${where}: unknown type ${JSON.stringify(f?.type)}; expected string, number, integer, boolean, enum or string[]`,
+        { field: where },
+      );
+  }
+  if (f.nullable === true) schema = schema.nullable();
+  return f.description === undefined ? schema : schema.describe(f.description);
+}
+
+function parseSplit(text: string, file: string, signature: SignatureClass): FewShotExample[] {
+  const inputs = Object.entries(signature.input ?? {});
+  const outputs = Object.entries(signature.output);
+  const seen = new Map<string, number>();
+  const examples: FewShotExample[] = [];
+  text.split("\n").forEach((line, i) => {
+    const at = `${file}:${i + 1}`;
+    if (line.trim() === "") return;
+    let row: Record<string, unknown>;
+    try {
+      row = JSON.parse(line) as Record<string, unknown>;
+    } catch (error) {
+      throw new ValidationError(`${at}: line ${i + 1} is not valid JSON (${error instanceof Error ? error.message : String(error)}); each line must be one JSON object`, { field: file, cause: error });
+    }
+    if (row === null || typeof row !== "object" || Array.isArray(row)) {
+      throw new ValidationError(`${at}: line ${i + 1} must be a JSON object; received ${JSON.stringify(row)}`, { field: file });
+    }
+    if (typeof row.id !== "string" || row.id === "") {
+      throw new ValidationError(`${at}: the row has no "id" (a non-empty string such as "train-17")`, { field: "id" });
+    }
+    const earlier = seen.get(row.id);
+    if (earlier !== undefined) throw new ValidationError(`${at}: id "${row.id}" was already used on line ${earlier}`, { field: "id" });
+    seen.set(row.id, i + 1);
+    const take = (fields: [string, z.ZodType][]) => Object.fromEntries(fields.map(([name, schema]) => {
+      if (!(name in row)) {
+        throw new ValidationError(`${at}: row "${row.id}" is missing the field "${name}" the task signature declares (signature.json)`, { field: name });
+      }
+      const parsed = schema.safeParse(row[name]);
+      if (!parsed.success) {
+        throw new ValidationError(
+          `${at}: row "${row.id}" field "${name}" does not fit the signature: ${parsed.error.issues[0]?.message ?? "invalid"}; received ${JSON.stringify(row[name])}`,
+          { field: name },
+        );
+      }
+      return [name, parsed.data];
+    }));
+    examples.push(new FewShotExample({ id: row.id, input: take(inputs), output: take(outputs) }));
+  });
+  return examples;
+}
+
+function sourceOf(notes: string): DatasetInfo["source"] {
+  const line = /^- Source: (.*)$/m.exec(notes)?.[1];
+  if (line === undefined) return null;
+  const repository = /\[([^\]]+)\]/.exec(line)?.[1] ?? line.split(",")[0]!.trim();
+  return { repository, commit: /commit `?([0-9a-f]{7,40})`?/.exec(line)?.[1] ?? null };
+}
