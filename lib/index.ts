@@ -60,6 +60,12 @@ export type { BuiltinMetricName, MetricSpec } from "./evaluate/scoring.js";
 export { defaultMetric } from "./evaluate/metric.js";
 export type { Metric, MetricResult, MetricScore } from "./evaluate/metric.js";
 
+export { MIPROv2 } from "./optimize/mipro.js";
+export type { MIPROv2Options, CompileArgs, MIPROBudget } from "./optimize/mipro.js";
+export type { MIPROMode } from "./optimize/budget.js";
+export { SimpleOptimizer } from "./optimize/simple.js";
+export type { SimpleOptimizerOptions } from "./optimize/simple.js";
+
 export { LabStore } from "./store/lab-store.js";
 export type { RunFilter, StartRun, FinishRun, LabStoreOptions } from "./store/lab-store.js";
 export { Registry } from "./store/registry.js";
