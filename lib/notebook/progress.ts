@@ -1,0 +1,127 @@
+import { Instrumentation, type TypelmEvent } from "../instrument/bus.js";
+import { liveDisplay, type LiveDisplay, type MimeBundle } from "./bundle.js";
+import { escapeHtml, formatNumber } from "./html.js";
+
+/** What one running evaluation or optimization has reported so far. */
+export interface ProgressState {
+  kind: "evaluation" | "optimizer";
+  name: string;
+  /** Examples (evaluation) or trials (optimizer) finished. */
+  done: number;
+  total: number | null;
+  /** Mean score so far (evaluation), best score so far (optimizer). */
+  score: number | null;
+  failures: number;
+  cost: number;
+  finished: boolean;
+}
+
+type Payload = Record<string, unknown>;
+
+const num = (p: Payload, ...keys: string[]): number | undefined => {
+  for (const k of keys) if (typeof p[k] === "number" && Number.isFinite(p[k])) return p[k] as number;
+  return undefined;
+};
+
+/** The first metric's score (the headline metric), when the event carries per-metric scores only. */
+function firstScore(p: Payload): number | undefined {
+  const scores = p.scores;
+  if (!scores || typeof scores !== "object") return undefined;
+  const values = Object.values(scores as Record<string, unknown>).filter((v): v is number => typeof v === "number");
+  return values.length ? values[0] : undefined;
+}
+
+/**
+ * Folds one event into the state. The payloads are read tolerantly (several plausible field names, all
+ * optional): a missing count is counted here, a missing running score is averaged here.
+ */
+export function applyEvent(state: ProgressState, name: string, p: Payload, scoreSum: { sum: number }): void {
+  if (name.endsWith(".start")) {
+    state.total = num(p, "total", "examples", "count", "trials", "numTrials", "budget") ?? state.total;
+    if (typeof p.name === "string") state.name = p.name;
+    return;
+  }
+  if (name.endsWith(".end")) {
+    state.finished = true;
+    state.score = num(p, "score", "bestScore", "accuracy") ?? state.score;
+    state.cost = num(p, "cost", "totalCost") ?? state.cost;
+    state.failures = num(p, "failures") ?? state.failures;
+    return;
+  }
+  state.done = num(p, "done", "completed") ?? state.done + 1;
+  state.total = num(p, "total") ?? state.total;
+  if (p.error) state.failures = num(p, "failures") ?? state.failures + 1;
+  else state.failures = num(p, "failures") ?? state.failures;
+  const cost = num(p, "costSoFar", "totalCost");
+  state.cost = cost ?? state.cost + (num(p, "cost") ?? 0);
+  if (state.kind === "optimizer") {
+    const best = num(p, "bestScore", "best");
+    const score = num(p, "score");
+    state.score = best ?? (score === undefined ? state.score : Math.max(state.score ?? score, score));
+  } else {
+    const running = num(p, "runningScore", "meanScore");
+    scoreSum.sum += num(p, "score") ?? firstScore(p) ?? 0;
+    state.score = running ?? scoreSum.sum / Math.max(1, state.done);
+  }
+}
+
+/** The progress display: a bar, counts, running score, failures and cost. */
+export function progressBundle(s: ProgressState): MimeBundle {
+  const unit = s.kind === "evaluation" ? "examples" : "trials";
+  const share = s.total ? Math.min(1, s.done / s.total) : s.finished ? 1 : 0;
+  const label = s.kind === "evaluation" ? "running score" : "best score";
+  const status = s.finished ? "done" : "running";
+  const counts = `${s.done}${s.total ? ` / ${s.total}` : ""} ${unit}`;
+  const line = `${s.name} (${status}): ${counts} · ${label} ${formatNumber(s.score)} · failures ${s.failures} · cost $${s.cost.toFixed(4)}`;
+  const bar =
+    `<div style="width:320px;height:10px;background:#eee;border-radius:3px;overflow:hidden">` +
+    `<div style="width:${(share * 100).toFixed(1)}%;height:100%;background:${s.failures ? "#e4a11b" : "#4c78a8"}"></div></div>`;
+  return {
+    "text/html": `<div class="typelm-progress" style="font:13px sans-serif">${bar}<div>${escapeHtml(line)}</div></div>`,
+    "text/plain": line,
+  };
+}
+
+const WATCHING = Symbol.for("typelm.notebook.progress");
+const THROTTLE_MS = 250;
+
+/**
+ * Shows every evaluation and optimizer run in the notebook as one display updated in place, driven by
+ * the `evaluation.*` and `optimizer.*` events. Outside a notebook it shows nothing (the terminal has
+ * the Evaluation's progress bar). Returns a function that stops watching. Called once when
+ * `typelm/notebook` is imported inside tslab; calling it again does not add a second display.
+ */
+export function watchProgress(): () => void {
+  const holder = globalThis as { [WATCHING]?: () => void };
+  if (holder[WATCHING]) return holder[WATCHING];
+  const runs = new Map<string, { state: ProgressState; display: LiveDisplay; sum: { sum: number }; shownAt: number }>();
+  const onEvent = (event: TypelmEvent) => {
+    const p = (event.payload ?? {}) as Payload;
+    const kind = event.name.startsWith("evaluation.") ? "evaluation" : "optimizer";
+    const key = `${kind}:${typeof p.runId === "string" ? p.runId : ""}`;
+    let run = runs.get(key);
+    if (event.name.endsWith(".start")) {
+      if (p.progress === false) return;
+      const display = liveDisplay();
+      if (!display) return;
+      const name = typeof p.name === "string" ? p.name : kind === "evaluation" ? "Evaluation" : "Optimizer";
+      run = { state: { kind, name, done: 0, total: null, score: null, failures: 0, cost: 0, finished: false }, display, sum: { sum: 0 }, shownAt: 0 };
+      runs.set(key, run);
+    }
+    if (!run) return;
+    applyEvent(run.state, event.name, p, run.sum);
+    const now = Date.now();
+    if (run.state.finished || event.name.endsWith(".start") || now - run.shownAt >= THROTTLE_MS) {
+      run.display.update(progressBundle(run.state));
+      run.shownAt = now;
+    }
+    if (run.state.finished) runs.delete(key);
+  };
+  const offs = [Instrumentation.subscribe(/^evaluation\.(start|example|end)$/, onEvent), Instrumentation.subscribe(/^optimizer\.(start|trial|end)$/, onEvent)];
+  const stop = () => {
+    offs.forEach((off) => off());
+    delete holder[WATCHING];
+  };
+  holder[WATCHING] = stop;
+  return stop;
+}

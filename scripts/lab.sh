@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# `npm run lab`: Debian's Jupyter Notebook on notebooks/ with the tslab kernel, on 127.0.0.1 only.
+# Needs: apt-get install -y --no-install-recommends jupyter-notebook jupyter-nbconvert jupyter-client python3-ipython
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x /usr/bin/jupyter-notebook ]; then
+  echo "Jupyter Notebook is missing: apt-get install -y --no-install-recommends jupyter-notebook jupyter-client python3-ipython" >&2
+  exit 1
+fi
+bash scripts/setup-notebooks.sh
+export JUPYTER_PATH="$PWD/.jupyter/share/jupyter"
+port="${LAB_PORT:-8888}"
+echo "Starting Jupyter Notebook on notebooks/ (kernel: TypeScript (tslab)); open the URL with the token printed below."
+echo "URL: http://127.0.0.1:$port/ (Ctrl-C stops it)"
+exec /usr/bin/jupyter-notebook --no-browser --ip=127.0.0.1 --port="$port" --notebook-dir="$PWD/notebooks"

@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""Executes notebooks headless through the tslab kernel and checks what they produced.
+
+Usage: /usr/bin/python3 scripts/run_notebooks.py [--update] [--shots DIR] notebooks/*.ipynb
+
+Each notebook runs top to bottom in its own folder (so `import ... from "typelm"` resolves through
+node_modules/typelm) and the executed copy is written to a temporary folder; the source is left
+alone unless --update is given (then the outputs are saved back, for committing). A notebook fails
+when a cell errors, when a cell writes a traceback or compiler error to stderr, or when a chart cell
+(one that calls display.metrics / display.candidates / display.confusion) did not produce both
+vega-lite and a PNG. Notebooks with charts are exported to HTML and screenshotted with headless
+Chromium; the screenshot must show chart pixels. Ends with the line "N passed, N failed".
+Needs Debian's Jupyter (/usr/bin/python3 with nbclient) and JUPYTER_PATH pointing at the tslab spec.
+"""
+import argparse
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+CHART_CALL = re.compile(r"display\.(metrics|candidates|confusion)\s*\(")
+VEGALITE = "application/vnd.vegalite.v5+json"
+# stderr text that means the cell failed: tslab's compiler errors ("1:7 - ...") and thrown errors.
+STDERR_FAILURE = re.compile(r"(^\d+:\d+ - )|Error\b|^\s+at .+\(|Traceback", re.M)
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--hide-scrollbars", "--window-size=1100,2400",
+]
+
+
+def stderr_of(cell):
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream" and o.get("name") == "stderr")
+
+
+def is_chart_cell(cell):
+    src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+    return cell.cell_type == "code" and (CHART_CALL.search(src) or "chart" in cell.get("metadata", {}).get("tags", []))
+
+
+def check_cell(index, cell):
+    """Problems with one executed code cell (empty when it is fine)."""
+    problems = []
+    err = stderr_of(cell)
+    if STDERR_FAILURE.search(err):
+        problems.append(f"cell {index} wrote an error to stderr:\n{err.rstrip()}")
+    for o in cell.get("outputs", []):
+        if o.get("output_type") == "error":
+            problems.append(f"cell {index} raised {o.get('ename')}: {o.get('evalue')}")
+    if is_chart_cell(cell):
+        bundles = [o.get("data", {}) for o in cell.get("outputs", []) if o.get("output_type") == "display_data"]
+        if not any(VEGALITE in b and "image/png" in b for b in bundles):
+            kinds = [sorted(b) for b in bundles]
+            problems.append(f"cell {index} draws a chart but produced no display with vega-lite and image/png (got {kinds})")
+    return problems
+
+
+def run_notebook(path, out_dir, timeout):
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="tslab", resources={"metadata": {"path": os.path.dirname(os.path.abspath(path))}})
+    problems = []
+    started = time.time()
+    try:
+        with client.setup_kernel():
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                try:
+                    client.execute_cell(cell, index)
+                except (CellExecutionError, CellTimeoutError, DeadKernelError) as e:
+                    detail = stderr_of(cell).rstrip() or str(e).strip() or type(e).__name__
+                    problems.append(f"cell {index} failed:\n{detail}")
+                    break
+                problems.extend(check_cell(index, cell))
+                if problems:
+                    break
+    except Exception as e:  # a kernel that does not start is a failure of this notebook, not of the runner
+        problems.append(f"kernel error: {type(e).__name__}: {e}")
+    out = os.path.join(out_dir, os.path.basename(path))
+    nbformat.write(nb, out)
+    return nb, out, problems, time.time() - started
+
+
+def decode_png(data):
+    """(width, height, rows of RGB tuples) of an 8-bit RGB/RGBA non-interlaced PNG (what Chromium writes)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and color in (2, 6) and interlace == 0, f"unsupported PNG (depth {depth}, colour type {color})"
+            bpp = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    prev = bytearray(stride)
+    rows = []
+    for y in range(height):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if f == 1:
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 255
+        elif f == 2:
+            line = bytearray((a + b) & 255 for a, b in zip(line, prev))
+        elif f == 3:
+            for i in range(stride):
+                left = line[i - bpp] if i >= bpp else 0
+                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 255
+        elif f == 4:
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b = prev[i]
+                c = prev[i - bpp] if i >= bpp else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return width, height, bpp, rows
+
+
+def chart_pixels(png_path):
+    """Count and bounding box of strongly coloured pixels: chart marks (text and page chrome are grey)."""
+    width, height, bpp, rows = decode_png(open(png_path, "rb").read())
+    count, xs, ys = 0, [], []
+    for y in range(0, height, 2):
+        line = rows[y]
+        for x in range(0, width, 2):
+            r, g, b = line[x * bpp], line[x * bpp + 1], line[x * bpp + 2]
+            if max(r, g, b) - min(r, g, b) > 60:
+                count += 1
+                xs.append(x)
+                ys.append(y)
+    box = (min(xs), min(ys), max(xs), max(ys)) if xs else None
+    return width, height, count * 4, box
+
+
+def screenshot(executed, shots_dir, charts):
+    """HTML export (code hidden, so only outputs are coloured) and a Chromium screenshot; problems found."""
+    name = os.path.splitext(os.path.basename(executed))[0]
+    subprocess.run(["/usr/bin/jupyter-nbconvert", "--to", "html", "--no-input", "--log-level=ERROR", executed, "--output-dir", shots_dir],
+                   check=True, capture_output=True)
+    html = os.path.join(shots_dir, name + ".html")
+    png = os.path.join(shots_dir, name + ".png")
+    profile = tempfile.mkdtemp(prefix="chromium-")
+    try:
+        subprocess.run(["chromium", *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--screenshot={png}", "file://" + html],
+                       check=True, capture_output=True, timeout=120)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    width, height, coloured, box = chart_pixels(png)
+    print(f"  screenshot {png}: {width}x{height}, {coloured} chart-coloured pixels, box {box}")
+    if coloured < 1000 * charts or box is None or box[2] - box[0] < 60:
+        return [f"the chart area of {png} is blank ({coloured} coloured pixels)"]
+    return []
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("notebooks", nargs="+")
+    parser.add_argument("--update", action="store_true", help="save the executed notebooks over the sources")
+    parser.add_argument("--shots", help="folder for HTML exports and screenshots (default: the temporary folder)")
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per cell")
+    args = parser.parse_args()
+    if not os.environ.get("JUPYTER_PATH"):
+        os.environ["JUPYTER_PATH"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".jupyter", "share", "jupyter")
+    out_dir = tempfile.mkdtemp(prefix="typelm-notebooks-")
+    shots = args.shots or out_dir
+    os.makedirs(shots, exist_ok=True)
+    passed = failed = 0
+    for path in args.notebooks:
+        nb, executed, problems, seconds = run_notebook(path, out_dir, args.timeout)
+        charts = sum(1 for c in nb.cells if is_chart_cell(c))
+        if not problems and charts:
+            if shutil.which("chromium"):
+                problems.extend(screenshot(executed, shots, charts))
+            else:
+                problems.append("chromium is missing (apt-get install -y --no-install-recommends chromium): cannot check the charts' screenshot")
+        if problems:
+            failed += 1
+            print(f"FAIL {path} ({seconds:.1f} s)")
+            for p in problems:
+                print("  " + p.replace("\n", "\n    "))
+        else:
+            passed += 1
+            print(f"ok   {path} ({seconds:.1f} s, {charts} chart cells) -> {executed}")
+            if args.update:
+                for cell in nb.cells:
+                    if cell.cell_type == "code":
+                        cell.execution_count = None
+                nbformat.write(nb, path)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+import { afterEach, beforeEach, describe, expect, it, jest } from "@jest/globals";
+
+type Message = { data: Record<string, unknown>; metadata: unknown; transient: { display_id?: string } };
+
+// tslab keeps its display writer in dist/jupyter.js and the helpers look for it in the CommonJS module
+// cache (`createRequire(...).cache`). Jest replaces that cache with its own registry, so the test
+// hands the helpers a cache it controls, holding a fake tslab module where a real kernel has one.
+const FAKE_KEY = "/fake/node_modules/tslab/dist/jupyter.js";
+const cache: Record<string, { exports: unknown }> = { "/x/node_modules/zod/index.js": { exports: {} } };
+jest.unstable_mockModule("node:module", () => ({ createRequire: () => ({ cache }) }));
+const { Instrumentation } = await import("../../lib/instrument/bus.js");
+const { Prediction } = await import("../../lib/predict/prediction.js");
+const { display, inNotebook, watchProgress } = await import("../../lib/notebook/index.js");
+
+let sent: { message: Message; update: boolean }[];
+
+function fakeKernel(): void {
+  sent = [];
+  cache[FAKE_KEY] = { exports: { lastWriteDisplayData: (message: Message, update: boolean) => sent.push({ message, update }) } };
+}
+
+afterEach(() => {
+  delete cache[FAKE_KEY];
+  Instrumentation.reset();
+});
+
+describe("outside a notebook", () => {
+  it("returns the bundle instead of showing it", () => {
+    expect(inNotebook()).toBe(false);
+    const bundle = display.prediction(new Prediction({ sentiment: "positive" }));
+    expect(bundle).toBeDefined();
+    expect(Object.keys(bundle!).sort()).toEqual(["text/html", "text/plain"]);
+  });
+});
+
+describe("in a tslab kernel", () => {
+  beforeEach(fakeKernel);
+
+  it("sends one display_data message holding every MIME type of a chart bundle, and returns nothing", async () => {
+    const rows = [{ index: 0, exampleId: "a", inputs: {}, expected: { l: "x" }, prediction: { l: "x" }, scores: { accuracy: 1 }, error: null, durationMs: 0, inputTokens: 0, outputTokens: 0, cost: 0 }];
+    const result = await display.metrics({ name: "run", results: rows });
+    expect(result).toBeUndefined();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.update).toBe(false);
+    expect(Object.keys(sent[0]!.message.data).sort()).toEqual(["application/vnd.vegalite.v5+json", "image/png", "text/html", "text/plain"]);
+    // The vega-lite spec goes as a JSON object, not a string (a string is wrong for a JSON MIME type).
+    expect(typeof sent[0]!.message.data["application/vnd.vegalite.v5+json"]).toBe("object");
+  });
+
+  it("shows a running evaluation as one display updated in place: count, running score, failures, cost", () => {
+    const stop = watchProgress();
+    Instrumentation.emit("evaluation.start", { runId: "r1", name: "sentiment eval", total: 4 });
+    Instrumentation.emit("evaluation.example", { runId: "r1", index: 0, score: 1, cost: 0.25 });
+    Instrumentation.emit("evaluation.example", { runId: "r1", index: 1, score: 0, error: "LMError: 500", cost: 0.25 });
+    Instrumentation.emit("evaluation.example", { runId: "r1", index: 2, score: 1, cost: 0.25 });
+    Instrumentation.emit("evaluation.example", { runId: "r1", index: 3, score: 1, cost: 0.25 });
+    Instrumentation.emit("evaluation.end", { runId: "r1" });
+    stop();
+    const ids = new Set(sent.map((s) => s.message.transient.display_id));
+    expect(ids.size).toBe(1);
+    expect([...ids][0]).toEqual(expect.any(String));
+    expect(sent[0]!.update).toBe(false);
+    expect(sent.slice(1).every((s) => s.update)).toBe(true);
+    const last = sent.at(-1)!.message.data["text/plain"];
+    expect(last).toBe("sentiment eval (done): 4 / 4 examples · running score 0.75 · failures 1 · cost $1.0000");
+  });
+
+  it("shows an optimizer's trials with the best score so far", () => {
+    const stop = watchProgress();
+    Instrumentation.emit("optimizer.start", { runId: "o1", name: "MIPROv2", total: 3 });
+    Instrumentation.emit("optimizer.trial", { runId: "o1", index: 0, score: 0.5 });
+    Instrumentation.emit("optimizer.trial", { runId: "o1", index: 1, score: 0.8 });
+    Instrumentation.emit("optimizer.trial", { runId: "o1", index: 2, score: 0.6 });
+    Instrumentation.emit("optimizer.end", { runId: "o1" });
+    stop();
+    expect(sent.at(-1)!.message.data["text/plain"]).toContain("3 / 3 trials · best score 0.8");
+  });
+
+  it("keeps out of a run started with progress off, and of events after it stops watching", () => {
+    const stop = watchProgress();
+    Instrumentation.emit("evaluation.start", { runId: "quiet", total: 2, progress: false });
+    Instrumentation.emit("evaluation.example", { runId: "quiet", index: 0, score: 1 });
+    stop();
+    Instrumentation.emit("evaluation.start", { runId: "later", total: 2 });
+    expect(sent).toHaveLength(0);
+  });
+});
