@@ -97,10 +97,14 @@ export function langfuseSubscriber(): Listener {
   return createSpanListener(otelApi(), pipeline.tracer, { content: true, langfuse: true });
 }
 
+/** `NEW_RELIC_OTLP_ENDPOINT`, else the EU endpoint when `NEW_RELIC_REGION=eu`, else the US one; as a traces URL. */
+export function newRelicTracesUrl(): string {
+  const region = env("NEW_RELIC_REGION")?.toLowerCase();
+  return tracesUrl(env("NEW_RELIC_OTLP_ENDPOINT") ?? (region === "eu" ? NEW_RELIC_EU_ENDPOINT : NEW_RELIC_US_ENDPOINT));
+}
+
 export function newRelicSubscriber(): Listener {
   const licenseKey = required("newrelic", "NEW_RELIC_LICENSE_KEY", "a New Relic ingest license key");
-  const region = env("NEW_RELIC_REGION")?.toLowerCase();
-  const endpoint = env("NEW_RELIC_OTLP_ENDPOINT") ?? (region === "eu" ? NEW_RELIC_EU_ENDPOINT : NEW_RELIC_US_ENDPOINT);
-  const pipeline = exportPipeline({ url: tracesUrl(endpoint), headers: { "api-key": licenseKey }, serviceName: serviceName() });
+  const pipeline = exportPipeline({ url: newRelicTracesUrl(), headers: { "api-key": licenseKey }, serviceName: serviceName() });
   return createSpanListener(otelApi(), pipeline.tracer, { content: captureContent(), langfuse: false });
 }
