@@ -5,7 +5,7 @@ const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 4
 /** Prompt and completion text stay out of log lines (they go to tracing backends); ids get a fixed place. */
 const OMITTED = new Set(["messages", "content", "traceId", "spanId", "parentSpanId"]);
 
-const DEBUG_EVENTS = new Set(["lm.request.start", "lm.chat.start", "tool.call.start", "tool.call", "sandbox.run.start"]);
+const DEBUG_EVENTS = new Set(["lm.request.start", "lm.chat.start", "tool.call.start", "tool.call", "sandbox.run.start", "lm.structured.fallback"]);
 
 /** Level of an event: failures are errors, per-chunk detail is debug, the rest info. */
 function levelOf(event: TypelmEvent): LogLevel {

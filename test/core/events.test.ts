@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
 import { z } from "zod";
 import { Instrumentation, Predict, Signature, configure, resetConfiguration } from "../../lib/index.js";
+import { registerSecret } from "../../lib/instrument/redact.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 
 const Echo = Signature.define({ name: "Echo", input: { text: z.string() }, output: { text: z.string() } });
@@ -77,5 +78,94 @@ describe("Instrumentation", () => {
     });
     await new Predict(Echo).call({ text: "hi" }, { lm: new ScriptedLM([{ text: "hi" }]) });
     expect(lines).toHaveLength(0);
+  });
+
+  it("the logger adds trace and span ids to every json and text line", async () => {
+    const json: string[] = [];
+    configure((c) => {
+      c.instrumentation.enabled = true;
+      c.instrumentation.subscribers = ["logger"];
+      c.logger.formatter = "json";
+      c.logger.level = "debug";
+      c.logger.output = (l) => json.push(l);
+    });
+    await new Predict(Echo).call({ text: "hi" }, { lm: new ScriptedLM([{ text: "hi" }]) });
+    const parsed = json.map((l) => JSON.parse(l) as { event: string; traceId: string; spanId: string; parentSpanId: string | null });
+    expect(parsed.length).toBeGreaterThanOrEqual(6);
+    for (const p of parsed) {
+      expect(p.traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(p.spanId).toMatch(/^[0-9a-f]{16}$/);
+    }
+    const chat = parsed.find((p) => p.event === "lm.chat.start")!;
+    const prediction = parsed.find((p) => p.event === "prediction.start")!;
+    expect(chat.parentSpanId).toBe(prediction.spanId);
+
+    const text: string[] = [];
+    configure((c) => {
+      c.logger.formatter = "text";
+      c.logger.output = (l) => text.push(l);
+    });
+    await new Predict(Echo).call({ text: "hi" }, { lm: new ScriptedLM([{ text: "hi" }]) });
+    expect(text.length).toBeGreaterThanOrEqual(6);
+    for (const line of text) expect(line).toMatch(/^\S+ [A-Z]+ \S+ trace=[0-9a-f]{32} span=[0-9a-f]{16}( |$)/);
+  });
+
+  it("an event outside any call is a root: fresh ids, parentSpanId null", () => {
+    const seen: Record<string, unknown>[] = [];
+    Instrumentation.subscribe("custom.thing", (e) => seen.push(e.payload));
+    Instrumentation.emit("custom.thing", { n: 1 });
+    Instrumentation.emit("custom.thing", { n: 2 });
+    expect(seen[0]!.parentSpanId).toBeNull();
+    expect(seen[0]!.traceId).not.toBe(seen[1]!.traceId);
+  });
+});
+
+describe("secrets in event payloads", () => {
+  const KEY = "sk-events-test-KEY-0123456789";
+  /** `{ level: { level: … { secret } } }`, `depth` objects deep. */
+  const nested = (depth: number, leaf: unknown): unknown => (depth === 0 ? leaf : { level: nested(depth - 1, leaf) });
+
+  it("a user subscriber never receives a registered key, at any depth, in values, keys, arrays, errors or Maps", () => {
+    registerSecret(KEY);
+    const received: unknown[] = [];
+    Instrumentation.subscribe(/.*/, (e) => received.push(e.payload));
+    Instrumentation.emit("custom.deep", { data: nested(12, `token ${KEY} inside`) });
+    Instrumentation.emit("custom.deeper", { data: nested(200, KEY) });
+    Instrumentation.emit("custom.shapes", {
+      list: [[["Bearer " + KEY]]],
+      [KEY]: "key as a field name",
+      error: new Error(`auth failed for ${KEY}`),
+      map: new Map([["k", KEY]]),
+      headers: { Authorization: "Basic Zm9vOmJhcg==", "x-api-key": "anything" },
+    });
+    expect(received).toHaveLength(3);
+    const text = JSON.stringify(received);
+    expect(text).not.toContain(KEY);
+    expect(text).not.toContain("Zm9vOmJhcg==");
+    expect(text).toContain("[REDACTED]");
+    // The structure around the secret is kept up to the depth limit, and marked past it.
+    expect(JSON.stringify(received[0])).toContain('"token [REDACTED] inside"');
+    expect(JSON.stringify(received[1])).toContain("[Truncated]");
+  });
+
+  it("listeners get a redacted copy of the payload, never the caller's object", () => {
+    const payload = { nested: { value: "original" } };
+    const seen: string[] = [];
+    Instrumentation.subscribe("custom.copy", (e) => {
+      (e.payload.nested as { value: string }).value = "mutated";
+    });
+    Instrumentation.subscribe("custom.copy", (e) => seen.push((e.payload.nested as { value: string }).value));
+    Instrumentation.emit("custom.copy", payload);
+    expect(payload.nested.value).toBe("original");
+    expect(seen).toEqual(["mutated"]); // listeners share one redacted copy, never the caller's object
+  });
+
+  it("a cyclic payload is delivered with the cycle marked, not a stack overflow", () => {
+    const seen: unknown[] = [];
+    Instrumentation.subscribe("custom.cycle", (e) => seen.push(e.payload));
+    const a: Record<string, unknown> = { name: "a" };
+    a.self = a;
+    Instrumentation.emit("custom.cycle", { a });
+    expect(seen).toEqual([expect.objectContaining({ a: { name: "a", self: "[Circular]" } })]);
   });
 });
