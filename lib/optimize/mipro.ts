@@ -198,7 +198,8 @@ export class MIPROv2 {
 
     const random = new Random(s.seed, "search");
     const params = paths.flatMap((p) => [{ name: `${p}.instruction`, size: b.candidates }, { name: `${p}.demos`, size: b.demoSets }]);
-    const tpe = new CategoricalTPE(params, random);
+    // Startup covers every candidate once when the trials allow it (then the model takes over).
+    const tpe = new CategoricalTPE(params, random, { startupTrials: Math.min(b.trials, Math.max(b.candidates, b.demoSets)) });
     const history: Observation[] = [];
     const seen = new Map<string, { choices: Choices; scores: number[]; order: number }>();
     for (let t = 0; t < b.trials; t++) {

@@ -13,7 +13,11 @@ export interface Observation {
 }
 
 export interface TPEOptions {
-  /** Random suggestions before the model is used (Optuna's n_startup_trials, default 10 there). */
+  /**
+   * Suggestions before the model is used (Optuna's n_startup_trials). They are stratified: each
+   * parameter walks through a fresh random permutation of its choices, so with startup ≥ a parameter's
+   * size every choice of it is tried once (default: the largest parameter size).
+   */
   startupTrials?: number;
   /** Share of observations counted as "good" (Optuna's γ, capped at 25 like Optuna). */
   gamma?: number;
@@ -25,7 +29,7 @@ export interface TPEOptions {
 
 /**
  * A seeded, univariate Tree-structured Parzen Estimator over categorical parameters (Bergstra et al.
- * 2011; the shape of Optuna's TPESampler). After the startup trials, the observations are split into
+ * 2011; the shape of Optuna's TPESampler). After the (stratified) startup trials, the observations are split into
  * the best γ share and the rest; each parameter gets a smoothed categorical distribution l(x) from the
  * good ones and g(x) from the others, and the suggestion is, among draws from l, the choice with the
  * largest l(x)/g(x). The random stream is consumed the same way for the same history, so replaying
@@ -36,13 +40,15 @@ export class CategoricalTPE {
   private readonly gamma: number;
   private readonly draws: number;
   private readonly prior: number;
+  private suggested = 0;
+  private readonly permutations = new Map<string, number[]>();
 
   constructor(
     private readonly params: readonly Parameter[],
     private readonly random: Random,
     options: TPEOptions = {},
   ) {
-    this.startup = options.startupTrials ?? Math.min(10, Math.max(3, params.reduce((n, p) => n + p.size, 0) >> 1));
+    this.startup = options.startupTrials ?? Math.max(1, ...params.map((p) => p.size));
     this.gamma = options.gamma ?? 0.25;
     this.draws = options.candidates ?? 24;
     this.prior = options.priorWeight ?? 1;
@@ -50,8 +56,12 @@ export class CategoricalTPE {
 
   suggest(history: readonly Observation[]): Record<string, number> {
     const out: Record<string, number> = {};
-    if (history.length < this.startup) {
-      for (const p of this.params) out[p.name] = this.random.int(p.size);
+    const n = this.suggested++;
+    if (n < this.startup || history.length === 0) {
+      for (const p of this.params) {
+        if (n % p.size === 0) this.permutations.set(p.name, this.random.shuffle([...Array(p.size).keys()]));
+        out[p.name] = this.permutations.get(p.name)![n % p.size]!;
+      }
       return out;
     }
     // Stable sort: equal scores keep their trial order, so the split does not depend on sort internals.

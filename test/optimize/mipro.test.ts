@@ -1,0 +1,176 @@
+import { describe, it, expect, beforeEach, afterEach } from "@jest/globals";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { configure, resetConfiguration } from "../../lib/config.js";
+import { Instrumentation } from "../../lib/instrument/bus.js";
+import { FewShotExample, LabStore, MIPROv2, Predict, ValidationError } from "../../lib/index.js";
+import { lastScore } from "../../lib/store/module-score.js";
+import { ScriptedLM } from "../../lib/testing/index.js";
+import type { SimulatedLM } from "../../lib/testing/index.js";
+import { candidateInstructions, makeExamples, proposals, RULE_PHRASE, taskModel, Topic } from "./task.js";
+
+const train = makeExamples(30, 1, "train");
+const val = makeExamples(40, 2, "val");
+const test = makeExamples(60, 3, "test");
+
+let dir: string;
+let labPath: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), "typelm-mipro-"));
+  labPath = path.join(dir, "lab.sqlite");
+  configure((c) => { c.lab = { path: labPath }; });
+});
+afterEach(() => {
+  resetConfiguration();
+  Instrumentation.reset();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Held-out accuracy of one configuration, computed by calling a predictor directly. */
+async function heldOut(lm: SimulatedLM, instruction: string, demos: readonly FewShotExample[]): Promise<number> {
+  const p = new Predict(Topic, { instruction, demos: [...demos] });
+  let right = 0;
+  for (const ex of test) if ((await p.call(ex.input, { lm })).label === ex.output.label) right++;
+  return right / test.length;
+}
+
+function setup(ruleAt: number, options: { promptBlind?: boolean; seed?: number } = {}) {
+  const lm = taskModel({ promptBlind: options.promptBlind });
+  const program = new Predict(Topic).configure((c) => { c.lm = lm; });
+  const mipro = new MIPROv2({ kDemos: 3, numCandidates: 6, mode: "light", seed: options.seed ?? 7, promptModel: new ScriptedLM(proposals(candidateInstructions(ruleAt))) });
+  return { lm, program, mipro };
+}
+
+describe("MIPROv2 on a SimulatedLM task", () => {
+  it("beats the baseline on held-out examples and lands within 5 points of the exhaustively computed best configuration", async () => {
+    const { lm, program, mipro } = setup(2);
+    const tuned = await mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val });
+    const run = mipro.lastRun!;
+    const instructions = run.trials.find((t) => t.kind === "propose")!.data.instructions as Record<string, string[]>;
+    const sets = (run.trials.find((t) => t.kind === "bootstrap")!.data.sets as Record<string, unknown[][]>).self!.map((s) => s.map((d) => FewShotExample.fromJSON(d)));
+    expect(instructions.self).toHaveLength(6);
+    expect(sets).toHaveLength(6);
+    let best = 0;
+    for (const instruction of instructions.self!) for (const demos of sets) best = Math.max(best, await heldOut(lm, instruction, demos));
+    const baseline = await heldOut(lm, program.instruction, program.demos);
+    const score = await heldOut(lm, tuned.instruction, tuned.demos);
+    expect(best).toBe(1);
+    expect(score).toBeGreaterThan(baseline);
+    expect(score).toBeGreaterThanOrEqual(best - 0.05);
+    expect(lastScore(tuned)).toBe(run.score);
+    expect(run.status).toBe("completed");
+    expect(run.summary.gain).toBeGreaterThan(0);
+  });
+
+  it("chooses the instruction that holds the rule, wherever the proposer put it", async () => {
+    const chosen: number[] = [];
+    for (const at of [0, 2, 4]) {
+      const { program, mipro } = setup(at);
+      const tuned = await mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val });
+      expect(tuned.instruction).toBe(candidateInstructions(at)[at]);
+      expect(tuned.instruction).toContain(RULE_PHRASE);
+      const run = mipro.lastRun!;
+      chosen.push((run.trials[run.bestTrial!]!.choices.self as { instruction: number }).instruction);
+    }
+    expect(chosen).toEqual([1, 3, 5]); // candidate 0 is the original instruction
+  });
+
+  it("reports no gain with a prompt-blind model and returns the baseline configuration", async () => {
+    const { lm, program, mipro } = setup(2, { promptBlind: true });
+    const tuned = await mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val });
+    const run = mipro.lastRun!;
+    expect(run.summary.gain).toBe(0);
+    expect(run.trials[run.bestTrial!]!.kind).toBe("baseline");
+    expect(tuned.instruction).toBe(program.instruction);
+    expect(tuned.demos).toEqual([]);
+    expect(await heldOut(lm, tuned.instruction, tuned.demos)).toBe(await heldOut(lm, program.instruction, program.demos));
+    // The search did try other configurations; they just never scored higher.
+    expect(run.trials.filter((t) => t.kind === "minibatch" && JSON.stringify(t.choices) !== JSON.stringify({ self: { instruction: 0, demos: 0 } })).length).toBeGreaterThan(0);
+  });
+
+  it("never changes the module it was given", async () => {
+    const { program, mipro } = setup(2);
+    program.demos = [train[0]!];
+    const before = JSON.stringify(program.dumpState());
+    const tuned = await mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val });
+    expect(JSON.stringify(program.dumpState())).toBe(before);
+    expect(tuned).not.toBe(program);
+  });
+
+  it("records every trial in the lab store as it finishes, with events, and the same trials in lastRun", async () => {
+    const { program, mipro } = setup(2);
+    const events: string[] = [];
+    const storedDuring: number[] = [];
+    Instrumentation.subscribe(/^optimizer\./, (e) => {
+      events.push(e.name);
+      if (e.name === "optimizer.trial") storedDuring.push(LabStore.open(labPath).trials(e.payload.runId as string).length);
+    });
+    await mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val });
+    const run = mipro.lastRun!;
+    const stored = LabStore.open(labPath).run(run.id)!;
+    expect(stored).toMatchObject({ kind: "optimization", status: "completed", bestTrial: run.bestTrial, score: run.score });
+    expect(stored.kind === "optimization" && stored.trials).toEqual(run.trials);
+    expect(storedDuring).toEqual(run.trials.map((t) => t.index + 1)); // each trial was in the file when its event fired
+    expect(events[0]).toBe("optimizer.start");
+    expect(events.at(-1)).toBe("optimizer.end");
+    expect(events.filter((e) => e === "optimizer.trial")).toHaveLength(run.trials.length);
+    const minibatch = run.trials.find((t) => t.kind === "minibatch")!;
+    expect(minibatch).toMatchObject({ lmCalls: 25, error: null });
+    expect(minibatch.inputTokens).toBeGreaterThan(0);
+    expect(minibatch.exampleScores).toHaveLength(25);
+    expect(Object.keys(minibatch.instructions)).toEqual(["self"]);
+    const full = run.trials.filter((t) => t.kind === "full");
+    expect(full.length).toBeGreaterThan(0);
+    expect(full.every((t) => t.lmCalls === 40)).toBe(true);
+  });
+
+  it("records trials whose metric returns NaN or throws as failed and fails the run with that error", async () => {
+    for (const [metric, message] of [
+      [() => NaN, /returned NaN/],
+      [() => { throw new RangeError("metric exploded"); }, /metric exploded/],
+    ] as const) {
+      const { program, mipro: _ } = setup(2);
+      const mipro = new MIPROv2({ kDemos: 0, mode: "light", metric, seed: 1, promptModel: new ScriptedLM(proposals(candidateInstructions(1))) });
+      await expect(mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val })).rejects.toThrow(message);
+      const run = mipro.lastRun!;
+      expect(run.status).toBe("failed");
+      const failed = run.trials.filter((t) => t.error !== null);
+      expect(failed.length).toBeGreaterThan(0);
+      expect(failed[0]!.error).toMatch(message);
+      expect(failed[0]!.score).toBeNull();
+      const stored = LabStore.open(labPath).run(run.id)!;
+      expect(stored.status).toBe("failed");
+      expect(stored.kind === "optimization" && stored.trials.map((t) => t.error)).toEqual(run.trials.map((t) => t.error));
+    }
+  });
+
+  it("rejects bad input before any model call, saying what was wrong", async () => {
+    const { program, lm } = setup(2);
+    const mk = (o: ConstructorParameters<typeof MIPROv2>[0]) => new MIPROv2({ promptModel: new ScriptedLM(proposals(["x"])), ...o });
+    await expect(mk({}).compile({ moduleInstance: program, trainingExamples: [], validationExamples: val })).rejects.toThrow(/trainingExamples must be a non-empty array/);
+    await expect(mk({}).compile({ moduleInstance: program, trainingExamples: train, validationExamples: [] })).rejects.toThrow(/validationExamples must be a non-empty array/);
+    const missing = [...train.slice(0, 5), new FewShotExample({ input: { text: "x" }, output: {}, id: "bad" })];
+    await expect(mk({}).compile({ moduleInstance: program, trainingExamples: missing })).rejects.toThrow(/trainingExamples\[5\] \(id "bad"\) has no expected value for output field "label"/);
+    await expect(mk({ kDemos: 8 }).compile({ moduleInstance: program, trainingExamples: train.slice(0, 5) })).rejects.toThrow(
+      /kDemos is 8 but there are only 5 training examples/,
+    );
+    expect(() => new MIPROv2({ mode: "turbo" as never })).toThrow(ValidationError);
+    expect(() => new MIPROv2({ mode: "turbo" as never })).toThrow(/mode "turbo" is not known: expected "light", "balanced" or "heavy"/);
+    expect(() => new MIPROv2({ numCandidates: 0 })).toThrow(/numCandidates must be an integer ≥ 1/);
+    expect(lm.requests).toHaveLength(0);
+  });
+
+  it("accepts \"medium\" as \"balanced\"", () => {
+    expect(new MIPROv2({ mode: "medium" }).budget(1, 1000, 1000)).toEqual(new MIPROv2({ mode: "balanced" }).budget(1, 1000, 1000));
+  });
+
+  it("records nothing in a file when the lab is switched off, and still returns the tuned module", async () => {
+    configure((c) => { c.lab = false; });
+    const { program, mipro } = setup(2);
+    const tuned = await mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val });
+    expect(tuned.instruction).toContain(RULE_PHRASE);
+    expect(mipro.lastRun!.status).toBe("completed");
+    await expect(mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val, resume: mipro.lastRun!.id })).rejects.toThrow(/lab store is switched off/);
+  });
+});
