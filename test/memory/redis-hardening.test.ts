@@ -52,20 +52,24 @@ describe("encodeKeyPart", () => {
   });
 });
 
-describeWithRedis("RedisStore hardening", ({ redis, namespace }) => {
+describeWithRedis("RedisStore hardening", ({ redis, connect, namespace }) => {
   let suffix = 0;
   const fresh = () => {
     const ns = `${namespace()}:h${++suffix}`;
     return { ns, manager: new MemoryManager(new RedisStore(redis(), ns)) };
   };
 
-  it("keeps every field through 50 concurrent mixed updates of one record, and the tag index agrees", async () => {
-    const { manager } = fresh();
+  it("keeps every field through 50 concurrent mixed updates of one record over two connections, and the tag index agrees", async () => {
+    const { ns, manager } = fresh();
+    const other = new MemoryManager(new RedisStore(connect(), ns));
     const id = await manager.storeMemory("text 0", { userId: "u", tags: ["tag-0"] });
     const texts = Array.from({ length: 25 }, (_, i) => `text ${i + 1}`);
     const tagLists = Array.from({ length: 25 }, (_, i) => [`tag-${i + 1}`, "common"]);
     await Promise.all(
-      texts.flatMap((text, i) => [manager.updateMemory(id, { text }), manager.updateMemory(id, { tags: tagLists[i] })]),
+      texts.flatMap((text, i) => [
+        (i % 2 ? manager : other).updateMemory(id, { text }),
+        (i % 2 ? other : manager).updateMemory(id, { tags: tagLists[i] }),
+      ]),
     );
     const record = (await manager.retrieveMemory(id))!;
     // Neither kind of update may undo the other: the text is one that was written, and so are the tags.

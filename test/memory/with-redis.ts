@@ -9,6 +9,8 @@ import { REDIS_INSTALL_HINT, type RedisTestServer, redisServerInstalled, startRe
 export interface RedisContext {
   /** The shared client (valid inside tests). */
   redis(): Redis;
+  /** Another connection to the same server (closed with the server), for writers that really interleave. */
+  connect(): Redis;
   /** A namespace unique to this run; add a suffix per test to keep tests apart. */
   namespace(): string;
 }
@@ -34,6 +36,6 @@ export function describeWithRedis(name: string, body: (ctx: RedisContext) => voi
     afterAll(async () => {
       await server?.stop();
     });
-    body({ redis: () => client!, namespace: () => server!.namespace });
+    body({ redis: () => client!, connect: () => server!.client(), namespace: () => server!.namespace });
   });
 }
