@@ -60,7 +60,8 @@ export async function renderChart(spec: VegaLiteSpec): Promise<RenderedChart> {
  */
 export async function chartBundle(spec: VegaLiteSpec, alt: string, text: string, htmlAfter = ""): Promise<MimeBundle> {
   const full = withDefaults(spec);
-  const chart = await renderChart(full);
+  // vega tags the data objects it ingests (Symbol(vega_id)): draw from a copy so the spec stays plain.
+  const chart = await renderChart(structuredClone(full));
   const png = Buffer.from(chart.png).toString("base64");
   const img = `<img src="data:image/png;base64,${png}" width="${chart.width}" height="${chart.height}" alt="${escapeHtml(alt)}">`;
   return {
