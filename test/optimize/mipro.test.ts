@@ -31,7 +31,7 @@ afterEach(() => {
 async function heldOut(lm: SimulatedLM, instruction: string, demos: readonly FewShotExample[]): Promise<number> {
   const p = new Predict(Topic, { instruction, demos: [...demos] });
   let right = 0;
-  for (const ex of test) if ((await p.call(ex.input, { lm })).label === ex.output.label) right++;
+  for (const ex of test) if ((await p.call(ex.input as { text: string }, { lm })).label === ex.output.label) right++;
   return right / test.length;
 }
 
