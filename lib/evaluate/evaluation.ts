@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.js";
-import { Instrumentation } from "../instrument/bus.js";
+import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { Module } from "../module.js";
 import { FewShotExample } from "../predict/few-shot.js";
 import type { LabStore } from "../store/lab-store.js";
@@ -62,7 +62,12 @@ export class Evaluation {
     this.lab = options.lab;
   }
 
-  async evaluate<const M extends MetricSpec = "accuracy">(args: EvaluateArgs<M>): Promise<ReportOf<M>> {
+  evaluate<const M extends MetricSpec = "accuracy">(args: EvaluateArgs<M>): Promise<ReportOf<M>> {
+    // One span around the whole run, so its examples' module calls nest under it in a trace.
+    return inSpan(() => this.evaluateInSpan(args));
+  }
+
+  private async evaluateInSpan<M extends MetricSpec>(args: EvaluateArgs<M>): Promise<ReportOf<M>> {
     const { moduleInstance, onExample } = args;
     if (!(moduleInstance instanceof Module)) {
       throw new ValidationError("Evaluation.evaluate: moduleInstance must be a Module (Predict, ChainOfThought, your own Module subclass ...)", { field: "moduleInstance" });

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { resolveLM } from "../config.js";
 import { TypelmError, ValidationError } from "../errors.js";
+import { inSpan } from "../instrument/bus.js";
 import { defaultMetric, type Metric } from "../evaluate/metric.js";
 import type { LanguageModel } from "../lm/types.js";
 import { Module } from "../module.js";
@@ -114,7 +115,12 @@ export class MIPROv2 {
     };
   }
 
-  async compile<M extends Module>(args: CompileArgs & { moduleInstance: M }): Promise<M> {
+  compile<M extends Module>(args: CompileArgs & { moduleInstance: M }): Promise<M> {
+    // One span around the whole run, so its trials' module calls nest under it in a trace.
+    return inSpan(() => this.compileInSpan(args));
+  }
+
+  private async compileInSpan<M extends Module>(args: CompileArgs & { moduleInstance: M }): Promise<M> {
     const { moduleInstance, resume } = args;
     if (!(moduleInstance instanceof Module)) {
       throw new ValidationError("MIPROv2.compile: moduleInstance must be a Module (Predict, ChainOfThought, your own Module subclass ...)", { field: "moduleInstance" });

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { TypelmError, ValidationError } from "../errors.js";
+import { inSpan } from "../instrument/bus.js";
 import { defaultMetric, type Metric } from "../evaluate/metric.js";
 import { Module } from "../module.js";
 import { FewShotExample } from "../predict/few-shot.js";
@@ -53,7 +54,12 @@ export class SimpleOptimizer {
     this.options = options;
   }
 
-  async compile<M extends Module>(args: { moduleInstance: M; trainingExamples: readonly FewShotExample[]; validationExamples?: readonly FewShotExample[]; resume?: string }): Promise<M> {
+  compile<M extends Module>(args: { moduleInstance: M; trainingExamples: readonly FewShotExample[]; validationExamples?: readonly FewShotExample[]; resume?: string }): Promise<M> {
+    // One span around the whole run, so its trials' module calls nest under it in a trace.
+    return inSpan(() => this.compileInSpan(args));
+  }
+
+  private async compileInSpan<M extends Module>(args: { moduleInstance: M; trainingExamples: readonly FewShotExample[]; validationExamples?: readonly FewShotExample[]; resume?: string }): Promise<M> {
     const { moduleInstance } = args;
     if (!(moduleInstance instanceof Module)) {
       throw new ValidationError("SimpleOptimizer.compile: moduleInstance must be a Module", { field: "moduleInstance" });
