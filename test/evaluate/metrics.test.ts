@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { accuracy, macroF1, perLabel } from "../../lib/evaluate/metrics.js";
+import { accuracy, exactMatch, macroF1, normalizeAnswer, perLabel, tokenF1 } from "../../lib/evaluate/metrics.js";
 
 describe("metrics", () => {
   it("accuracy is the share of exact matches", () => {
@@ -20,5 +20,29 @@ describe("metrics", () => {
 
   it("refuses lists of different lengths", () => {
     expect(() => accuracy(["a"], [])).toThrow(RangeError);
+  });
+
+  it("a missing prediction (null) misses its gold label and adds no label", () => {
+    // a: tp 1 → F1 1; b: tp 0, fn 1 → F1 0. No third label for the null.
+    expect(macroF1(["a", "b"], ["a", null])).toBe(0.5);
+    expect(accuracy(["a", "b"], ["a", null])).toBe(0.5);
+  });
+});
+
+describe("SQuAD normalisation", () => {
+  it("lower-cases, deletes punctuation and articles, collapses spaces", () => {
+    expect(normalizeAnswer("  The Cat's   hat, an  apple!")).toBe("cats hat apple");
+  });
+
+  it("exact match compares normalised answers", () => {
+    expect(exactMatch("the Eiffel Tower.", "Eiffel tower")).toBe(1);
+    expect(exactMatch("Eiffel", "Eiffel tower")).toBe(0);
+  });
+
+  it("token F1 counts shared tokens with multiplicity", () => {
+    // predicted: paris paris france (3), gold: paris (1): one shared → P 1/3, R 1, F1 0.5.
+    expect(tokenF1("Paris, Paris, France", "Paris")).toBeCloseTo(0.5, 12);
+    expect(tokenF1("cat", "")).toBe(0);
+    expect(tokenF1("the", "a")).toBe(1);
   });
 });

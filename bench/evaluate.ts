@@ -1,0 +1,183 @@
+/**
+ * Evaluation throughput and recording cost:
+ *   (a) a model of fixed latency L at concurrency C over N examples: wall time ÷ the ideal N·L/C;
+ *   (b) the fake provider enforcing R requests/s (429 + retry-after): throughput ÷ R, failed examples;
+ *   (c) the lab store: µs per recorded example and bytes per example in the file.
+ *
+ * Run with `npm run bench:evaluate` (builds to dist/, then runs dist/bench/evaluate.js).
+ * Options (environment variables): BENCH_LATENCY_MS (50), BENCH_CONCURRENCY (8), BENCH_EXAMPLES (400),
+ * BENCH_RATE (50), BENCH_BURST (5), BENCH_RATE_EXAMPLES (300), BENCH_STORE_ROWS (5000). See bench/README.md.
+ */
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { z } from "zod";
+import { Evaluation, FewShotExample, LabStore, LM, Predict, Signature } from "../lib/index.js";
+import type { EvaluationRow } from "../lib/index.js";
+import { ScriptedLM, startFakeProvider } from "../lib/testing/index.js";
+
+function intFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number.parseInt(raw, 10);
+  if (!Number.isFinite(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+const LATENCY_MS = intFromEnv("BENCH_LATENCY_MS", 50);
+const CONCURRENCY = intFromEnv("BENCH_CONCURRENCY", 8);
+const EXAMPLES = intFromEnv("BENCH_EXAMPLES", 400);
+const RATE = intFromEnv("BENCH_RATE", 50);
+const BURST = intFromEnv("BENCH_BURST", 5);
+const RATE_EXAMPLES = intFromEnv("BENCH_RATE_EXAMPLES", 300);
+const STORE_ROWS = intFromEnv("BENCH_STORE_ROWS", 5000);
+/** What the fake provider takes to answer an admitted request (ms). */
+const PROVIDER_LATENCY_MS = 20;
+
+const Classify = Signature.define({
+  name: "Classify",
+  description: "Classify the sentiment of a product review.",
+  input: { review: z.string() },
+  output: { sentiment: z.enum(["positive", "negative", "neutral"]) },
+});
+const LABELS = ["positive", "negative", "neutral"] as const;
+
+function examples(count: number): FewShotExample[] {
+  return Array.from({ length: count }, (_, i) => new FewShotExample({
+    input: { review: `Review #${i}: the product arrived on time and works as described.` },
+    output: { sentiment: LABELS[i % 3]! }, id: `bench-${i}`,
+  }));
+}
+
+function labelFor(text: string): string {
+  return LABELS[Number(/#(\d+)/.exec(text)?.[1] ?? 0) % 3]!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// (a) fixed latency
+
+async function fixedLatency(): Promise<number> {
+  const lm = new ScriptedLM((req) => ({ sentiment: labelFor(String(req.inputs?.["review"])) }), { latencyMs: LATENCY_MS });
+  const m = new Predict(Classify).configure((c) => { c.lm = lm; });
+  const started = performance.now();
+  const report = await new Evaluation({ concurrency: CONCURRENCY, record: false, progress: false })
+    .evaluate({ moduleInstance: m, testExamples: examples(EXAMPLES) });
+  const wall = performance.now() - started;
+  const ideal = (EXAMPLES * LATENCY_MS) / CONCURRENCY;
+  if (report.accuracy !== 1) throw new Error(`(a) expected every prediction right, got accuracy ${report.accuracy}`);
+  console.log(`(a) fixed latency L=${LATENCY_MS} ms, C=${CONCURRENCY}, N=${EXAMPLES}: wall ${wall.toFixed(0)} ms, ideal N*L/C ${ideal.toFixed(0)} ms`);
+  const ratio = wall / ideal;
+  console.log(`    wall / ideal: ${ratio.toFixed(3)}  target <= 1.1: ${ratio <= 1.1 ? "PASS" : "MISS"}`);
+  return ratio;
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b) rate-limited provider
+
+async function rateLimited(burst: number): Promise<number> {
+  const fake = await startFakeProvider({
+    defaultReply: async (req) => {
+      await new Promise((r) => setTimeout(r, PROVIDER_LATENCY_MS));
+      return { sentiment: labelFor(req.messages.at(-1)?.content ?? "") };
+    },
+  });
+  try {
+    const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-bench-000000000000", baseURL: fake.openaiBaseURL });
+    const m = new Predict(Classify).configure((c) => { c.lm = lm; });
+    await m.call({ review: "Review #0: warm-up" }); // loads the SDK outside the timing
+    fake.rateLimit({ requestsPerSecond: RATE, burst });
+    const started = performance.now();
+    const report = await new Evaluation({ concurrency: 16, record: false, progress: false })
+      .evaluate({ moduleInstance: m, testExamples: examples(RATE_EXAMPLES) });
+    const seconds = (performance.now() - started) / 1000;
+    const throughput = RATE_EXAMPLES / seconds;
+    const ratio = throughput / RATE;
+    console.log(
+      `(b) provider limited to R=${RATE} req/s (token bucket, burst ${burst}, ${PROVIDER_LATENCY_MS} ms per answer), C=16, N=${RATE_EXAMPLES}: ` +
+        `${seconds.toFixed(2)} s, ${throughput.toFixed(1)} examples/s, ${fake.rateLimited} answers were 429, ` +
+        `${report.failures.length} failed examples, accuracy ${report.accuracy}`,
+    );
+    console.log(`    throughput / R: ${ratio.toFixed(3)}  target >= 0.85 with 0 failed: ${ratio >= 0.85 && report.failures.length === 0 ? "PASS" : "MISS"}`);
+    return ratio;
+  } finally {
+    await fake.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// (c) lab store
+
+function sampleRow(index: number): EvaluationRow {
+  return {
+    index, exampleId: `bench-${index}`,
+    inputs: { review: `Review #${index}: the product arrived on time and works as described.` },
+    expected: { sentiment: "positive" }, prediction: { sentiment: index % 2 === 0 ? "positive" : "neutral" },
+    scores: { accuracy: index % 2 === 0 ? 1 : 0, f1_score: index % 2 === 0 ? 1 : 0 }, error: null,
+    durationMs: 512.25, inputTokens: 180, outputTokens: 12, cost: 0.0000342,
+  };
+}
+
+async function store(dir: string): Promise<void> {
+  const path = join(dir, "lab.sqlite");
+  const lab = LabStore.open(path);
+  const runId = lab.startRun({ kind: "evaluation", name: "bench", config: {} });
+  const warm = lab.startRun({ kind: "evaluation", name: "warm-up" });
+  for (let i = 0; i < 200; i++) lab.recordExample(warm, sampleRow(i));
+  const sizeBefore = fileBytes(path);
+  const started = performance.now();
+  for (let i = 0; i < STORE_ROWS; i++) lab.recordExample(runId, sampleRow(i));
+  const perRowUs = ((performance.now() - started) * 1000) / STORE_ROWS;
+  const bytes = (fileBytes(path) - sizeBefore) / STORE_ROWS;
+  const json = Buffer.byteLength(JSON.stringify(sampleRow(1)));
+  console.log(`(c) lab store, ${STORE_ROWS} rows, one autocommit insert each (WAL): ${perRowUs.toFixed(1)} us per recorded example`);
+  console.log(`    file growth after checkpoint: ${bytes.toFixed(0)} bytes per example (the row as JSON: ${json} bytes)`);
+
+  // The same evaluation with and without recording, instant model: the difference per example.
+  const lm = new ScriptedLM((req) => ({ sentiment: labelFor(String(req.inputs?.["review"])) }));
+  const m = new Predict(Classify).configure((c) => { c.lm = lm; });
+  const testExamples = examples(2000);
+  const timed = async (record: boolean): Promise<number> => {
+    const t = performance.now();
+    await new Evaluation({ concurrency: 8, record, lab: record ? lab : null, progress: false }).evaluate({ moduleInstance: m, testExamples });
+    return performance.now() - t;
+  };
+  await timed(false);
+  await timed(true);
+  const offs: number[] = [], ons: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    offs.push(await timed(false));
+    ons.push(await timed(true));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const off = (median(offs) * 1000) / testExamples.length;
+  const on = (median(ons) * 1000) / testExamples.length;
+  console.log(`    Evaluation with an instant model, N=2000, median of 5: ${off.toFixed(1)} us/example unrecorded, ${on.toFixed(1)} recorded (+${(on - off).toFixed(1)} us)`);
+}
+
+/** Bytes of the main file after folding the WAL into it (a second connection may checkpoint). */
+function fileBytes(path: string): number {
+  const Database = createRequire(import.meta.url)("better-sqlite3") as typeof import("better-sqlite3");
+  const db = new Database(path);
+  db.pragma("wal_checkpoint(TRUNCATE)");
+  db.close();
+  return statSync(path).size;
+}
+
+async function main(): Promise<void> {
+  await fixedLatency();
+  await rateLimited(BURST);
+  if (BURST !== 1) await rateLimited(1);
+  const dir = mkdtempSync(join(tmpdir(), "typelm-bench-"));
+  try {
+    await store(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
