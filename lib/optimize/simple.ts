@@ -32,7 +32,8 @@ type Example = { example: FewShotExample; id: string };
 
 /**
  * Seeded random search: the baseline, then `numTrials` configurations each drawing, per predictor, an
- * instruction (current or one of `instructions`) and `kDemos` demos from the demo pool, all scored on
+ * instruction (current or one of `instructions`; each round of draws is a permutation, so every one
+ * is tried when `numTrials` allows) and `kDemos` demos from the demo pool, all scored on
  * the same examples. Without validation examples the training examples are split (seeded): the first
  * half is the demo pool and the rest is scored, so a demo is never scored against itself. Returns a
  * clone with the best configuration (the baseline unless one scores strictly higher).
@@ -106,13 +107,17 @@ export class SimpleOptimizer {
         candidates.demoSets[path] = [[...p.demos]];
       }
       const plans: Choices[] = [Object.fromEntries(predictors.map(([path]) => [path, { instruction: 0, demos: 0 }]))];
+      // Instructions are drawn round by round from fresh permutations, so every variant gets tried.
+      const rounds = new Map<string, number[]>();
       for (let t = 1; t <= numTrials; t++) {
         const choices: Choices = {};
         for (const [path, p] of predictors) {
+          const n = candidates.instructions[path]!.length;
+          if ((t - 1) % n === 0) rounds.set(path, random.shuffle([...Array(n).keys()]));
           const fits = pool.filter((e) => labelledFits(p, e.example));
           const demos = random.sample(fits, kDemos).map((e) => new FewShotExample({ input: e.example.input, output: e.example.output, id: e.id }));
           candidates.demoSets[path]!.push(fits.length === 0 ? [...p.demos] : demos);
-          choices[path] = { instruction: random.int(candidates.instructions[path]!.length), demos: t };
+          choices[path] = { instruction: rounds.get(path)![(t - 1) % n]!, demos: t };
         }
         plans.push(choices);
       }

@@ -1,0 +1,77 @@
+import { describe, it, expect, beforeEach, afterEach } from "@jest/globals";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { configure, resetConfiguration } from "../../lib/config.js";
+import { Instrumentation } from "../../lib/instrument/bus.js";
+import { LabStore, Predict, SimpleOptimizer } from "../../lib/index.js";
+import type { OptimizationRun } from "../../lib/index.js";
+import { lastScore } from "../../lib/store/module-score.js";
+import { candidateInstructions, makeExamples, RULE_PHRASE, taskModel, Topic } from "./task.js";
+
+const train = makeExamples(30, 31, "train");
+const test = makeExamples(60, 33, "test");
+let labPath: string;
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), "typelm-simple-"));
+  labPath = path.join(dir, "lab.sqlite");
+  configure((c) => { c.lab = { path: labPath }; });
+});
+afterEach(() => {
+  resetConfiguration();
+  Instrumentation.reset();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function accuracy(p: Predict<typeof Topic.input, typeof Topic.output>, lm: ReturnType<typeof taskModel>): Promise<number> {
+  let right = 0;
+  for (const ex of test) if ((await p.call(ex.input as { text: string }, { lm })).label === ex.output.label) right++;
+  return right / test.length;
+}
+
+describe("SimpleOptimizer", () => {
+  it("finds the instruction variant holding the rule and beats the baseline on held-out examples", async () => {
+    for (const at of [1, 4]) {
+      const lm = taskModel();
+      const program = new Predict(Topic).configure((c) => { c.lm = lm; });
+      const opt = new SimpleOptimizer({ seed: 5, numTrials: 6, kDemos: 2, instructions: candidateInstructions(at) });
+      const tuned = await opt.compile({ moduleInstance: program, trainingExamples: train });
+      expect(tuned.instruction).toBe(candidateInstructions(at)[at]);
+      expect(tuned.instruction).toContain(RULE_PHRASE);
+      expect(await accuracy(tuned, lm)).toBeGreaterThan(await accuracy(program, lm));
+      expect(program.instruction).toBe("Label the text.");
+      expect(program.demos).toEqual([]);
+      expect(lastScore(tuned)).toBe(opt.lastRun!.score);
+    }
+  });
+
+  it("records the baseline and every trial in the lab store and lastRun, scoring examples apart from the demo pool", async () => {
+    const lm = taskModel();
+    const opt = new SimpleOptimizer({ seed: 2, numTrials: 4, kDemos: 3 });
+    const events: string[] = [];
+    Instrumentation.subscribe(/^optimizer\./, (e) => events.push(e.name));
+    await opt.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train });
+    const run = opt.lastRun!;
+    expect(run.trials.map((t) => t.kind)).toEqual(["baseline", "trial", "trial", "trial", "trial"]);
+    expect(events).toEqual(["optimizer.start", ...run.trials.map(() => "optimizer.trial"), "optimizer.end"]);
+    const stored = LabStore.open(labPath).run(run.id) as OptimizationRun;
+    expect(stored.status).toBe("completed");
+    expect(stored.trials).toEqual(run.trials);
+    for (const t of run.trials.slice(1)) {
+      const scored = new Set(t.exampleScores!.map((e) => e.exampleId));
+      expect(t.exampleScores).toHaveLength(15);
+      expect(t.demoIds.self).toHaveLength(3);
+      expect(t.demoIds.self!.filter((id) => scored.has(id))).toEqual([]);
+      expect(t.lmCalls).toBe(15);
+    }
+  });
+
+  it("rejects kDemos larger than its demo pool and empty example lists", async () => {
+    const program = new Predict(Topic);
+    await expect(new SimpleOptimizer({ kDemos: 4 }).compile({ moduleInstance: program, trainingExamples: train.slice(0, 6) }))
+      .rejects.toThrow(/kDemos is 4 but the demo pool has 3 examples/);
+    await expect(new SimpleOptimizer().compile({ moduleInstance: program, trainingExamples: [] })).rejects.toThrow(/trainingExamples must be a non-empty array/);
+    expect(() => new SimpleOptimizer({ numTrials: 0 })).toThrow(/numTrials must be an integer ≥ 1/);
+  });
+});
