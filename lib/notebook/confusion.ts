@@ -35,8 +35,21 @@ export interface ConfusionMatrix {
   counts: number[][];
 }
 
-/** Counts expected vs predicted labels over an evaluation's rows. */
+/**
+ * Counts expected vs predicted labels: the report's own `confusion()` when it has one (an
+ * `EvaluationReport` knows the declared labels), else counted from the rows (a lab store run).
+ */
 export function confusionMatrix(report: ReportInput, field?: string): ConfusionMatrix {
+  if (typeof report.confusion === "function") {
+    const own = report.confusion(field);
+    const failed = own.unanswered.some((n) => n > 0);
+    return {
+      field: own.field,
+      labels: failed ? [...own.labels, FAILED] : [...own.labels],
+      expected: [...own.labels],
+      counts: own.matrix.map((row, i) => (failed ? [...row, own.unanswered[i]!] : [...row])),
+    };
+  }
   const rows = reportRows(report);
   const name = labelField(rows, field);
   const pairs = rows.map((r) => {

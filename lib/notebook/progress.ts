@@ -14,6 +14,8 @@ export interface ProgressState {
   failures: number;
   cost: number;
   finished: boolean;
+  /** Why the run failed, when it did. */
+  error: string | null;
 }
 
 type Payload = Record<string, unknown>;
@@ -25,43 +27,50 @@ const num = (p: Payload, ...keys: string[]): number | undefined => {
 
 /** The first metric's score (the headline metric), when the event carries per-metric scores only. */
 function firstScore(p: Payload): number | undefined {
-  const scores = p.scores;
+  const scores = (p.scores ?? p.metrics) as Record<string, unknown> | undefined;
   if (!scores || typeof scores !== "object") return undefined;
-  const values = Object.values(scores as Record<string, unknown>).filter((v): v is number => typeof v === "number");
-  return values.length ? values[0] : undefined;
+  return Object.values(scores).find((v): v is number => typeof v === "number");
 }
 
 /**
- * Folds one event into the state. The payloads are read tolerantly (several plausible field names, all
- * optional): a missing count is counted here, a missing running score is averaged here.
+ * Folds one event into the state. Evaluation's `evaluation.example` carries running totals (`done`,
+ * `score` = mean so far, `failures`, `cost` = spent so far); an event without `done` is read as one
+ * example's own score and cost, so a differently shaped emitter still gives sensible numbers.
+ * Optimizer trials carry no cost: it is summed from `lm.tokens.used` while the run is active.
  */
 export function applyEvent(state: ProgressState, name: string, p: Payload, scoreSum: { sum: number }): void {
   if (name.endsWith(".start")) {
-    state.total = num(p, "total", "examples", "count", "trials", "numTrials", "budget") ?? state.total;
-    if (typeof p.name === "string") state.name = p.name;
+    const config = (p.config ?? {}) as Payload;
+    state.total = num(p, "total") ?? num(config, "trials", "numTrials") ?? state.total;
+    const label = p.name ?? p.optimizer;
+    if (typeof label === "string") state.name = label;
     return;
   }
   if (name.endsWith(".end")) {
     state.finished = true;
-    state.score = num(p, "score", "bestScore", "accuracy") ?? state.score;
-    state.cost = num(p, "cost", "totalCost") ?? state.cost;
+    if (p.ok === false || p.status === "failed") state.error = typeof p.error === "string" ? p.error : "failed";
+    state.done = state.kind === "optimizer" ? num(p, "trials") ?? state.done : num(p, "done", "total") ?? state.done;
+    state.score = state.kind === "optimizer" ? num(p, "score") ?? state.score : firstScore(p) ?? num(p, "score") ?? state.score;
+    state.cost = num(p, "cost") ?? state.cost;
     state.failures = num(p, "failures") ?? state.failures;
     return;
   }
-  state.done = num(p, "done", "completed") ?? state.done + 1;
+  const cumulative = num(p, "done") !== undefined;
+  state.done = num(p, "done") ?? state.done + 1;
   state.total = num(p, "total") ?? state.total;
-  if (p.error) state.failures = num(p, "failures") ?? state.failures + 1;
-  else state.failures = num(p, "failures") ?? state.failures;
-  const cost = num(p, "costSoFar", "totalCost");
-  state.cost = cost ?? state.cost + (num(p, "cost") ?? 0);
+  state.failures = num(p, "failures") ?? state.failures + (p.error ? 1 : 0);
   if (state.kind === "optimizer") {
-    const best = num(p, "bestScore", "best");
     const score = num(p, "score");
-    state.score = best ?? (score === undefined ? state.score : Math.max(state.score ?? score, score));
+    // Minibatch scores are noisy: only full evaluations (and the baseline) set the best score.
+    if (score !== undefined && !/minibatch/i.test(String(p.kind ?? ""))) state.score = Math.max(state.score ?? score, score);
+    return;
+  }
+  state.cost = cumulative ? num(p, "cost") ?? state.cost : state.cost + (num(p, "cost") ?? 0);
+  if (cumulative && num(p, "score") !== undefined) {
+    state.score = num(p, "score")!;
   } else {
-    const running = num(p, "runningScore", "meanScore");
     scoreSum.sum += num(p, "score") ?? firstScore(p) ?? 0;
-    state.score = running ?? scoreSum.sum / Math.max(1, state.done);
+    state.score = scoreSum.sum / Math.max(1, state.done);
   }
 }
 
@@ -69,8 +78,8 @@ export function applyEvent(state: ProgressState, name: string, p: Payload, score
 export function progressBundle(s: ProgressState): MimeBundle {
   const unit = s.kind === "evaluation" ? "examples" : "trials";
   const share = s.total ? Math.min(1, s.done / s.total) : s.finished ? 1 : 0;
-  const label = s.kind === "evaluation" ? "running score" : "best score";
-  const status = s.finished ? "done" : "running";
+  const label = s.kind === "evaluation" ? "running score" : "best full score";
+  const status = s.error ? `failed: ${s.error}` : s.finished ? "done" : "running";
   const counts = `${s.done}${s.total ? ` / ${s.total}` : ""} ${unit}`;
   const line = `${s.name} (${status}): ${counts} · ${label} ${formatNumber(s.score)} · failures ${s.failures} · cost $${s.cost.toFixed(4)}`;
   const bar =
@@ -102,10 +111,12 @@ export function watchProgress(): () => void {
     let run = runs.get(key);
     if (event.name.endsWith(".start")) {
       if (p.progress === false) return;
+      // Optimizers score candidates through Evaluation: those inner runs belong to the optimizer's display.
+      if (kind === "evaluation" && [...runs.values()].some((r) => r.state.kind === "optimizer")) return;
       const display = liveDisplay();
       if (!display) return;
       const name = typeof p.name === "string" ? p.name : kind === "evaluation" ? "Evaluation" : "Optimizer";
-      run = { state: { kind, name, done: 0, total: null, score: null, failures: 0, cost: 0, finished: false }, display, sum: { sum: 0 }, shownAt: 0 };
+      run = { state: { kind, name, done: 0, total: null, score: null, failures: 0, cost: 0, finished: false, error: null }, display, sum: { sum: 0 }, shownAt: 0 };
       runs.set(key, run);
     }
     if (!run) return;
@@ -117,7 +128,15 @@ export function watchProgress(): () => void {
     }
     if (run.state.finished) runs.delete(key);
   };
-  const offs = [Instrumentation.subscribe(/^evaluation\.(start|example|end)$/, onEvent), Instrumentation.subscribe(/^optimizer\.(start|trial|end)$/, onEvent)];
+  const onTokens = (event: TypelmEvent) => {
+    const cost = num((event.payload ?? {}) as Payload, "estimatedCost") ?? 0;
+    for (const run of runs.values()) if (run.state.kind === "optimizer") run.state.cost += cost;
+  };
+  const offs = [
+    Instrumentation.subscribe(/^evaluation\.(start|example|end)$/, onEvent),
+    Instrumentation.subscribe(/^optimizer\.(start|trial|end)$/, onEvent),
+    Instrumentation.subscribe("lm.tokens.used", onTokens),
+  ];
   const stop = () => {
     offs.forEach((off) => off());
     delete holder[WATCHING];

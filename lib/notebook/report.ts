@@ -10,7 +10,11 @@ export interface ReportInput {
   name?: string;
   results?: readonly EvaluationRow[];
   rows?: readonly EvaluationRow[];
+  /** Metric name → value over the run (the report's own numbers; macro-F1 cannot be rebuilt from rows). */
+  metrics?: Record<string, number>;
   summary?: Record<string, unknown>;
+  /** The report's own confusion matrix; used when present, so its label order (enum order) is kept. */
+  confusion?(field?: string): { field: string; labels: string[]; matrix: number[][]; unanswered: number[] };
 }
 
 /** Metric names Evaluation computes as a whole (macro-F1 is not a mean of per-row scores). */
@@ -37,13 +41,14 @@ function numberAt(source: unknown, key: string): number | undefined {
 export function reportMetrics(report: ReportInput): Map<string, number> {
   const rows = reportRows(report);
   const names = new Set<string>();
+  for (const name of Object.keys(report.metrics ?? {})) names.add(name);
   for (const name of NAMED_METRICS) {
     if ([report, report.summary, report.summary?.metrics].some((s) => numberAt(s, name) !== undefined)) names.add(name);
   }
   for (const row of rows) for (const name of Object.keys(row.scores ?? {})) names.add(name);
   const metrics = new Map<string, number>();
   for (const name of names) {
-    const own = numberAt(report, name) ?? numberAt(report.summary?.metrics, name) ?? numberAt(report.summary, name);
+    const own = numberAt(report.metrics, name) ?? numberAt(report, name) ?? numberAt(report.summary?.metrics, name) ?? numberAt(report.summary, name);
     if (own !== undefined) metrics.set(name, own);
     else if (rows.length) metrics.set(name, rows.reduce((sum, r) => sum + (r.scores?.[name] ?? 0), 0) / rows.length);
   }

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "@jest/globals";
 import * as vegaLite from "vega-lite";
+import { z } from "zod";
+import { Evaluation, FewShotExample, Predict, Signature } from "../../lib/index.js";
+import { ScriptedLM } from "../../lib/testing/index.js";
 import { display, confusionMatrix, type MimeBundle } from "../../lib/notebook/index.js";
 import { countColour, decodePng, distinctColours, PNG_SIGNATURE } from "./png.js";
 import { row, trial } from "./fixtures.js";
@@ -147,5 +150,36 @@ describe("display.candidates", () => {
     const nodes = tree.layer[1]!.data.values.map((n) => [n.trial, n.generation, n.row]);
     expect(nodes).toEqual([[0, 0, 0], [1, 1, 0], [2, 1, 1], [3, 2, 0]]);
     expect(tree.layer[0]!.data.values).toHaveLength(4); // 0→1, 0→2, 1→3, 2→3
+  });
+});
+
+describe("with a real Evaluation report", () => {
+  const Classify = Signature.define({
+    name: "Classify",
+    description: "Classify the sentiment.",
+    input: { sentence: z.string() },
+    output: { sentiment: z.enum(["positive", "negative", "neutral"]) },
+  });
+  const gold = ["positive", "negative", "negative", "neutral", "positive"] as const;
+  // The model answers "positive" except for sentence 3 (a bad reply: the example fails).
+  const lm = new ScriptedLM(({ inputs }) => (inputs?.sentence === "s3" ? "not json at all" : { sentiment: "positive" }));
+  const examples = gold.map((g, i) => new FewShotExample({ id: `test-${i}`, input: { sentence: `s${i}` }, output: { sentiment: g } }));
+
+  it("charts the report's own accuracy and macro-F1, and its confusion matrix with the failed example", async () => {
+    const program = new Predict(Classify);
+    program.configure((c) => { c.lm = lm; });
+    const report = await new Evaluation({ record: false, progress: false, concurrency: 1 }).evaluate({ moduleInstance: program, testExamples: examples, metrics: ["accuracy", "f1_score"] });
+    const bundle = (await display.metrics(report, { labels: ["always positive"] }))!;
+    const values = (bundle["application/vnd.vegalite.v5+json"]!.data as { values: { metric: string; value: number }[] }).values;
+    // accuracy 2/5; macro-F1 over the declared labels: positive P=2/4 R=2/2 F1=2/3, negative 0, neutral 0 → (2/3)/3.
+    expect(values.map((v) => [v.metric, Number(v.value.toFixed(4))])).toEqual([["accuracy", 0.4], ["f1_score", 0.2222]]);
+    const m = confusionMatrix(report);
+    expect(m.labels).toEqual(["positive", "negative", "neutral", "(failed)"]);
+    expect(m.counts).toEqual([
+      [2, 0, 0, 0],
+      [2, 0, 0, 0],
+      [0, 0, 0, 1],
+    ]);
+    expectChartBundle((await display.confusion(report))!);
   });
 });

@@ -49,31 +49,57 @@ describe("in a tslab kernel", () => {
 
   it("shows a running evaluation as one display updated in place: count, running score, failures, cost", () => {
     const stop = watchProgress();
-    Instrumentation.emit("evaluation.start", { runId: "r1", name: "sentiment eval", total: 4 });
-    Instrumentation.emit("evaluation.example", { runId: "r1", index: 0, score: 1, cost: 0.25 });
-    Instrumentation.emit("evaluation.example", { runId: "r1", index: 1, score: 0, error: "LMError: 500", cost: 0.25 });
-    Instrumentation.emit("evaluation.example", { runId: "r1", index: 2, score: 1, cost: 0.25 });
-    Instrumentation.emit("evaluation.example", { runId: "r1", index: 3, score: 1, cost: 0.25 });
-    Instrumentation.emit("evaluation.end", { runId: "r1" });
+    // The payloads Evaluation emits: running totals in every example event.
+    Instrumentation.emit("evaluation.start", { runId: "r1", name: "sentiment eval", total: 4, metrics: ["accuracy"] });
+    Instrumentation.emit("evaluation.example", { runId: "r1", index: 0, scores: { accuracy: 1 }, error: null, done: 1, total: 4, score: 1, failures: 0, cost: 0.25 });
+    Instrumentation.emit("evaluation.example", { runId: "r1", index: 1, scores: { accuracy: 0 }, error: "LMError: 500", done: 2, total: 4, score: 0.5, failures: 1, cost: 0.5 });
+    Instrumentation.emit("evaluation.example", { runId: "r1", index: 2, scores: { accuracy: 1 }, error: null, done: 3, total: 4, score: 2 / 3, failures: 1, cost: 0.75 });
+    Instrumentation.emit("evaluation.example", { runId: "r1", index: 3, scores: { accuracy: 1 }, error: null, done: 4, total: 4, score: 0.75, failures: 1, cost: 1 });
+    Instrumentation.emit("evaluation.end", { runId: "r1", ok: true, metrics: { accuracy: 0.75 }, failures: 1, total: 4, cost: 1 });
     stop();
     const ids = new Set(sent.map((s) => s.message.transient.display_id));
     expect(ids.size).toBe(1);
     expect([...ids][0]).toEqual(expect.any(String));
     expect(sent[0]!.update).toBe(false);
     expect(sent.slice(1).every((s) => s.update)).toBe(true);
-    const last = sent.at(-1)!.message.data["text/plain"];
-    expect(last).toBe("sentiment eval (done): 4 / 4 examples · running score 0.75 · failures 1 · cost $1.0000");
+    expect(sent[0]!.message.data["text/plain"]).toBe("sentiment eval (running): 0 / 4 examples · running score — · failures 0 · cost $0.0000");
+    expect(sent.at(-1)!.message.data["text/plain"]).toBe("sentiment eval (done): 4 / 4 examples · running score 0.75 · failures 1 · cost $1.0000");
   });
 
-  it("shows an optimizer's trials with the best score so far", () => {
+  it("averages per-example scores and adds per-example costs when events carry no running totals", () => {
     const stop = watchProgress();
-    Instrumentation.emit("optimizer.start", { runId: "o1", name: "MIPROv2", total: 3 });
-    Instrumentation.emit("optimizer.trial", { runId: "o1", index: 0, score: 0.5 });
-    Instrumentation.emit("optimizer.trial", { runId: "o1", index: 1, score: 0.8 });
-    Instrumentation.emit("optimizer.trial", { runId: "o1", index: 2, score: 0.6 });
-    Instrumentation.emit("optimizer.end", { runId: "o1" });
+    Instrumentation.emit("evaluation.start", { runId: "r2", name: "other", total: 2 });
+    Instrumentation.emit("evaluation.example", { runId: "r2", score: 1, cost: 0.5 });
+    Instrumentation.emit("evaluation.example", { runId: "r2", score: 0, cost: 0.25, error: "boom" });
+    Instrumentation.emit("evaluation.end", { runId: "r2" });
     stop();
-    expect(sent.at(-1)!.message.data["text/plain"]).toContain("3 / 3 trials · best score 0.8");
+    expect(sent.at(-1)!.message.data["text/plain"]).toBe("other (done): 2 / 2 examples · running score 0.5 · failures 1 · cost $0.7500");
+  });
+
+  it("shows an optimizer's trials with the best full score so far and the LM cost spent", () => {
+    const stop = watchProgress();
+    Instrumentation.emit("optimizer.start", { runId: "o1", optimizer: "MIPROv2", config: {} });
+    // An optimizer scores candidates with inner evaluations: they get no display of their own.
+    Instrumentation.emit("evaluation.start", { runId: null, name: "Evaluation", total: 20 });
+    Instrumentation.emit("evaluation.example", { runId: null, done: 1, total: 20, score: 1, failures: 0, cost: 0 });
+    Instrumentation.emit("evaluation.end", { runId: null, ok: true, metrics: { accuracy: 1 } });
+    Instrumentation.emit("optimizer.trial", { runId: "o1", index: 0, kind: "baseline", score: 0.5 });
+    Instrumentation.emit("lm.tokens.used", { inputTokens: 10, outputTokens: 2, estimatedCost: 0.125 });
+    Instrumentation.emit("optimizer.trial", { runId: "o1", index: 1, kind: "minibatch", score: 0.9 });
+    Instrumentation.emit("optimizer.trial", { runId: "o1", index: 2, kind: "full", score: 0.6, error: null });
+    Instrumentation.emit("lm.tokens.used", { inputTokens: 10, outputTokens: 2, estimatedCost: 0.125 });
+    Instrumentation.emit("optimizer.end", { runId: "o1", status: "completed", score: 0.6, trials: 3 });
+    stop();
+    expect(new Set(sent.map((s) => s.message.transient.display_id)).size).toBe(1);
+    expect(sent.at(-1)!.message.data["text/plain"]).toBe("MIPROv2 (done): 3 trials · best full score 0.6 · failures 0 · cost $0.2500");
+  });
+
+  it("says when a run failed", () => {
+    const stop = watchProgress();
+    Instrumentation.emit("evaluation.start", { runId: "r3", name: "broken", total: 3 });
+    Instrumentation.emit("evaluation.end", { runId: "r3", ok: false, error: "TypeError: metric threw", done: 0, total: 3 });
+    stop();
+    expect(sent.at(-1)!.message.data["text/plain"]).toContain("broken (failed: TypeError: metric threw)");
   });
 
   it("keeps out of a run started with progress off, and of events after it stops watching", () => {
