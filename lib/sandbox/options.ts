@@ -17,11 +17,17 @@ export interface SandboxOptions {
   maxOutputChars?: number;
   /** Host functions installed as guest globals under their keys. */
   tools?: Record<string, SandboxTool>;
+  /**
+   * Tool calls allowed in one `run`. Default 1000. A call past the cap fails, and the run ends with
+   * "tool call limit of N calls per run exceeded", so a guest loop cannot queue unbounded host calls.
+   */
+  maxToolCalls?: number;
 }
 
 export type ResolvedSandboxOptions = Required<SandboxOptions>;
 
 export const MAX_STACK_BYTES = 256 * 1024;
+export const DEFAULT_MAX_TOOL_CALLS = 1000;
 const MIN_STACK_BYTES = 16 * 1024;
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 /** Globals a tool must not replace: the sandbox relies on them, or guest code cannot work without them. */
@@ -58,6 +64,7 @@ export function resolveSandboxOptions(options: SandboxOptions = {}): ResolvedSan
     memoryLimitBytes: positiveInteger("memoryLimitBytes", options.memoryLimitBytes ?? 32 * 1024 * 1024, 1024 * 1024),
     maxStackBytes: positiveInteger("maxStackBytes", options.maxStackBytes ?? MAX_STACK_BYTES, MIN_STACK_BYTES, MAX_STACK_BYTES),
     maxOutputChars: positiveInteger("maxOutputChars", options.maxOutputChars ?? 20_000, 0),
+    maxToolCalls: positiveInteger("maxToolCalls", options.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS, 1),
     tools,
   };
 }

@@ -1,4 +1,6 @@
 /** Loading QuickJS's WebAssembly module with a hard memory cap (lazily: importing typelm stays cheap). */
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import type { QuickJSWASMModule } from "quickjs-emscripten";
 
 export interface LoadedModule {
@@ -15,8 +17,36 @@ const INITIAL_PAGES = 256;
 interface WasmMemory {
   grow(delta: number): number;
 }
-const wasm = (globalThis as unknown as { WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => WasmMemory } })
-  .WebAssembly;
+/** A compiled `WebAssembly.Module`: immutable code, instantiated any number of times. */
+type CompiledWasm = object;
+const wasm = (globalThis as unknown as {
+  WebAssembly: {
+    Memory: new (d: { initial: number; maximum: number }) => WasmMemory;
+    compile(bytes: Uint8Array): Promise<CompiledWasm>;
+  };
+}).WebAssembly;
+
+let compiled: Promise<CompiledWasm> | undefined;
+
+/**
+ * QuickJS's WebAssembly code (the RELEASE_SYNC build), compiled once per process. Each sandbox
+ * still gets its own instance, with its own memory, runtime and context: only the read-only code is
+ * shared, so a module dropped after a host-side failure (TOOLCHAIN.md §7) is replaced by a fresh
+ * instance without compiling again.
+ */
+function compiledQuickJS(): Promise<CompiledWasm> {
+  compiled ??= (async () => {
+    // Resolved from quickjs-emscripten itself, which depends on the build package.
+    const fromQuickJS = createRequire(createRequire(import.meta.url).resolve("quickjs-emscripten"));
+    const bytes = await readFile(fromQuickJS.resolve("@jitl/quickjs-wasmfile-release-sync/wasm"));
+    return wasm.compile(bytes);
+  })();
+  // A failed load (a missing file) is not remembered: the next sandbox tries again.
+  compiled.catch(() => {
+    compiled = undefined;
+  });
+  return compiled;
+}
 
 /**
  * A module whose WebAssembly memory cannot grow past the guest limit. QuickJS's own limit
@@ -43,7 +73,7 @@ export async function loadModule(memoryLimitBytes: number): Promise<LoadedModule
   // Library code never prints, not even Emscripten's abort notes (`print`/`printErr` are untyped there).
   const silent = () => undefined;
   const emscriptenModule = { print: silent, printErr: silent } as Record<string, unknown>;
-  const variant = newVariant(RELEASE_SYNC, { wasmMemory: wasmMemory as never, emscriptenModule });
+  const variant = newVariant(RELEASE_SYNC, { wasmModule: compiledQuickJS as never, wasmMemory: wasmMemory as never, emscriptenModule });
   return { module: await newQuickJSWASMModuleFromVariant(variant), memory };
 }
 

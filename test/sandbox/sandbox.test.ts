@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { ValidationError } from "../../lib/errors.js";
+import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
 import { Sandbox } from "../../lib/sandbox/sandbox.js";
 
 const MiB = 1024 * 1024;
@@ -116,6 +117,39 @@ describe("Sandbox: host tools", () => {
       const run = await sandbox.run("await hang()");
       expect(run.error).toBe("interrupted: time limit of 100 ms exceeded while waiting for a tool call");
       expect((await sandbox.run("'still here'")).result).toBe("still here");
+    } finally {
+      sandbox.dispose();
+    }
+  });
+
+  it("ends a run that calls tools more than maxToolCalls times, even when the guest catches the error", async () => {
+    let calls = 0;
+    const sandbox = await Sandbox.create({ timeoutMs: 2000, maxToolCalls: 5, tools: { ping: (n) => { calls += 1; return n; } } });
+    try {
+      const started = Date.now();
+      const run = await sandbox.run("let n = 0; for (;;) { try { ping(n++) } catch (e) {} }");
+      expect(run.error).toBe("tool call limit of 5 calls per run exceeded (maxToolCalls)");
+      expect(calls).toBe(5);
+      expect(Date.now() - started).toBeLessThan(1000); // stopped by the cap, not by the time limit
+      // The count is per run: the next run may call tools again.
+      calls = 0;
+      expect(await sandbox.run("(await Promise.all([ping(1), ping(2), ping(3), ping(4), ping(5)])).length")).toEqual({
+        output: "", result: 5, error: null,
+      });
+      expect(calls).toBe(5);
+    } finally {
+      sandbox.dispose();
+    }
+  });
+
+  it("caps tool calls at 1000 per run by default, so a loop cannot queue unbounded host calls", async () => {
+    let calls = 0;
+    const sandbox = await Sandbox.create({ timeoutMs: 5000, tools: { lookup: async () => { calls += 1; return 1; } } });
+    try {
+      const run = await sandbox.run("for (let i = 0; i < 1e7; i++) lookup({ i }); 'queued'");
+      expect(run.error).toMatch(/^tool call limit of 1000 calls per run exceeded \(maxToolCalls\)/);
+      expect(calls).toBe(1000);
+      expect((await sandbox.run("await lookup({})")).result).toBe(1);
     } finally {
       sandbox.dispose();
     }
@@ -248,11 +282,53 @@ describe("Sandbox: lifecycle and options", () => {
     await expect(sandbox.run("1")).rejects.toThrow(/disposed/);
   });
 
-  it("creates and disposes many sandboxes without leaking handles", async () => {
-    for (let i = 0; i < 20; i++) {
-      const sandbox = await Sandbox.create({ tools: { id: (x) => x } });
-      expect((await sandbox.run(`await id(${i})`)).result).toBe(i);
-      sandbox.dispose();
+  it("creates, runs and disposes many sandboxes with no failed teardown (a leaked handle makes QuickJS's free fail)", async () => {
+    const resets: TypelmEvent[] = [];
+    const off = Instrumentation.subscribe("sandbox.reset", (e) => resets.push(e));
+    try {
+      for (let i = 0; i < 30; i++) {
+        const sandbox = await Sandbox.create({ tools: { id: (x) => x, fail: () => { throw new Error("no"); } } });
+        expect((await sandbox.run(`const o = await id({ i: ${i} }); await fail().catch(() => 0); o.i`)).result).toBe(i);
+        expect((await sandbox.run("throw new TypeError('t')")).error).toBe("TypeError: t (line 1)");
+        expect((await sandbox.run("await new Promise(() => {})")).error).toMatch(/never settle/);
+        sandbox.dispose();
+      }
+      expect(resets).toEqual([]);
+      // The measure works: a memory bomb is a real reset, reported once.
+      const bombed = await Sandbox.create({ memoryLimitBytes: 4 * MiB });
+      await bombed.run("const all = []; for (;;) all.push({})");
+      bombed.dispose();
+      expect(resets.map((e) => e.payload["reason"])).toEqual(["out of memory"]);
+    } finally {
+      off();
+    }
+  });
+
+  it("compiles QuickJS's WebAssembly at most once per process and instantiates it per sandbox", async () => {
+    const wasm = (globalThis as unknown as { WebAssembly: Record<string, (...args: unknown[]) => unknown> }).WebAssembly;
+    const original = { compile: wasm["compile"]!, instantiate: wasm["instantiate"]!, instantiateStreaming: wasm["instantiateStreaming"]! };
+    let compiledFromBytes = 0;
+    let instantiated = 0;
+    const isModule = (value: unknown) => value instanceof (wasm["Module"] as unknown as new () => object);
+    wasm["compile"] = (...args) => { compiledFromBytes += 1; return original.compile.apply(wasm, args); };
+    wasm["instantiateStreaming"] = (...args) => { compiledFromBytes += 1; instantiated += 1; return original.instantiateStreaming.apply(wasm, args); };
+    wasm["instantiate"] = (...args) => {
+      if (!isModule(args[0])) compiledFromBytes += 1;
+      instantiated += 1;
+      return original.instantiate.apply(wasm, args);
+    };
+    try {
+      const sandboxes = await Promise.all(Array.from({ length: 5 }, () => Sandbox.create()));
+      const runs = await Promise.all(sandboxes.map((sandbox, i) => sandbox.run(`var mine = ${i}; mine * 10`)));
+      expect(runs.map((r) => r.result)).toEqual([0, 10, 20, 30, 40]);
+      // Separate guests: one sandbox's globals are not another's.
+      expect((await sandboxes[0]!.run("typeof mine === 'number' ? mine : -1")).result).toBe(0);
+      expect((await sandboxes[4]!.run("mine")).result).toBe(4);
+      for (const sandbox of sandboxes) sandbox.dispose();
+      expect(instantiated).toBe(5);
+      expect(compiledFromBytes).toBe(0); // earlier tests in this file already compiled it
+    } finally {
+      Object.assign(wasm, original);
     }
   });
 });
