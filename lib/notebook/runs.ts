@@ -1,3 +1,4 @@
+import { LabStore } from "../store/lab-store.js";
 import type { RegistryVersion, RunSummary } from "../store/records.js";
 import { show, type MimeBundle } from "./bundle.js";
 import { formatNumber, htmlTable, textTable } from "./html.js";
@@ -48,7 +49,10 @@ export async function runsBundle(lab: RunsSource, options: RunsOptions = {}): Pr
   return { "text/html": html, "text/plain": text };
 }
 
-/** Shows the lab store's runs; returns the bundle outside a notebook. */
-export async function displayRuns(lab: RunsSource, options?: RunsOptions): Promise<MimeBundle | undefined> {
-  return show(await runsBundle(lab, options));
+/**
+ * Shows the lab store's runs (default: the configured store, `.typelm/lab.sqlite`) and, with
+ * `{ registry, names }`, the registry versions under those names; returns the bundle outside a notebook.
+ */
+export async function displayRuns(lab?: RunsSource, options?: RunsOptions): Promise<MimeBundle | undefined> {
+  return show(await runsBundle(lab ?? LabStore.open(), options));
 }

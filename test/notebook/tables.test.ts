@@ -1,6 +1,9 @@
 import { describe, expect, it } from "@jest/globals";
 import { z } from "zod";
-import { ChainOfThought, CodeAct, FewShotExample, MaxIterationsError, Predict, ReAct, Signature, tool } from "../../lib/index.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ChainOfThought, CodeAct, FewShotExample, LabStore, MaxIterationsError, Predict, ReAct, Registry, Signature, tool } from "../../lib/index.js";
 import { display } from "../../lib/notebook/index.js";
 import type { RunSummary } from "../../lib/store/records.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
@@ -124,5 +127,29 @@ describe("display.runs", () => {
     expect(bundle["text/html"].match(/background:#fdecea/g)?.length).toBe(8); // every cell of the failed run
     expect(bundle["text/html"]).toContain("1 registry versions");
     expect(bundle["text/html"]).toContain("&lt;tuned&gt;");
+  });
+});
+
+describe("display.runs on a real lab store", () => {
+  it("lists what Evaluation-style writers recorded and the registry's versions", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "typelm-nb-"));
+    try {
+      const path = join(dir, "lab.sqlite");
+      const lab = LabStore.open(path);
+      const id = lab.startRun({ kind: "evaluation", name: "poem <baseline>" });
+      lab.finishRun(id, { status: "completed", score: 0.625 });
+      const registry = new Registry({ path });
+      const program = new Predict(Classify);
+      program.instruction = "Be brief.";
+      await registry.store({ moduleInstance: program, name: "sentiment", metadata: { note: "first" } });
+      const html = (await display.runs(lab, { registry, names: ["sentiment"] }))!["text/html"];
+      expect(html).toContain("1 run in the lab store");
+      expect(html).toContain("poem &lt;baseline&gt;");
+      expect(html).toContain("0.625");
+      expect(html).toContain("1 registry versions");
+      expect(html).toContain("{&quot;note&quot;:&quot;first&quot;}");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
