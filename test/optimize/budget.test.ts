@@ -53,6 +53,22 @@ describe("MIPROv2 LM calls per mode", () => {
     expect(mipro.lastRun!.trials.filter((t) => t.kind === "minibatch")).toHaveLength(Math.floor(Math.max(4 * Math.log2(TABLE[mode].N), 1.5 * TABLE[mode].N)));
   }, 60000);
 
+  it.each([
+    ["light", 575],
+    ["balanced", 2185],
+    ["heavy", 8435],
+  ] as const)("%s mode on the README's worked example (one Predict, kDemos 4, 200 training, 1000 validation examples) makes %i calls", async (mode, calls) => {
+    configure((c) => { c.lab = false; });
+    const lm = taskModel();
+    const promptModel = new ScriptedLM(proposals(candidateInstructions(1)));
+    const mipro = new MIPROv2({ mode, kDemos: 4, seed: 1, promptModel });
+    const { usage } = await withUsage(() => mipro.compile({
+      moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: makeExamples(200, 13, "t"), validationExamples: makeExamples(1000, 14, "v"),
+    }));
+    expect(usage.calls).toBe(calls);
+    expect(expectedCalls(mode, { P: 1, C: 1, k: 4, train: 200, val: 1000 })).toBe(calls);
+  }, 60000);
+
   it("counts every predictor of a two-step program (P = 2 predictors, C = 2 calls per run)", async () => {
     configure((c) => { c.lab = false; });
     const lm = taskModel();

@@ -67,6 +67,27 @@ describe("SimpleOptimizer", () => {
     }
   });
 
+  it("resumes an interrupted run from its recorded trials and ends like an uninterrupted one", async () => {
+    const lm = taskModel();
+    const make = () => new SimpleOptimizer({ seed: 4, numTrials: 5, kDemos: 2, instructions: candidateInstructions(2) });
+    const program = new Predict(Topic).configure((c) => { c.lm = lm; });
+    const full = make();
+    const reference = await full.compile({ moduleInstance: program, trainingExamples: train });
+    const ref = full.lastRun!;
+    // An interrupted run: the same start, only its first three trials written.
+    const lab = LabStore.open(labPath);
+    const id = lab.startRun({ kind: "optimization", name: "SimpleOptimizer", config: ref.config });
+    for (const t of ref.trials.slice(0, 3)) lab.recordTrial(id, t);
+    const callsBefore = lm.requests.length;
+    const resumed = make();
+    const tuned = await resumed.compile({ moduleInstance: program, trainingExamples: train, resume: id });
+    expect(tuned.instruction).toBe(reference.instruction);
+    expect(tuned.demos.map((d) => d.id)).toEqual(reference.demos.map((d) => d.id));
+    expect(resumed.lastRun!.trials.map(({ durationMs: _d, ...t }) => t)).toEqual(ref.trials.map(({ durationMs: _d, ...t }) => t));
+    expect(resumed.lastRun!.bestTrial).toBe(ref.bestTrial);
+    expect(lm.requests.length - callsBefore).toBe(ref.trials.slice(3).reduce((n, t) => n + t.lmCalls, 0));
+  });
+
   it("rejects kDemos larger than its demo pool and empty example lists", async () => {
     const program = new Predict(Topic);
     await expect(new SimpleOptimizer({ kDemos: 4 }).compile({ moduleInstance: program, trainingExamples: train.slice(0, 6) }))
