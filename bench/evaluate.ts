@@ -17,14 +17,7 @@ import { z } from "zod";
 import { Evaluation, FewShotExample, LabStore, LM, Predict, Signature } from "../lib/index.js";
 import type { EvaluationRow } from "../lib/index.js";
 import { ScriptedLM, startFakeProvider } from "../lib/testing/index.js";
-
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number.parseInt(raw, 10);
-  if (!Number.isFinite(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return n;
-}
+import { intFromEnv } from "./env.js";
 
 const LATENCY_MS = intFromEnv("BENCH_LATENCY_MS", 50);
 const CONCURRENCY = intFromEnv("BENCH_CONCURRENCY", 8);

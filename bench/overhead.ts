@@ -16,17 +16,10 @@ import { encode } from "gpt-tokenizer";
 import { Predict, Signature } from "../lib/index.js";
 import type { ChatMessage } from "../lib/index.js";
 import { ScriptedLM } from "../lib/testing/index.js";
+import { intFromEnv } from "./env.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
-
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number.parseInt(raw, 10);
-  if (!Number.isFinite(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return n;
-}
 
 const WARMUP = intFromEnv("BENCH_WARMUP", 200);
 const ROUNDS = intFromEnv("BENCH_ROUNDS", 20);

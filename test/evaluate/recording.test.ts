@@ -75,32 +75,32 @@ describe("recording to the lab store", () => {
   });
 });
 
+/** Runs `fn` with `process.stderr.isTTY` set to `value`, then restores it. */
+async function withStderrTTY(value: boolean, fn: () => Promise<unknown>): Promise<void> {
+  const tty = Object.getOwnPropertyDescriptor(process.stderr, "isTTY");
+  Object.defineProperty(process.stderr, "isTTY", { value, configurable: true });
+  try {
+    await fn();
+  } finally {
+    if (tty) Object.defineProperty(process.stderr, "isTTY", tty);
+    else delete (process.stderr as { isTTY?: boolean }).isTTY;
+  }
+}
+
 describe("progress", () => {
   it("draws nothing when standard error is not a terminal", async () => {
     const write = jest.spyOn(process.stderr, "write").mockImplementation(() => true);
-    const tty = Object.getOwnPropertyDescriptor(process.stderr, "isTTY");
-    Object.defineProperty(process.stderr, "isTTY", { value: false, configurable: true });
-    try {
-      await new Evaluation({ record: false, progress: true }).evaluate(setup(3));
-    } finally {
-      if (tty) Object.defineProperty(process.stderr, "isTTY", tty);
-      else delete (process.stderr as { isTTY?: boolean }).isTTY;
-    }
+    await withStderrTTY(false, () => new Evaluation({ record: false, progress: true }).evaluate(setup(3)));
     expect(write).not.toHaveBeenCalled();
   });
 
   it("draws a bar on a terminal, and none with progress: false", async () => {
     const write = jest.spyOn(process.stderr, "write").mockImplementation(() => true);
-    const tty = Object.getOwnPropertyDescriptor(process.stderr, "isTTY");
-    Object.defineProperty(process.stderr, "isTTY", { value: true, configurable: true });
-    try {
+    await withStderrTTY(true, async () => {
       await new Evaluation({ record: false, progress: false }).evaluate(setup(3));
       expect(write).not.toHaveBeenCalled();
       await new Evaluation({ record: false, name: "bar-test" }).evaluate(setup(3));
-    } finally {
-      if (tty) Object.defineProperty(process.stderr, "isTTY", tty);
-      else delete (process.stderr as { isTTY?: boolean }).isTTY;
-    }
+    });
     const text = write.mock.calls.map((c) => String(c[0])).join("");
     expect(text).toContain("bar-test");
     expect(text).toContain("3/3");

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
 import { z } from "zod";
 import { Evaluation, FewShotExample, Instrumentation, Module, Predict, Signature, resetConfiguration } from "../../lib/index.js";
+import type { SignatureClass } from "../../lib/signature/signature.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 
 afterEach(() => {
@@ -21,7 +22,7 @@ class Answer extends Signature {
 }
 
 /** A predictor whose scripted model answers example i with `replies[i]` (an object, or raw text). */
-function scripted<S extends typeof Classify | typeof Answer>(signature: S, key: string, replies: (Record<string, unknown> | string)[]) {
+function scripted(signature: SignatureClass, key: string, replies: (Record<string, unknown> | string)[]) {
   const lm = new ScriptedLM((req) => replies[Number((req.inputs?.[key] as string).split("#")[1])]!);
   return new Predict(signature).configure((c) => { c.lm = lm; });
 }
