@@ -1,3 +1,4 @@
+import { configure } from "../../lib/config.js";
 import { LM, type LMOptions } from "../../lib/lm/lm.js";
 import type { FakeProvider } from "../../lib/testing/fake-provider.js";
 
@@ -19,4 +20,16 @@ export function lmFor(provider: ProviderName, fake: FakeProvider, options: LMOpt
     baseURL: provider === "openai" ? fake.openaiBaseURL : fake.url,
     ...options,
   });
+}
+
+/** Turns on the logger subscriber at debug level and returns the lines it writes (undo with `resetConfiguration`). */
+export function captureLogLines(): string[] {
+  const lines: string[] = [];
+  configure((c) => {
+    c.instrumentation.enabled = true;
+    c.instrumentation.subscribers = ["logger"];
+    c.logger.output = (line) => lines.push(line);
+    c.logger.level = "debug";
+  });
+  return lines;
 }

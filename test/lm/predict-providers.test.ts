@@ -10,7 +10,7 @@ import { Strategy, StrategyInterface } from "../../lib/strategy/strategy.js";
 import type { LMResponse } from "../../lib/lm/types.js";
 import type { SignatureClass } from "../../lib/signature/signature.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/fake-provider.js";
-import { lmFor, PROVIDER_NAMES, type ProviderName } from "./helpers.js";
+import { captureLogLines, lmFor, PROVIDER_NAMES, type ProviderName } from "./helpers.js";
 
 class Classify extends Signature {
   static override description = "Classify the sentiment of a sentence.";
@@ -237,13 +237,7 @@ describe("OpenAI strict structured output", () => {
   });
 
   it("falls back to strict: false for a record, which strict mode cannot express, and says so at debug level", async () => {
-    const lines: string[] = [];
-    configure((c) => {
-      c.instrumentation.enabled = true;
-      c.instrumentation.subscribers = ["logger"];
-      c.logger.output = (line) => lines.push(line);
-      c.logger.level = "debug";
-    });
+    const lines = captureLogLines();
     fake.reply(answer);
     const r = await new Predict(Classify).call({ sentence: "I love it" }, { lm: lm() });
     const format = fake.requests[0]!.body.response_format;

@@ -3,13 +3,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inspect } from "node:util";
-import { configure, resetConfiguration } from "../../lib/config.js";
+import { resetConfiguration } from "../../lib/config.js";
 import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
 import { ConfigurationError } from "../../lib/errors.js";
 import { LM } from "../../lib/lm/lm.js";
 import { closeStore, openStore } from "../../lib/store/db.js";
 import { startFakeProvider, type FakeProvider } from "../../lib/testing/fake-provider.js";
-import { PROVIDER_NAMES, TEST_KEY, type ProviderName } from "./helpers.js";
+import { captureLogLines, PROVIDER_NAMES, TEST_KEY, type ProviderName } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-redact-"));
 const path = join(dir, "run.sqlite");
@@ -36,14 +36,8 @@ function echoingErrorBody(provider: ProviderName, status: number): unknown {
 
 describe("the API key never leaves the request headers", () => {
   it("is absent from every log line, event payload, error message and cache row of a run", async () => {
-    const lines: string[] = [];
+    const lines = captureLogLines();
     const events: TypelmEvent[] = [];
-    configure((c) => {
-      c.instrumentation.enabled = true;
-      c.instrumentation.subscribers = ["logger"];
-      c.logger.output = (line) => lines.push(line);
-      c.logger.level = "debug";
-    });
     Instrumentation.subscribe(/.*/, (e) => events.push(e));
     LM.configure((c) => {
       c.retryDelay = 0.01;
