@@ -74,7 +74,12 @@ export async function runExample(
       error = new TypeError(`${moduleInstance.constructor.name}.call returned ${typeof value}; expected an object of output fields`);
     } else {
       prediction = value as Record<string, unknown>;
-      rowPrediction = JSON.parse(JSON.stringify(prediction)) as Record<string, unknown>;
+      try {
+        rowPrediction = jsonForm(prediction);
+      } catch (caught) {
+        error = new TypeError(`${moduleInstance.constructor.name}.call returned a prediction with no JSON form: ${(caught as Error).message}`);
+        prediction = null;
+      }
     }
   }
   if (error === undefined && prediction !== null) {
@@ -95,8 +100,8 @@ export async function runExample(
   const row: EvaluationRow = {
     index,
     exampleId: example.id ?? null,
-    inputs: JSON.parse(JSON.stringify(example.input)) as Record<string, unknown>,
-    expected: JSON.parse(JSON.stringify(example.output)) as Record<string, unknown>,
+    inputs: jsonFormOrText(example.input),
+    expected: jsonFormOrText(example.output),
     prediction: rowPrediction,
     scores,
     error: error === undefined ? null : errorText(error, failedMetric),
@@ -106,6 +111,20 @@ export async function runExample(
     cost: usage.cost,
   };
   return { row, prediction: error === undefined ? prediction : null, trace, feedback };
+}
+
+/** The JSON form the row keeps (dates as ISO text); throws for BigInt or cycles. */
+function jsonForm(value: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+}
+
+/** Example values were checked when the example was made; a value with no JSON form is kept as text. */
+function jsonFormOrText(value: Record<string, unknown>): Record<string, unknown> {
+  try {
+    return jsonForm(value);
+  } catch {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v)]));
+  }
 }
 
 function isRateLimited(error: unknown): boolean {

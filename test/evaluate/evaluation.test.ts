@@ -177,6 +177,18 @@ describe("Evaluation", () => {
     expect(events[5]!.payload).toMatchObject({ ok: true, failures: 1, metrics: { accuracy: 0.75 } });
   });
 
+  it("records a prediction that has no JSON form (a BigInt) as a failed row", async () => {
+    class Big extends Module {
+      async forward(): Promise<Record<string, unknown>> {
+        return { sentiment: 10n };
+      }
+    }
+    const report = await new Evaluation({ record: false, progress: false }).evaluate({ moduleInstance: new Big(), testExamples: examples(2) });
+    expect(report.failures).toHaveLength(2);
+    expect(report.results[0]!.error).toMatch(/^TypeError: Big\.call returned a prediction with no JSON form: /);
+    expect(report.accuracy).toBe(0);
+  });
+
   it("refuses a concurrency that is not a positive integer", () => {
     expect(() => new Evaluation({ concurrency: 0 })).toThrow(/concurrency must be a positive integer; received 0/);
   });
