@@ -35,16 +35,18 @@ let compiled: Promise<CompiledWasm> | undefined;
  * instance without compiling again.
  */
 function compiledQuickJS(): Promise<CompiledWasm> {
-  compiled ??= (async () => {
-    // Resolved from quickjs-emscripten itself, which depends on the build package.
-    const fromQuickJS = createRequire(createRequire(import.meta.url).resolve("quickjs-emscripten"));
-    const bytes = await readFile(fromQuickJS.resolve("@jitl/quickjs-wasmfile-release-sync/wasm"));
-    return wasm.compile(bytes);
-  })();
-  // A failed load (a missing file) is not remembered: the next sandbox tries again.
-  compiled.catch(() => {
-    compiled = undefined;
-  });
+  if (compiled === undefined) {
+    compiled = (async () => {
+      // Resolved from quickjs-emscripten itself, which depends on the build package.
+      const fromQuickJS = createRequire(createRequire(import.meta.url).resolve("quickjs-emscripten"));
+      const bytes = await readFile(fromQuickJS.resolve("@jitl/quickjs-wasmfile-release-sync/wasm"));
+      return wasm.compile(bytes);
+    })();
+    // A failed load (a missing file) is not remembered: the next sandbox tries again.
+    compiled.catch(() => {
+      compiled = undefined;
+    });
+  }
   return compiled;
 }
 
