@@ -85,12 +85,15 @@ export async function loadDataset(nameOrPath: string): Promise<Dataset> {
 
 /** The folder holding the bundled datasets: `datasets/` at the package root (from dist/ or from source). */
 export function bundledDatasetsFolder(): string {
+  return join(packageRoot(), "datasets");
+}
+
+/** typelm's package root: the nearest folder above this file whose package.json is typelm's. */
+export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const manifest = join(dir, "package.json");
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === "typelm") {
-      return join(dir, "datasets");
-    }
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === "typelm") return dir;
     const up = dirname(dir);
     if (up === dir) throw new ValidationError("Cannot find typelm's package root (its package.json) above lib/lab: is the package installed whole?");
     dir = up;

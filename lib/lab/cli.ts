@@ -1,0 +1,96 @@
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { TypelmError, ValidationError } from "../errors.js";
+import { LabStore } from "../store/lab-store.js";
+import type { RunKind } from "../store/records.js";
+import { EXPERIMENTS } from "./experiments.js";
+import { reproduce } from "./reproduce.js";
+
+export interface CliIO {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** How long to wait for a local Ollama (ms). */
+  ollamaProbeMs?: number;
+}
+
+export const USAGE = `Usage:
+  typelm reproduce [experiment] [--lm provider/model] [--limit N] [--seed N] [--no-cache]
+      Runs an experiment (default poem-sentiment) and writes reports/<experiment>/.
+      Experiments: ${EXPERIMENTS.map((e) => e.name).join(", ")}.
+      Model: --lm, else TYPELM_LM, else a local Ollama that answers, else the offline stand-in.
+  typelm runs [--kind evaluation|optimization] [--limit N]
+      Lists the runs in .typelm/lab.sqlite, newest first.
+  typelm help
+`;
+
+/** Runs one command line; returns the exit code (0 ok, 1 failed, 2 bad usage). */
+export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv], allowPositionals: true, strict: true,
+      options: {
+        lm: { type: "string" }, limit: { type: "string" }, seed: { type: "string" }, "no-cache": { type: "boolean" },
+        kind: { type: "string" }, help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    io.stderr(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.help === true || command === "help" || command === undefined) {
+    (command === undefined && values.help !== true ? io.stderr : io.stdout)(USAGE);
+    return command === undefined && values.help !== true ? 2 : 0;
+  }
+  const cwd = resolve(io.cwd ?? process.cwd());
+  try {
+    if (command === "reproduce") {
+      if (rest.length > 1) throw new ValidationError(`reproduce takes one experiment; received ${rest.join(" ")}`, { field: "experiment" });
+      const outcome = await reproduce({
+        experiment: rest[0] ?? "poem-sentiment", lm: values.lm, limit: count(values.limit, "limit"), seed: count(values.seed, "seed"),
+        cache: values["no-cache"] !== true, cwd, env: io.env, ollamaProbeMs: io.ollamaProbeMs,
+        log: (line) => io.stderr(`${line}\n`),
+      });
+      io.stdout(`${join(outcome.dir, "report.md")}\n`);
+      return 0;
+    }
+    if (command === "runs") {
+      if (rest.length > 0) throw new ValidationError(`runs takes no arguments; received ${rest.join(" ")}`, { field: "runs" });
+      const kind = values.kind;
+      if (kind !== undefined && kind !== "evaluation" && kind !== "optimization") {
+        throw new ValidationError(`--kind expects evaluation or optimization; received ${kind}`, { field: "kind" });
+      }
+      io.stdout(runsTable(LabStore.open(join(cwd, ".typelm", "lab.sqlite")), kind, count(values.limit, "limit")));
+      return 0;
+    }
+    io.stderr(`Unknown command "${command}".\n\n${USAGE}`);
+    return 2;
+  } catch (error) {
+    if (!(error instanceof TypelmError)) throw error;
+    io.stderr(`typelm ${command}: ${error.message}\n`);
+    return 1;
+  }
+}
+
+function count(text: string | undefined, name: string): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) {
+    throw new ValidationError(`--${name} expects a whole number; received ${JSON.stringify(text)}`, { field: name });
+  }
+  return n;
+}
+
+function runsTable(lab: LabStore, kind: RunKind | undefined, limit: number | undefined): string {
+  const runs = lab.runs({ ...(kind ? { kind } : {}), ...(limit !== undefined ? { limit } : {}) });
+  if (runs.length === 0) return `No runs in ${lab.path}.\n`;
+  const rows = runs.map((r) => [r.id, r.kind, r.name, r.status, r.startedAt, r.score === null ? "" : r.score.toFixed(3)]);
+  const header = ["id", "kind", "name", "status", "started", "score"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [line(header), ...rows.map(line)].join("\n") + "\n";
+}

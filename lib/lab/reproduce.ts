@@ -1,0 +1,228 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { globalConfig } from "../config.js";
+import { ConfigurationError, LMError, ValidationError } from "../errors.js";
+import { Evaluation } from "../evaluate/evaluation.js";
+import type { EvaluationReport } from "../evaluate/report.js";
+import { Instrumentation } from "../instrument/bus.js";
+import type { Module } from "../module.js";
+import { MIPROv2 } from "../optimize/mipro.js";
+import type { FewShotExample } from "../predict/few-shot.js";
+import { LabStore } from "../store/lab-store.js";
+import { Registry } from "../store/registry.js";
+import { loadDataset, packageRoot, type Dataset } from "./datasets.js";
+import { experimentNamed, type Experiment } from "./experiments.js";
+import { chooseModel, type ModelChoice } from "./model-choice.js";
+import { drawCharts, renderReport } from "./report-md.js";
+
+export interface ReproduceOptions {
+  experiment: string;
+  /** `provider/model`; else TYPELM_LM, a local Ollama, or the offline stand-in. */
+  lm?: string | undefined;
+  /** Use at most this many examples of each split. */
+  limit?: number | undefined;
+  /** MIPROv2's seed (default 0). */
+  seed?: number | undefined;
+  /** The LM response cache (default on, in the lab store's file). */
+  cache?: boolean;
+  /** Where `reports/` and `.typelm/lab.sqlite` go (default: the working directory). */
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Progress lines (the CLI prints them on standard error). */
+  log?: (line: string) => void;
+  ollamaProbeMs?: number;
+}
+
+/** One evaluation as results.json keeps it: only what the same inputs reproduce exactly. */
+export interface EvaluationResult {
+  metrics: Record<string, number>;
+  failures: number;
+  examples: number;
+  confusion: { field: string; labels: string[]; matrix: number[][]; unanswered: number[] } | null;
+  perLabel: Record<string, { precision: number; recall: number; f1: number; support: number }> | null;
+}
+
+export interface PredictorResult {
+  instruction: string;
+  demos: { id: string | null; input: Record<string, unknown>; output: Record<string, unknown> }[];
+}
+
+/** results.json: no timings, dates, run ids, costs or token counts, so equal inputs give equal bytes. */
+export interface ReproduceResults {
+  experiment: string;
+  model: { id: string; source: string; standIn: boolean };
+  seed: number;
+  limit: number | null;
+  library: { name: string; version: string };
+  dataset: {
+    name: string;
+    licence: string | null;
+    source: { repository: string; commit: string | null } | null;
+    splits: Record<string, { rows: number; sha256: string; used: number }>;
+  };
+  baseline: EvaluationResult;
+  optimized: EvaluationResult;
+  optimizer: {
+    name: "MIPROv2";
+    mode: string;
+    kDemos: number;
+    bestTrial: number | null;
+    trials: { index: number; kind: string; score: number | null; choices: Record<string, Record<string, number>>; error: string | null }[];
+  };
+  program: Record<string, PredictorResult>;
+}
+
+export interface ReproduceOutcome {
+  dir: string;
+  results: ReproduceResults;
+  model: ModelChoice;
+  /** Requests sent to a provider (cache hits excluded). */
+  providerCalls: number;
+  registryVersion: number;
+  /** Charts that could not be drawn, with why. */
+  chartProblems: string[];
+}
+
+/**
+ * Runs an experiment end to end: baseline evaluation on the test split, MIPROv2 on train/dev,
+ * evaluation of the optimized program on test, registry store; writes reports/<experiment>/.
+ */
+export async function reproduce(options: ReproduceOptions): Promise<ReproduceOutcome> {
+  const experiment = experimentNamed(options.experiment);
+  const limit = checkCount(options.limit, "limit");
+  const seed = checkCount(options.seed, "seed", 0) ?? 0;
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const log = options.log ?? (() => {});
+  const labPath = join(cwd, ".typelm", "lab.sqlite");
+  const data = limited(await loadDataset(experiment.dataset), limit);
+  const model = await chooseModel({
+    lm: options.lm, env: options.env, cachePath: options.cache === false ? undefined : labPath, ollamaProbeMs: options.ollamaProbeMs,
+  });
+  log(`model: ${model.description}`);
+
+  const saved = { lm: globalConfig.lm, lab: globalConfig.lab };
+  let providerCalls = 0;
+  const off = Instrumentation.subscribe("lm.request.start", () => { providerCalls++; });
+  try {
+    // MIPROv2 proposes with the configured LM and records into the configured store.
+    globalConfig.lm = model.lm;
+    globalConfig.lab = { path: labPath };
+    const lab = LabStore.open(labPath);
+    const program = experiment.program(data.signature);
+    await preflight(program, data.test[0], model);
+
+    const evaluate = (moduleInstance: Module, name: string) => new Evaluation({ name, lab }).evaluate({
+      moduleInstance, testExamples: data.test, metrics: experiment.metrics,
+    });
+    log(`baseline: evaluating ${data.test.length} test examples`);
+    const baseline = await evaluate(program, `${experiment.name} baseline`);
+    log(`baseline: ${formatMetrics(baseline.metrics)}`);
+    log(`MIPROv2 (${experiment.mipro.mode}, seed ${seed}) on ${data.train.length} train / ${data.dev.length} dev examples`);
+    const mipro = new MIPROv2({ ...experiment.mipro, seed, promptModel: model.lm });
+    const tuned = await mipro.compile({ moduleInstance: program, trainingExamples: data.train, validationExamples: data.dev });
+    log(`optimized: evaluating ${data.test.length} test examples`);
+    const optimized = await evaluate(tuned, `${experiment.name} optimized`);
+    log(`optimized: ${formatMetrics(optimized.metrics)}`);
+    const run = mipro.lastRun;
+    const headline = optimized.metrics[metricName(experiment.metrics[0])] ?? null;
+    const stored = await new Registry({ path: labPath }).store({
+      moduleInstance: tuned, name: experiment.name,
+      metadata: { experiment: experiment.name, model: model.id, seed, limit, score: headline, datasetSha256: shaOf(data) },
+    });
+
+    const results: ReproduceResults = {
+      experiment: experiment.name,
+      model: { id: model.id, source: model.source, standIn: model.standIn },
+      seed, limit: limit ?? null,
+      library: { name: "typelm", version: libraryVersion() },
+      dataset: {
+        name: data.info.name, licence: data.info.licence, source: data.info.source,
+        splits: Object.fromEntries((["train", "dev", "test"] as const).map((s) => [s, { ...data.info.splits[s], used: data[s].length }])),
+      },
+      baseline: evaluationResult(baseline, experiment),
+      optimized: evaluationResult(optimized, experiment),
+      optimizer: {
+        name: "MIPROv2", mode: experiment.mipro.mode, kDemos: experiment.mipro.kDemos, bestTrial: run?.bestTrial ?? null,
+        trials: (run?.trials ?? []).map((t) => ({ index: t.index, kind: t.kind, score: t.score, choices: t.choices, error: t.error })),
+      },
+      program: programOf(tuned),
+    };
+    const dir = join(cwd, "reports", experiment.name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "results.json"), JSON.stringify(results, null, 2) + "\n");
+    const charts = await drawCharts(dir, baseline, optimized, run);
+    writeFileSync(join(dir, "report.md"), renderReport({
+      results, experiment, model, charts, providerCalls,
+      cost: { baseline: baseline.cost, optimized: optimized.cost, optimizer: (run?.trials ?? []).reduce((sum, t) => sum + t.cost, 0) },
+    }));
+    log(`wrote ${join(dir, "report.md")} and results.json; registry "${experiment.name}" v${stored.version}; provider calls: ${providerCalls}`);
+    return { dir, results, model, providerCalls, registryVersion: stored.version, chartProblems: charts.problems };
+  } finally {
+    off();
+    globalConfig.lm = saved.lm;
+    globalConfig.lab = saved.lab;
+  }
+}
+
+/** One call before the run, so a model that cannot be reached stops it with a clear error instead of a run of failed rows. */
+async function preflight(program: Module, example: FewShotExample | undefined, model: ModelChoice): Promise<void> {
+  if (example === undefined) throw new ValidationError("The test split is empty: nothing to evaluate (is --limit 0?)", { field: "limit" });
+  try {
+    await program.call(example.input);
+  } catch (error) {
+    if (!(error instanceof LMError || error instanceof ConfigurationError)) return; // it answered; a bad reply is scored later
+    throw new ConfigurationError(
+      `The model ${model.id} (from ${model.source}) could not be used: ${error.message}. ` +
+        "Check that the server is running and reachable (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST) and that its key is set, " +
+        "or choose another model with --lm provider/model (or leave --lm and TYPELM_LM unset for the offline stand-in).",
+      { cause: error },
+    );
+  }
+}
+
+function evaluationResult(report: EvaluationReport, experiment: Experiment): EvaluationResult {
+  const field = experiment.labelField;
+  return {
+    metrics: report.metrics,
+    failures: report.failures.length,
+    examples: report.results.length,
+    confusion: field === undefined ? null : report.confusion(field),
+    perLabel: field === undefined ? null : report.perLabel(field),
+  };
+}
+
+function programOf(module: Module): Record<string, PredictorResult> {
+  return Object.fromEntries(module.namedPredictors().map(([path, p]) => [path, {
+    instruction: p.instruction,
+    demos: p.demos.map((d) => ({ id: d.id ?? null, input: d.input, output: d.output })),
+  }]));
+}
+
+function limited(data: Dataset, limit: number | undefined): Dataset {
+  if (limit === undefined) return data;
+  return { ...data, train: data.train.slice(0, limit), dev: data.dev.slice(0, limit), test: data.test.slice(0, limit) };
+}
+
+function shaOf(data: Dataset): Record<string, string> {
+  return Object.fromEntries(Object.entries(data.info.splits).map(([split, s]) => [split, s.sha256]));
+}
+
+function checkCount(value: number | undefined, name: string, min = 1): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < min) {
+    throw new ValidationError(`--${name} expects a whole number ≥ ${min}; received ${String(value)}`, { field: name });
+  }
+  return value;
+}
+
+function metricName(spec: Experiment["metrics"][number] | undefined): string {
+  return typeof spec === "string" ? spec : spec?.name ?? "accuracy";
+}
+
+export function formatMetrics(metrics: Record<string, number>): string {
+  return Object.entries(metrics).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(", ");
+}
+
+export function libraryVersion(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
+}

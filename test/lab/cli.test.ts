@@ -1,0 +1,165 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { LM, LabStore, Registry } from "../../lib/index.js";
+import { runCli } from "../../lib/lab/cli.js";
+import { closeStoreSync } from "../../lib/store/db.js";
+import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "typelm-cli-"));
+const opened: string[] = [];
+afterAll(() => {
+  for (const path of opened) closeStoreSync(path);
+  rmSync(dir, { recursive: true, force: true });
+});
+afterEach(() => LM.resetConfiguration());
+
+// Nothing may answer as Ollama or as TYPELM_LM, so the stand-in is what runs unless --lm is given.
+const offline: NodeJS.ProcessEnv = { ...process.env, TYPELM_LM: "", OLLAMA_HOST: "http://127.0.0.1:9" };
+
+async function cli(args: string[], cwd: string, env: NodeJS.ProcessEnv = offline) {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(args, { stdout: (t) => { stdout += t; }, stderr: (t) => { stderr += t; }, cwd, env, ollamaProbeMs: 200 });
+  opened.push(join(cwd, ".typelm/lab.sqlite"));
+  return { code, stdout, stderr };
+}
+
+describe("typelm command line: usage and bad input", () => {
+  it("an unknown experiment names the known ones", async () => {
+    const r = await cli(["reproduce", "imdb"], join(dir, "unknown"));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('Unknown experiment "imdb": the known ones are poem-sentiment, banking77, gsm8k, restaurant8k');
+  });
+
+  it("bad options and commands print the usage with exit code 2; bad numbers exit 1", async () => {
+    expect(await cli(["reproduce", "--frobnicate"], dir)).toMatchObject({ code: 2, stderr: expect.stringContaining("Usage:") });
+    expect(await cli(["fly"], dir)).toMatchObject({ code: 2, stderr: expect.stringContaining('Unknown command "fly"') });
+    expect(await cli([], dir)).toMatchObject({ code: 2, stderr: expect.stringContaining("typelm reproduce") });
+    expect(await cli(["help"], dir)).toMatchObject({ code: 0, stdout: expect.stringContaining("typelm runs") });
+    expect(await cli(["reproduce", "--limit", "ten"], dir)).toMatchObject({ code: 1, stderr: expect.stringContaining('--limit expects a whole number; received "ten"') });
+    expect(await cli(["reproduce", "--limit", "0"], join(dir, "zero"))).toMatchObject({ code: 1, stderr: expect.stringContaining("--limit expects a whole number ≥ 1; received 0") });
+  });
+
+  it("an unreachable --lm stops before the run with an error naming the model and what to check", async () => {
+    LM.configure((c) => { c.maxRetries = 0; c.httpTimeout = 2; });
+    process.env.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"; // nothing listens on port 9
+    process.env.OPENAI_API_KEY = "sk-test-unreachable";
+    let r;
+    try {
+      r = await cli(["reproduce", "poem-sentiment", "--lm", "openai/gpt-4o-mini", "--limit", "3"], join(dir, "unreachable"));
+    } finally {
+      delete process.env.OPENAI_BASE_URL;
+      delete process.env.OPENAI_API_KEY;
+    }
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("The model openai/gpt-4o-mini (from --lm) could not be used");
+    expect(r.stderr).toContain("--lm provider/model");
+    expect(r.stderr).not.toContain("sk-test-unreachable");
+    expect(existsSync(join(dir, "unreachable/reports/poem-sentiment/results.json"))).toBe(false);
+  });
+});
+
+describe("typelm reproduce on the offline stand-in", () => {
+  const cwd = join(dir, "standin");
+  const results = join(cwd, "reports/poem-sentiment/results.json");
+  let first: { code: number; stdout: string; stderr: string };
+  let firstResults = "";
+
+  beforeAll(async () => {
+    first = await cli(["reproduce", "poem-sentiment", "--limit", "40", "--seed", "3"], cwd);
+    firstResults = existsSync(results) ? readFileSync(results, "utf8") : "";
+  }, 120000);
+
+  it("writes report.md (first line: the model, and that the stand-in is not a language model) and results.json", () => {
+    expect(first).toMatchObject({ code: 0, stdout: `${join(cwd, "reports/poem-sentiment/report.md")}\n` });
+    const report = readFileSync(join(cwd, "reports/poem-sentiment/report.md"), "utf8");
+    const firstLine = report.split("\n")[0]!;
+    expect(firstLine).toMatch(/^Model: the offline stand-in \(SimulatedLM.*it is not a language model\)/);
+    expect(report).toContain("## Confusion matrix, optimized (`label`");
+    expect(report).toContain("| test split | baseline | optimized |");
+    // The charts come from typelm/notebook's helpers: real PNG files, linked from the report.
+    for (const png of ["metrics.png", "candidates.png"]) {
+      expect(readFileSync(join(cwd, "reports/poem-sentiment", png)).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+      expect(report).toContain(`](${png})`);
+    }
+    expect(report).not.toContain("Not drawn");
+    const parsed = JSON.parse(firstResults);
+    expect(parsed).toMatchObject({
+      experiment: "poem-sentiment", model: { id: "simulated/stand-in", source: "stand-in", standIn: true }, seed: 3, limit: 40,
+      library: { name: "typelm", version: "0.1.0" },
+      dataset: { name: "poem-sentiment", licence: "CC BY 4.0", splits: { train: { rows: 892, used: 40 }, test: { rows: 104, used: 40 } } },
+      optimizer: { name: "MIPROv2", mode: "light" },
+    });
+    // The stand-in with no demos answers the first label for everything; the test split's gold labels say how often that is right.
+    const gold = readFileSync("datasets/poem-sentiment/test.jsonl", "utf8").split("\n").filter(Boolean).slice(0, 40).map((l) => JSON.parse(l).label as string);
+    expect(parsed.baseline.metrics.accuracy).toBeCloseTo(gold.filter((g) => g === "negative").length / 40, 10);
+    expect(parsed.optimized.metrics.accuracy).toBeGreaterThan(parsed.baseline.metrics.accuracy);
+    expect(parsed.program.self.demos.length).toBeGreaterThan(0);
+    expect(parsed.optimizer.trials.length).toBeGreaterThan(0);
+    expect(firstResults).not.toMatch(/\d{4}-\d{2}-\d{2}T|durationMs|runId/);
+  });
+
+  it("a second run with the same inputs writes a byte-identical results.json and a new registry version", async () => {
+    const second = await cli(["reproduce", "poem-sentiment", "--limit", "40", "--seed", "3"], cwd);
+    expect(second.code).toBe(0);
+    expect(readFileSync(results, "utf8")).toBe(firstResults);
+    expect((await new Registry({ path: join(cwd, ".typelm/lab.sqlite") }).versions("poem-sentiment")).map((v) => v.version)).toEqual([1, 2]);
+  }, 120000);
+
+  it("typelm runs lists the recorded runs, newest first", async () => {
+    const r = await cli(["runs", "--kind", "evaluation"], cwd);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^id\s+kind\s+name\s+status\s+started\s+score$/);
+    expect(lines.slice(1).map((l) => l.split(/\s{2,}/)[2])).toEqual([
+      "poem-sentiment optimized", "poem-sentiment baseline", "poem-sentiment optimized", "poem-sentiment baseline",
+    ]);
+    const all = LabStore.open(join(cwd, ".typelm/lab.sqlite")).runs();
+    expect(all.filter((run) => run.kind === "optimization")).toHaveLength(2);
+  });
+});
+
+describe("typelm reproduce --lm against a fake OpenAI server", () => {
+  let fake: FakeProvider;
+  beforeAll(async () => {
+    fake = await startFakeProvider({ defaultReply: answer });
+  });
+  afterAll(() => fake.close());
+
+  /** Fills whatever the request's schema asks for; the label depends on the verse so scores are not trivial. */
+  function answer(request: FakeRequest): Record<string, unknown> {
+    const last = request.messages[request.messages.length - 1]?.content ?? "";
+    const fields = Object.keys((request.schema as { properties?: Record<string, unknown> } | undefined)?.properties ?? { label: 1 });
+    return Object.fromEntries(fields.map((f) => [f, f === "label" ? (String(last).length % 2 === 0 ? "positive" : "negative") : `${f} text`]));
+  }
+
+  it("runs the experiment end to end, and a second run replays from the cache with zero provider requests", async () => {
+    const cwd = join(dir, "fake");
+    const env = { ...offline, OPENAI_BASE_URL: fake.openaiBaseURL, OPENAI_API_KEY: "sk-fake-cli" };
+    process.env.OPENAI_BASE_URL = fake.openaiBaseURL; // the SDK reads its base URL from the environment at construction
+    process.env.OPENAI_API_KEY = "sk-fake-cli";
+    try {
+      const args = ["reproduce", "poem-sentiment", "--lm", "openai/gpt-4o-mini", "--limit", "12"];
+      const first = await cli(args, cwd, env);
+      expect(first).toMatchObject({ code: 0 });
+      const calls = fake.requests.length;
+      expect(calls).toBeGreaterThan(12);
+      const results = readFileSync(join(cwd, "reports/poem-sentiment/results.json"), "utf8");
+      expect(JSON.parse(results).model).toEqual({ id: "openai/gpt-4o-mini", source: "--lm", standIn: false });
+      const report = readFileSync(join(cwd, "reports/poem-sentiment/report.md"), "utf8");
+      expect(report.split("\n")[0]).toBe("Model: openai/gpt-4o-mini (from --lm, temperature 0).");
+      expect(report).toContain(`This run: ${calls} provider requests`);
+      const second = await cli(args, cwd, env);
+      expect(second).toMatchObject({ code: 0 });
+      expect(fake.requests.length).toBe(calls);
+      expect(readFileSync(join(cwd, "reports/poem-sentiment/results.json"), "utf8")).toBe(results);
+      expect(readFileSync(join(cwd, "reports/poem-sentiment/report.md"), "utf8")).toContain("This run: 0 provider requests");
+      expect(results + report).not.toContain("sk-fake-cli");
+    } finally {
+      delete process.env.OPENAI_BASE_URL;
+      delete process.env.OPENAI_API_KEY;
+    }
+  }, 120000);
+});
