@@ -102,15 +102,18 @@ export function inSpan<T>(fn: () => Promise<T>): Promise<T> {
 
 /**
  * Runs `fn` as a span reported by `<name>.start` and `<name>.end` events (`ok`, `durationMs`, and
- * `error` on failure), for work that has no events of its own (sandbox runs, evaluations).
+ * `error` on failure), for work that has no events of its own (sandbox runs). `outcome` adds fields
+ * to the end event from the result, e.g. `ok: false` for a run that reports its failure as a value.
  */
-export function spanned<T>(name: string, payload: Record<string, unknown>, fn: () => Promise<T>): Promise<T> {
+export function spanned<T>(
+  name: string, payload: Record<string, unknown>, fn: () => Promise<T>, outcome?: (result: T) => Record<string, unknown>,
+): Promise<T> {
   return inSpan(async () => {
     const started = performance.now();
     Instrumentation.emit(`${name}.start`, payload);
     try {
       const result = await fn();
-      Instrumentation.emit(`${name}.end`, { ...payload, ok: true, durationMs: performance.now() - started });
+      Instrumentation.emit(`${name}.end`, { ...payload, ok: true, durationMs: performance.now() - started, ...outcome?.(result) });
       return result;
     } catch (error) {
       Instrumentation.emit(`${name}.end`, { ...payload, ok: false, durationMs: performance.now() - started, error: describeError(error) });

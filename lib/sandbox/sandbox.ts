@@ -16,7 +16,7 @@
  *   error says that earlier state was lost.
  */
 import { TypelmError, preview } from "../errors.js";
-import { Instrumentation } from "../instrument/bus.js";
+import { Instrumentation, spanned } from "../instrument/bus.js";
 import { createGuest, disposeGuest, type Guest } from "./guest.js";
 import { execute } from "./run-loop.js";
 import { type ResolvedSandboxOptions, type SandboxOptions, resolveSandboxOptions } from "./options.js";
@@ -61,7 +61,9 @@ export class Sandbox {
    */
   run(code: string): Promise<SandboxResult> {
     if (this.disposed) return Promise.reject(new TypelmError("Sandbox.run: this sandbox was disposed"));
-    const job = this.queue.then(() => this.runNow(String(code)));
+    // A `sandbox.run` span: tool calls the code makes nest inside it.
+    const job = this.queue.then(() => spanned("sandbox.run", { codeChars: String(code).length }, () => this.runNow(String(code)),
+      (r) => (r.error === null ? {} : { ok: false, error: r.error })));
     this.queue = job.catch(() => undefined);
     return job;
   }

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/glob
 import { SpanStatusCode, trace } from "@opentelemetry/api";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { z } from "zod";
-import { BaseLM, Instrumentation, Module, Predict, ReAct, Signature, configure, resetConfiguration, tool } from "../../lib/index.js";
+import { BaseLM, CodeAct, Instrumentation, Module, Predict, ReAct, Signature, configure, resetConfiguration, tool } from "../../lib/index.js";
 import type { LMResponse } from "../../lib/index.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 
@@ -202,6 +202,30 @@ describe("otel subscriber", () => {
         ],
       ]]);
     }
+  });
+
+  it("nests a CodeAct sandbox run, and the tool call its code makes, under the agent's module span", async () => {
+    switchOnOtel();
+    const Sum = Signature.define({ name: "Sum", input: { n: z.number() }, output: { answer: z.number() } });
+    const lm = new ScriptedLM([
+      { thought: "Add with the tool.", code: "console.log(await add({ a: inputs.n, b: 1 }))", finished: true },
+      { answer: 42, solution: "41 + 1" },
+    ]);
+    const r = await new CodeAct(Sum, { tools: [add] }).call({ n: 41 }, { lm });
+    expect(r.answer).toBe(42);
+    const spans = exporter.getFinishedSpans();
+    const [root] = tree(spans, undefined);
+    const step: Tree = ["module Predict", [["predict SumCodeActStep", [chat]]]];
+    // The sandbox also runs setup code (the inputs) before the model's code: each run is a span.
+    // Two sandbox runs: the inputs are set up in the guest, then the model's code runs and calls the tool.
+    expect(root).toEqual(["module CodeAct", [
+      step,
+      ["sandbox.run", []],
+      ["sandbox.run", [["execute_tool add", []]]],
+      ["module Predict", [["predict SumCodeActExtract", [chat]]]],
+    ]]);
+    const run = spans.find((s) => s.name === "sandbox.run" && s.attributes["typelm.codeChars"] === "console.log(await add({ a: inputs.n, b: 1 }))".length);
+    expect(run?.attributes["typelm.ok"]).toBe(true);
   });
 
   it("gives every event the ids of the span it belongs to, matching the exported tree's shape", async () => {
