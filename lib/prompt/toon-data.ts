@@ -29,20 +29,12 @@ export function parseToonReply(raw: string): unknown {
 /** Placeholder words: the wire form of dates, `a|b` for choices, plain words for the rest. */
 const PLACEHOLDER: TypeFormat = {
   ...PLAIN,
-  leaf(k) {
-    switch (k.kind) {
-      case "date":
-        return DATE_HINT;
-      case "datetime":
-        return DATETIME_HINT;
-      case "instant":
-        return INSTANT_HINT;
-      case "enum":
-      case "literal":
-        return k.values.map(String).join("|");
-      default:
-        return PLAIN.leaf(k);
-    }
+  words: {
+    ...PLAIN.words,
+    date: DATE_HINT,
+    datetime: DATETIME_HINT,
+    instant: INSTANT_HINT,
+    choice: (values) => values.map(String).join("|"),
   },
   recursive: (_r, first) => `same fields as "${first}"`,
 };

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Shape } from "./signature.js";
 import { descriptionOf } from "./fields.js";
 import { DATE_HINT, DATETIME_HINT, INSTANT_HINT } from "./kind.js";
-import { group, renderType, type TypeFormat, type Walk } from "./type-text.js";
+import { group, isUnionText, leafText, renderType, type LeafWords, type TypeFormat, type Walk } from "./type-text.js";
 
 // Renders BAML-style class declarations for the prompt (no BAML package: the model only reads it).
 // Nested structs become their own `class` blocks, emitted before the class that uses them.
@@ -46,34 +46,29 @@ function quote(text: string): string {
 }
 
 
+/** Dates are strings in BAML; their format goes into a comment on the field line. */
+const BAML_WORDS: LeafWords = {
+  string: "string",
+  integer: "int",
+  number: "float",
+  boolean: "bool",
+  date: "string",
+  datetime: "string",
+  instant: "string",
+  null: "null",
+  any: "json",
+  choice: (values) => values.map((v) => (typeof v === "string" ? quote(v) : String(v))).join(" | "),
+};
+
 /** BAML types, for one render: structs become named classes declared in `ctx`. */
 function bamlFormat(ctx: Context): TypeFormat {
   const format: TypeFormat = {
+    words: BAML_WORDS,
     leaf(k) {
-      switch (k.kind) {
-        case "string":
-          return "string";
-        case "number":
-          return k.int ? "int" : "float";
-        case "boolean":
-          return "bool";
-        case "date":
-          ctx.hints.add(DATE_HINT);
-          return "string";
-        case "datetime":
-          ctx.hints.add(DATETIME_HINT);
-          return "string";
-        case "instant":
-          ctx.hints.add(`${INSTANT_HINT} (UTC)`);
-          return "string";
-        case "enum":
-        case "literal":
-          return k.values.map((v) => (typeof v === "string" ? quote(v) : String(v))).join(" | ");
-        case "null":
-          return "null";
-        default:
-          return "json";
-      }
+      if (k.kind === "date") ctx.hints.add(DATE_HINT);
+      else if (k.kind === "datetime") ctx.hints.add(DATETIME_HINT);
+      else if (k.kind === "instant") ctx.hints.add(`${INSTANT_HINT} (UTC)`);
+      return leafText(k, BAML_WORDS);
     },
     array: (element) => `${group(element)}[]`,
     record: (value) => `map<string, ${value}>`,
@@ -82,7 +77,7 @@ function bamlFormat(ctx: Context): TypeFormat {
     union: (options) => options.join(" | "),
     // Registered before its fields render, so a recursive struct refers to itself by name.
     recursive: (r) => ctx.names.get(r.base) as string,
-    wrap: (type, r) => (r.optional || r.nullable ? (type.includes(" | ") ? `${type} | null` : `${type}?`) : type),
+    wrap: (type, r) => (r.optional || r.nullable ? (isUnionText(type) ? `${type} | null` : `${type}?`) : type),
     elementName: singular,
   };
   return format;

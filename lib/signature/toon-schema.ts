@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import type { Shape } from "./signature.js";
 import { descriptionOf, unwrap } from "./fields.js";
-import { DATE_HINT, DATETIME_HINT, INSTANT_HINT, resolve } from "./kind.js";
-import { group, isLeaf, renderType, type TypeFormat } from "./type-text.js";
+import { DATETIME_HINT, INSTANT_HINT, resolve } from "./kind.js";
+import { PLAIN, group, isLeaf, renderType, type TypeFormat } from "./type-text.js";
 
 // A compact field summary that replaces the JSON Schema block when the schema format is TOON:
 //
@@ -19,28 +19,12 @@ const INDENT = "  ";
 
 /** One-line types; structures inside unions, records and lists are written inline as `{a: T, b?: U}`. */
 const TOON_TYPES: TypeFormat = {
-  leaf(k) {
-    switch (k.kind) {
-      case "string":
-        return "string";
-      case "number":
-        return k.int ? "integer" : "number";
-      case "boolean":
-        return "boolean";
-      case "date":
-        return `date (${DATE_HINT})`;
-      case "datetime":
-        return `date-time (${DATETIME_HINT})`;
-      case "instant":
-        return `instant (${INSTANT_HINT})`;
-      case "enum":
-      case "literal":
-        return k.values.map((v) => JSON.stringify(v)).join(" | ");
-      case "null":
-        return "null";
-      default:
-        return "any";
-    }
+  words: {
+    ...PLAIN.words,
+    datetime: `date-time (${DATETIME_HINT})`,
+    instant: `instant (${INSTANT_HINT})`,
+    any: "any",
+    choice: (values) => values.map((v) => JSON.stringify(v)).join(" | "),
   },
   array: (element) => `${group(element)}[]`,
   record: (value) => `{<key>: ${value}}`,

@@ -12,8 +12,37 @@ export type LeafKind = Exclude<Kind, { kind: "array" | "object" | "record" | "un
 /** Renders the type one level down: `walk(schema, nameHint)`. */
 export type Walk = (schema: z.ZodType, name: string) => string;
 
+/** How a format names single values; `choice` writes an enum's or literal's values. */
+export interface LeafWords {
+  string: string;
+  integer: string;
+  number: string;
+  boolean: string;
+  date: string;
+  datetime: string;
+  instant: string;
+  null: string;
+  any: string;
+  choice(values: readonly unknown[]): string;
+}
+
+/** The text of a single value's type in `words`. */
+export function leafText(k: LeafKind, words: LeafWords): string {
+  switch (k.kind) {
+    case "number":
+      return k.int ? words.integer : words.number;
+    case "enum":
+    case "literal":
+      return words.choice(k.values);
+    default:
+      return words[k.kind];
+  }
+}
+
 export interface TypeFormat {
-  leaf(k: LeafKind): string;
+  words: LeafWords;
+  /** Replaces `leafText(k, words)` where a format needs more than words (BAML notes date formats). */
+  leaf?(k: LeafKind): string;
   array(element: string): string;
   record(value: string): string;
   /** A struct; `walk` renders its field types (the walk guards recursion). `name` is the field it sits in. */
@@ -29,9 +58,21 @@ export interface TypeFormat {
   elementName?(name: string): string;
 }
 
+/** Whether a type's text is a union at its top level (not only inside `{...}`, `<...>`, `(...)`). */
+export function isUnionText(type: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < type.length; i++) {
+    const c = type[i];
+    if (c === "{" || c === "<" || c === "(" || c === "[") depth++;
+    else if (c === "}" || c === ">" || c === ")" || c === "]") depth--;
+    else if (depth === 0 && type.startsWith(" | ", i)) return true;
+  }
+  return false;
+}
+
 /** Wraps a union so a suffix (`[]`, `?`) applies to all of it. */
 export function group(type: string): string {
-  return type.includes(" | ") ? `(${type})` : type;
+  return isUnionText(type) ? `(${type})` : type;
 }
 
 /** Whether a kind is a single value (no type inside it). */
@@ -45,7 +86,7 @@ function walkType(schema: z.ZodType, format: TypeFormat, name: string, depth: nu
   if (!isLeaf(k) && format.maxDepth !== undefined && depth > format.maxDepth) return "…";
   const walk: Walk = (s, n) => walkType(s, format, n, depth + 1, stack);
   let text: string;
-  if (isLeaf(k)) text = format.leaf(k);
+  if (isLeaf(k)) text = format.leaf?.(k) ?? leafText(k, format.words);
   else if (k.kind === "array") text = format.array(walk(k.element, format.elementName?.(name) ?? name));
   else if (k.kind === "record") text = format.record(walk(k.value, name));
   else if (k.kind === "union") text = format.union(k.options.map((o, i) => walk(o, i === 0 ? name : `${name}${i + 1}`)));
@@ -57,7 +98,7 @@ function walkType(schema: z.ZodType, format: TypeFormat, name: string, depth: nu
       text = format.object(r as Resolved & { kind: { kind: "object" } }, schema, name, walk);
       stack.delete(r.base);
     }
-  } else text = format.leaf({ kind: "any" });
+  } else text = format.words.any;
   return format.wrap(text, r);
 }
 
@@ -72,28 +113,17 @@ export function renderType(schema: z.ZodType, format: TypeFormat, name = "", sta
 
 /** Plain words for error messages: `integer`, `one of "a", "b"`, `array of date (YYYY-MM-DD)`. */
 export const PLAIN: TypeFormat = {
-  leaf(k) {
-    switch (k.kind) {
-      case "string":
-        return "string";
-      case "number":
-        return k.int ? "integer" : "number";
-      case "boolean":
-        return "boolean";
-      case "date":
-        return `date (${DATE_HINT})`;
-      case "datetime":
-        return `date-time with offset (${DATETIME_HINT})`;
-      case "instant":
-        return `ISO 8601 date-time (${INSTANT_HINT})`;
-      case "enum":
-      case "literal":
-        return `one of ${k.values.map((v) => JSON.stringify(v)).join(", ")}`;
-      case "null":
-        return "null";
-      default:
-        return "any value";
-    }
+  words: {
+    string: "string",
+    integer: "integer",
+    number: "number",
+    boolean: "boolean",
+    date: `date (${DATE_HINT})`,
+    datetime: `date-time with offset (${DATETIME_HINT})`,
+    instant: `ISO 8601 date-time (${INSTANT_HINT})`,
+    null: "null",
+    any: "any value",
+    choice: (values) => `one of ${values.map((v) => JSON.stringify(v)).join(", ")}`,
   },
   array: (element) => `array of ${element}`,
   record: (value) => `object of ${value}`,

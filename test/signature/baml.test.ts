@@ -28,6 +28,15 @@ describe("renderBaml", () => {
     }
   });
 
+  it("groups only a top-level union before a suffix, not one inside map<...>", () => {
+    const text = renderBaml("Out", {
+      labels: z.array(z.enum(["a", "b"])).optional(),
+      grid: z.array(z.array(z.record(z.string(), z.union([z.string(), z.number()])))),
+    });
+    expect(text).toContain('  labels ("a" | "b")[]?\n');
+    expect(text).toContain("  grid map<string, string | float>[][]\n");
+  });
+
   it("declares nested structs as separate classes before the class that uses them", () => {
     const text = renderBaml("OrderOutput", {
       line_items: z.array(z.object({ sku: z.string(), dims: z.object({ w: z.number() }) })),
