@@ -6,6 +6,7 @@ import { FewShotExample } from "../predict/few-shot.js";
 import { withTrace } from "../predict/trace.js";
 import { exampleId } from "./examples.js";
 import type { Random } from "./random.js";
+import { errorText } from "./recorder.js";
 
 /** Per predictor path: the candidate demo sets (index 0 is the predictor's demos as given). */
 export type DemoSets = Record<string, FewShotExample[][]>;
@@ -37,10 +38,6 @@ export function labelledFits(predictor: Tunable & Module, example: FewShotExampl
   const sig = (predictor as { compiledSignature?: { inputs: { name: string; required: boolean }[]; outputs: { name: string }[] } }).compiledSignature;
   if (sig === undefined) return false;
   return sig.inputs.every((f) => !f.required || f.name in example.input) && sig.outputs.some((f) => f.name in example.output);
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import { FewShotExample } from "../predict/few-shot.js";
 
@@ -43,4 +44,9 @@ export function checkExamples(examples: unknown, option: string, optimizer: stri
     }
   });
   return examples as FewShotExample[];
+}
+
+/** A short hash of examples (ids, inputs, outputs): a resumed run must see the same data. */
+export function dataFingerprint(examples: readonly { example: FewShotExample; id: string }[]): string {
+  return createHash("sha256").update(JSON.stringify(examples.map((e) => [e.id, e.example.input, e.example.output]))).digest("hex").slice(0, 16);
 }

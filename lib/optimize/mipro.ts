@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { resolveLM } from "../config.js";
 import { TypelmError, ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
@@ -11,7 +10,7 @@ import type { OptimizationRun, Trial } from "../store/records.js";
 import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON } from "./bootstrap.js";
 import { FULL_EVAL_EVERY, MODES, positiveInt, resolveMode, trialsFor, type MIPROMode } from "./budget.js";
 import { choiceKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
-import { checkExamples, exampleId } from "./examples.js";
+import { checkExamples, dataFingerprint, exampleId } from "./examples.js";
 import { proposeInstructions } from "./propose.js";
 import { Random } from "./random.js";
 import { RunRecorder } from "./recorder.js";
@@ -67,10 +66,6 @@ export interface MIPROBudget {
 }
 
 type Example = { example: FewShotExample; id: string };
-
-function fingerprint(examples: readonly Example[]): string {
-  return createHash("sha256").update(JSON.stringify(examples.map((e) => [e.id, e.example.input, e.example.output]))).digest("hex").slice(0, 16);
-}
 
 /**
  * MIPROv2 (Opsahl-Ong et al. 2024): bootstraps candidate demo sets, proposes grounded candidate
@@ -148,7 +143,7 @@ export class MIPROv2 {
     const config = {
       module: moduleInstance.constructor.name, predictors: predictors.map(([p]) => p), ...b, kDemos, seed,
       metric: metric.name || "metric", promptModel: promptModel.id, bootstrapThreshold: this.options.bootstrapThreshold ?? 1,
-      trainingExamples: train.length, validationExamples: val.length, data: fingerprint([...train, ...val]),
+      trainingExamples: train.length, validationExamples: val.length, data: dataFingerprint([...train, ...val]),
     };
     const rec = RunRecorder.start("MIPROv2", config, resume);
     this.lastRun = rec.run;

@@ -5,6 +5,7 @@ import { Predict } from "../predict/predict.js";
 import type { DemoSets } from "./bootstrap.js";
 import { DescribeProgram, ObserveDataset, ProposeInstruction, SummarizeDataset, TIPS } from "./proposal-signatures.js";
 import type { Random } from "./random.js";
+import { errorText } from "./recorder.js";
 
 /** Training examples the dataset summary reads, and how many go into one observation call. */
 export const SUMMARY_EXAMPLES = 20;
@@ -45,10 +46,6 @@ function describePredictor(p: Module): string {
   const sig = (p as { compiledSignature?: { name: string; inputs: { name: string }[]; outputs: { name: string }[] } }).compiledSignature;
   if (sig === undefined) return p.constructor.name;
   return `${p.constructor.name}(${sig.name}: ${sig.inputs.map((f) => f.name).join(", ")} -> ${sig.outputs.map((f) => f.name).join(", ")})`;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 /**

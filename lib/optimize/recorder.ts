@@ -8,7 +8,8 @@ import type { OptimizationRun, Trial } from "../store/records.js";
 export type TrialDraft = Pick<Trial, "kind" | "choices" | "instructions" | "demoIds"> &
   Partial<Pick<Trial, "score" | "exampleScores" | "data" | "parents">>;
 
-function errorText(error: unknown): string {
+/** `Name: message` of a thrown value, the form trials and run records keep. */
+export function errorText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
@@ -29,15 +30,18 @@ export class RunRecorder {
   private readonly lab: LabStore | null;
   private readonly replay: Trial[];
   private budget = 0;
+  /** What `budgetSpent` counts when the optimizer keeps its own tally (GEPA: metric calls); else LM calls. */
+  private readonly spent: (() => number) | undefined;
 
-  private constructor(run: OptimizationRun, lab: LabStore | null, replay: Trial[]) {
+  private constructor(run: OptimizationRun, lab: LabStore | null, replay: Trial[], spent?: () => number) {
     this.run = run;
     this.lab = lab;
     this.replay = replay;
+    this.spent = spent;
   }
 
   /** Starts a new run, or reopens `resume` after checking it was started with the same configuration. */
-  static start(name: string, config: Record<string, unknown>, resume: string | undefined): RunRecorder {
+  static start(name: string, config: Record<string, unknown>, resume: string | undefined, spent?: () => number): RunRecorder {
     const lab = labFromConfig();
     const startedAt = new Date().toISOString();
     if (resume === undefined) {
@@ -47,7 +51,7 @@ export class RunRecorder {
         trials: [], bestTrial: null,
       };
       Instrumentation.emit("optimizer.start", { runId: id, optimizer: name, config, resumed: false });
-      return new RunRecorder(run, lab, []);
+      return new RunRecorder(run, lab, [], spent);
     }
     if (lab === null) {
       throw new ConfigurationError(`${name}.compile({ resume: "${resume}" }): the lab store is switched off (c.lab = false), so there is no recorded run to resume`);
@@ -70,7 +74,7 @@ export class RunRecorder {
     lab.reopenRun(resume);
     const run: OptimizationRun = { ...stored, status: "running", endedAt: null, error: null, trials: [], bestTrial: null };
     Instrumentation.emit("optimizer.start", { runId: resume, optimizer: name, config, resumed: true, recordedTrials: stored.trials.length });
-    return new RunRecorder(run, lab, [...stored.trials]);
+    return new RunRecorder(run, lab, [...stored.trials], spent);
   }
 
   get id(): string {
@@ -85,15 +89,17 @@ export class RunRecorder {
   /**
    * Runs one step and records it as trial `run.trials.length`; when that trial is already in the store
    * (resume), returns the stored one instead of running `step`. `step` errors are recorded, not thrown.
+   * `expect.kind` may list the kinds the step can end as (the first is recorded when it throws).
    */
-  async trial(expect: Pick<Trial, "kind" | "choices">, step: () => Promise<TrialDraft>): Promise<Trial> {
+  async trial(expect: { kind: string | readonly string[]; choices: Trial["choices"] }, step: () => Promise<TrialDraft>): Promise<Trial> {
     const index = this.run.trials.length;
     const stored = this.replay.shift();
+    const kinds: readonly string[] = typeof expect.kind === "string" ? [expect.kind] : expect.kind;
     if (stored !== undefined) {
-      if (stored.index !== index || stored.kind !== expect.kind || canonical(stored.choices) !== canonical(expect.choices)) {
+      if (stored.index !== index || !kinds.includes(stored.kind) || canonical(stored.choices) !== canonical(expect.choices)) {
         throw new ValidationError(
           `Resuming run ${this.run.id}: recorded trial ${stored.index} is a "${stored.kind}" trial with choices ${canonical(stored.choices)}, ` +
-            `but this run now wants trial ${index} to be "${expect.kind}" with ${canonical(expect.choices)}; the options or examples differ from the interrupted run`,
+            `but this run now wants trial ${index} to be "${kinds.join('" or "')}" with ${canonical(expect.choices)}; the options or examples differ from the interrupted run`,
           { field: "resume" },
         );
       }
@@ -103,14 +109,14 @@ export class RunRecorder {
     }
     const usage: UsageTotals = emptyUsage();
     const started = performance.now();
-    let draft: TrialDraft = { ...expect, instructions: {}, demoIds: {} };
+    let draft: TrialDraft = { kind: kinds[0]!, choices: expect.choices, instructions: {}, demoIds: {} };
     let error: string | null = null;
     try {
       draft = await trackUsage(usage, step);
     } catch (e) {
       error = errorText(e);
     }
-    this.budget += usage.calls;
+    this.budget = this.spent?.() ?? this.budget + usage.calls;
     const trial: Trial = {
       index, kind: draft.kind, parents: draft.parents ?? [], choices: draft.choices, instructions: draft.instructions,
       demoIds: draft.demoIds, score: error === null ? draft.score ?? null : null, exampleScores: draft.exampleScores ?? null,

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { TypelmError, ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
 import { defaultMetric, type Metric } from "../evaluate/metric.js";
@@ -8,7 +7,7 @@ import { noteScore } from "../store/module-score.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
 import { labelledFits } from "./bootstrap.js";
 import { configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
-import { checkExamples, exampleId } from "./examples.js";
+import { checkExamples, dataFingerprint, exampleId } from "./examples.js";
 import { Random } from "./random.js";
 import { RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
@@ -94,7 +93,7 @@ export class SimpleOptimizer {
     const config = {
       module: moduleInstance.constructor.name, predictors: predictors.map(([p]) => p), seed, kDemos, numTrials, metric: metric.name || "metric",
       instructions: this.options.instructions ?? [], pool: pool.length, scored: scored.length,
-      data: createHash("sha256").update(JSON.stringify([...train, ...scored].map((e) => [e.id, e.example.input, e.example.output]))).digest("hex").slice(0, 16),
+      data: dataFingerprint([...train, ...scored]),
     };
     const rec = RunRecorder.start("SimpleOptimizer", config, args.resume);
     this.lastRun = rec.run;

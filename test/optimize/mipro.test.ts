@@ -1,39 +1,20 @@
-import { describe, it, expect, beforeEach, afterEach } from "@jest/globals";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { configure, resetConfiguration } from "../../lib/config.js";
+import { describe, it, expect } from "@jest/globals";
+import { configure } from "../../lib/config.js";
 import { Instrumentation } from "../../lib/instrument/bus.js";
 import { FewShotExample, LabStore, MIPROv2, Predict, ValidationError } from "../../lib/index.js";
 import { lastScore } from "../../lib/store/module-score.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 import type { SimulatedLM } from "../../lib/testing/index.js";
-import { candidateInstructions, makeExamples, proposals, RULE_PHRASE, taskModel, Topic } from "./task.js";
+import { candidateInstructions, heldOut, makeExamples, proposals, RULE_PHRASE, taskModel, Topic, useTempLab } from "./task.js";
 
 const train = makeExamples(30, 1, "train");
 const val = makeExamples(40, 2, "val");
 const test = makeExamples(60, 3, "test");
 
-let dir: string;
-let labPath: string;
-beforeEach(() => {
-  dir = mkdtempSync(path.join(tmpdir(), "typelm-mipro-"));
-  labPath = path.join(dir, "lab.sqlite");
-  configure((c) => { c.lab = { path: labPath }; });
-});
-afterEach(() => {
-  resetConfiguration();
-  Instrumentation.reset();
-  rmSync(dir, { recursive: true, force: true });
-});
+const labFile = useTempLab();
 
-/** Held-out accuracy of one configuration, computed by calling a predictor directly. */
-async function heldOut(lm: SimulatedLM, instruction: string, demos: readonly FewShotExample[]): Promise<number> {
-  const p = new Predict(Topic, { instruction, demos: [...demos] });
-  let right = 0;
-  for (const ex of test) if ((await p.call(ex.input as { text: string }, { lm })).label === ex.output.label) right++;
-  return right / test.length;
-}
+/** Held-out accuracy on the test examples. */
+const heldOutTest = (lm: SimulatedLM, instruction: string, demos: readonly FewShotExample[]) => heldOut(lm, instruction, demos, test);
 
 function setup(ruleAt: number, options: { promptBlind?: boolean; seed?: number } = {}) {
   const lm = taskModel({ promptBlind: options.promptBlind });
@@ -52,9 +33,9 @@ describe("MIPROv2 on a SimulatedLM task", () => {
     expect(instructions.self).toHaveLength(6);
     expect(sets).toHaveLength(6);
     let best = 0;
-    for (const instruction of instructions.self!) for (const demos of sets) best = Math.max(best, await heldOut(lm, instruction, demos));
-    const baseline = await heldOut(lm, program.instruction, program.demos);
-    const score = await heldOut(lm, tuned.instruction, tuned.demos);
+    for (const instruction of instructions.self!) for (const demos of sets) best = Math.max(best, await heldOutTest(lm, instruction, demos));
+    const baseline = await heldOutTest(lm, program.instruction, program.demos);
+    const score = await heldOutTest(lm, tuned.instruction, tuned.demos);
     expect(best).toBe(1);
     expect(score).toBeGreaterThan(baseline);
     expect(score).toBeGreaterThanOrEqual(best - 0.05);
@@ -84,7 +65,7 @@ describe("MIPROv2 on a SimulatedLM task", () => {
     expect(run.trials[run.bestTrial!]!.kind).toBe("baseline");
     expect(tuned.instruction).toBe(program.instruction);
     expect(tuned.demos).toEqual([]);
-    expect(await heldOut(lm, tuned.instruction, tuned.demos)).toBe(await heldOut(lm, program.instruction, program.demos));
+    expect(await heldOutTest(lm, tuned.instruction, tuned.demos)).toBe(await heldOutTest(lm, program.instruction, program.demos));
     // The search did try other configurations; they just never scored higher.
     expect(run.trials.filter((t) => t.kind === "minibatch" && JSON.stringify(t.choices) !== JSON.stringify({ self: { instruction: 0, demos: 0 } })).length).toBeGreaterThan(0);
   });
@@ -104,11 +85,11 @@ describe("MIPROv2 on a SimulatedLM task", () => {
     const storedDuring: number[] = [];
     Instrumentation.subscribe(/^optimizer\./, (e) => {
       events.push(e.name);
-      if (e.name === "optimizer.trial") storedDuring.push(LabStore.open(labPath).trials(e.payload.runId as string).length);
+      if (e.name === "optimizer.trial") storedDuring.push(LabStore.open(labFile()).trials(e.payload.runId as string).length);
     });
     await mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val });
     const run = mipro.lastRun!;
-    const stored = LabStore.open(labPath).run(run.id)!;
+    const stored = LabStore.open(labFile()).run(run.id)!;
     expect(stored).toMatchObject({ kind: "optimization", status: "completed", bestTrial: run.bestTrial, score: run.score });
     expect(stored.kind === "optimization" && stored.trials).toEqual(run.trials);
     expect(storedDuring).toEqual(run.trials.map((t) => t.index + 1)); // each trial was in the file when its event fired
@@ -139,7 +120,7 @@ describe("MIPROv2 on a SimulatedLM task", () => {
       expect(failed.length).toBeGreaterThan(0);
       expect(failed[0]!.error).toMatch(message);
       expect(failed[0]!.score).toBeNull();
-      const stored = LabStore.open(labPath).run(run.id)!;
+      const stored = LabStore.open(labFile()).run(run.id)!;
       expect(stored.status).toBe("failed");
       expect(stored.kind === "optimization" && stored.trials.map((t) => t.error)).toEqual(run.trials.map((t) => t.error));
     }

@@ -1,34 +1,13 @@
-import { describe, it, expect, beforeEach, afterEach } from "@jest/globals";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { configure, resetConfiguration } from "../../lib/config.js";
+import { describe, it, expect } from "@jest/globals";
 import { Instrumentation } from "../../lib/instrument/bus.js";
 import { LabStore, Predict, SimpleOptimizer } from "../../lib/index.js";
 import type { OptimizationRun } from "../../lib/index.js";
 import { lastScore } from "../../lib/store/module-score.js";
-import { candidateInstructions, makeExamples, RULE_PHRASE, taskModel, Topic } from "./task.js";
+import { candidateInstructions, heldOut, makeExamples, RULE_PHRASE, taskModel, Topic, useTempLab } from "./task.js";
 
 const train = makeExamples(30, 31, "train");
 const test = makeExamples(60, 33, "test");
-let labPath: string;
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(path.join(tmpdir(), "typelm-simple-"));
-  labPath = path.join(dir, "lab.sqlite");
-  configure((c) => { c.lab = { path: labPath }; });
-});
-afterEach(() => {
-  resetConfiguration();
-  Instrumentation.reset();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-async function accuracy(p: Predict<typeof Topic.input, typeof Topic.output>, lm: ReturnType<typeof taskModel>): Promise<number> {
-  let right = 0;
-  for (const ex of test) if ((await p.call(ex.input as { text: string }, { lm })).label === ex.output.label) right++;
-  return right / test.length;
-}
+const labFile = useTempLab();
 
 describe("SimpleOptimizer", () => {
   it("finds the instruction variant holding the rule and beats the baseline on held-out examples", async () => {
@@ -39,7 +18,7 @@ describe("SimpleOptimizer", () => {
       const tuned = await opt.compile({ moduleInstance: program, trainingExamples: train });
       expect(tuned.instruction).toBe(candidateInstructions(at)[at]);
       expect(tuned.instruction).toContain(RULE_PHRASE);
-      expect(await accuracy(tuned, lm)).toBeGreaterThan(await accuracy(program, lm));
+      expect(await heldOut(lm, tuned.instruction, tuned.demos, test)).toBeGreaterThan(await heldOut(lm, program.instruction, program.demos, test));
       expect(program.instruction).toBe("Label the text.");
       expect(program.demos).toEqual([]);
       expect(lastScore(tuned)).toBe(opt.lastRun!.score);
@@ -55,7 +34,7 @@ describe("SimpleOptimizer", () => {
     const run = opt.lastRun!;
     expect(run.trials.map((t) => t.kind)).toEqual(["baseline", "trial", "trial", "trial", "trial"]);
     expect(events).toEqual(["optimizer.start", ...run.trials.map(() => "optimizer.trial"), "optimizer.end"]);
-    const stored = LabStore.open(labPath).run(run.id) as OptimizationRun;
+    const stored = LabStore.open(labFile()).run(run.id) as OptimizationRun;
     expect(stored.status).toBe("completed");
     expect(stored.trials).toEqual(run.trials);
     for (const t of run.trials.slice(1)) {
@@ -75,7 +54,7 @@ describe("SimpleOptimizer", () => {
     const reference = await full.compile({ moduleInstance: program, trainingExamples: train });
     const ref = full.lastRun!;
     // An interrupted run: the same start, only its first three trials written.
-    const lab = LabStore.open(labPath);
+    const lab = LabStore.open(labFile());
     const id = lab.startRun({ kind: "optimization", name: "SimpleOptimizer", config: ref.config });
     for (const t of ref.trials.slice(0, 3)) lab.recordTrial(id, t);
     const callsBefore = lm.requests.length;

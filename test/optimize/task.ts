@@ -1,6 +1,12 @@
 // A small labelling task for optimizer tests, generated without the library's random helpers.
+import { afterEach, beforeEach } from "@jest/globals";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { z } from "zod";
-import { FewShotExample, Signature } from "../../lib/index.js";
+import { configure, resetConfiguration } from "../../lib/config.js";
+import { Instrumentation } from "../../lib/instrument/bus.js";
+import { FewShotExample, Predict, Signature } from "../../lib/index.js";
 import type { ScriptedRequest } from "../../lib/testing/index.js";
 import { SimulatedLM } from "../../lib/testing/index.js";
 
@@ -60,4 +66,27 @@ export function proposals(instructions: string[]): (request: ScriptedRequest) =>
 export function candidateInstructions(at: number, count = 5): string[] {
   return Array.from({ length: count }, (_, i) =>
     i === at ? `Read the text, then ${RULE_PHRASE} it mentions.` : `Label the text carefully (variant ${i + 1}).`);
+}
+
+/** Each test gets its own lab file (configured as c.lab); returns a getter for its path. */
+export function useTempLab(): () => string {
+  let dir = "";
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), "typelm-optimize-"));
+    configure((c) => { c.lab = { path: path.join(dir, "lab.sqlite") }; });
+  });
+  afterEach(() => {
+    resetConfiguration();
+    Instrumentation.reset();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return () => path.join(dir, "lab.sqlite");
+}
+
+/** Accuracy of one configuration on held-out examples, by calling a predictor directly. */
+export async function heldOut(lm: SimulatedLM, instruction: string, demos: readonly FewShotExample[], examples: readonly FewShotExample[]): Promise<number> {
+  const p = new Predict(Topic, { instruction, demos: [...demos] });
+  let right = 0;
+  for (const ex of examples) if ((await p.call(ex.input as { text: string }, { lm })).label === ex.output.label) right++;
+  return right / examples.length;
 }

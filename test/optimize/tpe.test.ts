@@ -51,7 +51,7 @@ describe("CategoricalTPE", () => {
       for (let i = 0; i < 12; i++) {
         const p = tpe.suggest(history);
         out.push(p);
-        history.push({ params: p, score: (p.instruction * 7 + p.demos) % 5 });
+        history.push({ params: p, score: (p.instruction! * 7 + p.demos!) % 5 });
       }
       return out;
     };
