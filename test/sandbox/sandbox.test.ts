@@ -124,13 +124,12 @@ describe("Sandbox: host tools", () => {
 
   it("ends a run that calls tools more than maxToolCalls times, even when the guest catches the error", async () => {
     let calls = 0;
-    const sandbox = await Sandbox.create({ timeoutMs: 2000, maxToolCalls: 5, tools: { ping: (n) => { calls += 1; return n; } } });
+    // The time limit is far away: the error names the cap, so the cap is what stopped the loop.
+    const sandbox = await Sandbox.create({ timeoutMs: 10_000, maxToolCalls: 5, tools: { ping: (n) => { calls += 1; return n; } } });
     try {
-      const started = Date.now();
       const run = await sandbox.run("let n = 0; for (;;) { try { ping(n++) } catch (e) {} }");
       expect(run.error).toBe("tool call limit of 5 calls per run exceeded (maxToolCalls)");
       expect(calls).toBe(5);
-      expect(Date.now() - started).toBeLessThan(1000); // stopped by the cap, not by the time limit
       // The count is per run: the next run may call tools again.
       calls = 0;
       expect(await sandbox.run("(await Promise.all([ping(1), ping(2), ping(3), ping(4), ping(5)])).length")).toEqual({
@@ -144,7 +143,7 @@ describe("Sandbox: host tools", () => {
 
   it("caps tool calls at 1000 per run by default, so a loop cannot queue unbounded host calls", async () => {
     let calls = 0;
-    const sandbox = await Sandbox.create({ timeoutMs: 5000, tools: { lookup: async () => { calls += 1; return 1; } } });
+    const sandbox = await Sandbox.create({ timeoutMs: 10_000, tools: { lookup: async () => { calls += 1; return 1; } } });
     try {
       const run = await sandbox.run("for (let i = 0; i < 1e7; i++) lookup({ i }); 'queued'");
       expect(run.error).toMatch(/^tool call limit of 1000 calls per run exceeded \(maxToolCalls\)/);
