@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LM, LabStore, Registry } from "../../lib/index.js";
@@ -59,6 +60,26 @@ describe("typelm command line: usage and bad input", () => {
     expect(r.stderr).not.toContain("sk-test-unreachable");
     expect(existsSync(join(dir, "unreachable/reports/poem-sentiment/results.json"))).toBe(false);
   });
+});
+
+describe("typelm reproduce with the lab store locked by another process", () => {
+  it("stops with a ConfigurationError naming the file and saying to wait or use another file", async () => {
+    const cwd = join(dir, "locked");
+    const path = join(cwd, ".typelm/lab.sqlite");
+    LabStore.open(path); // creates the file and its tables
+    const holder = new (createRequire(import.meta.url)("better-sqlite3") as typeof import("better-sqlite3"))(path);
+    holder.exec("BEGIN EXCLUSIVE");
+    let r;
+    try {
+      r = await cli(["reproduce", "poem-sentiment", "--limit", "3"], cwd);
+    } finally {
+      holder.exec("ROLLBACK");
+      holder.close();
+    }
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`Cannot record a run in the SQLite store at ${path}`);
+    expect(r.stderr).toMatch(/SQLITE_BUSY.*Another process held a lock on the file for more than 5000 ms/s);
+  }, 30000);
 });
 
 describe("typelm reproduce on the offline stand-in", () => {
