@@ -34,7 +34,7 @@ STDERR_FAILURE = re.compile(r"(^\d+:\d+ - )|Error\b|^\s+at .+\(|Traceback", re.M
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--hide-scrollbars", "--window-size=1100,2400",
+    "--hide-scrollbars", "--window-size=1100,7000",
 ]
 
 
@@ -133,28 +133,48 @@ def decode_png(data):
     return width, height, bpp, rows
 
 
-def chart_pixels(png_path):
-    """Count and bounding box of strongly coloured pixels: chart marks (text and page chrome are grey)."""
+# Drawn around every chart image before the screenshot, so the charts can be found in it.
+OUTLINE_CSS = "<style>.typelm-chart img { outline: 4px solid #ff00ff; outline-offset: 2px; }</style>"
+
+
+def chart_boxes(png_path):
+    """Per chart outline found in the screenshot: (box, non-white share inside, distinct colours inside)."""
     width, height, bpp, rows = decode_png(open(png_path, "rb").read())
-    count, xs, ys = 0, [], []
+    pink = []
     for y in range(0, height, 2):
         line = rows[y]
         for x in range(0, width, 2):
-            r, g, b = line[x * bpp], line[x * bpp + 1], line[x * bpp + 2]
-            if max(r, g, b) - min(r, g, b) > 60:
-                count += 1
-                xs.append(x)
-                ys.append(y)
-    box = (min(xs), min(ys), max(xs), max(ys)) if xs else None
-    return width, height, count * 4, box
+            o = x * bpp
+            if line[o] > 230 and line[o + 1] < 40 and line[o + 2] > 230:
+                pink.append((x, y))
+    boxes = []
+    for x, y in sorted(pink, key=lambda p: p[1]):
+        if boxes and y - boxes[-1][3] <= 12:
+            b = boxes[-1]
+            boxes[-1] = [min(b[0], x), b[1], max(b[2], x), y]
+        else:
+            boxes.append([x, y, x, y])
+    found = []
+    for x0, y0, x1, y1 in boxes:
+        inside = [(x, y) for y in range(y0 + 8, y1 - 7, 2) for x in range(x0 + 8, x1 - 7, 2)]
+        colours, ink = set(), 0
+        for x, y in inside:
+            o = x * bpp
+            r, g, b = rows[y][o], rows[y][o + 1], rows[y][o + 2]
+            colours.add((r >> 4, g >> 4, b >> 4))
+            ink += (r, g, b) != (255, 255, 255)
+        found.append(((x0, y0, x1, y1), ink / max(1, len(inside)), len(colours)))
+    return width, height, found
 
 
 def screenshot(executed, shots_dir, charts):
-    """HTML export (code hidden, so only outputs are coloured) and a Chromium screenshot; problems found."""
+    """HTML export (code hidden) with chart outlines, a Chromium screenshot, and a check of every chart area."""
     name = os.path.splitext(os.path.basename(executed))[0]
     subprocess.run(["/usr/bin/jupyter-nbconvert", "--to", "html", "--no-input", "--log-level=ERROR", executed, "--output-dir", shots_dir],
                    check=True, capture_output=True)
     html = os.path.join(shots_dir, name + ".html")
+    text = open(html, encoding="utf-8").read()
+    open(html, "w", encoding="utf-8").write(text.replace("</head>", OUTLINE_CSS + "</head>", 1))
     png = os.path.join(shots_dir, name + ".png")
     profile = tempfile.mkdtemp(prefix="chromium-")
     try:
@@ -162,11 +182,17 @@ def screenshot(executed, shots_dir, charts):
                        check=True, capture_output=True, timeout=120)
     finally:
         shutil.rmtree(profile, ignore_errors=True)
-    width, height, coloured, box = chart_pixels(png)
-    print(f"  screenshot {png}: {width}x{height}, {coloured} chart-coloured pixels, box {box}")
-    if coloured < 1000 * charts or box is None or box[2] - box[0] < 60:
-        return [f"the chart area of {png} is blank ({coloured} coloured pixels)"]
-    return []
+    width, height, boxes = chart_boxes(png)
+    print(f"  screenshot {png}: {width}x{height}, {len(boxes)} of {charts} charts found")
+    problems = []
+    for box, ink, colours in boxes:
+        print(f"    chart at {box}: {ink:.0%} drawn, {colours} colours")
+        # A chart is at least 200x100 CSS pixels; a broken image shows only its small alt-text box.
+        if ink < 0.03 or colours < 4 or box[2] - box[0] < 200 or box[3] - box[1] < 100:
+            problems.append(f"the chart area {box} of {png} is blank or broken ({ink:.1%} non-white, {colours} colours)")
+    if len(boxes) < charts:
+        problems.append(f"{png} shows {len(boxes)} chart areas, expected {charts} (window {width}x{height}: a chart below it is not checked)")
+    return problems
 
 
 def main():
@@ -184,7 +210,8 @@ def main():
     passed = failed = 0
     for path in args.notebooks:
         nb, executed, problems, seconds = run_notebook(path, out_dir, args.timeout)
-        charts = sum(1 for c in nb.cells if is_chart_cell(c))
+        charts = sum(1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                     if o.get("output_type") == "display_data" and "image/png" in o.get("data", {}))
         if not problems and charts:
             if shutil.which("chromium"):
                 problems.extend(screenshot(executed, shots, charts))
@@ -197,7 +224,7 @@ def main():
                 print("  " + p.replace("\n", "\n    "))
         else:
             passed += 1
-            print(f"ok   {path} ({seconds:.1f} s, {charts} chart cells) -> {executed}")
+            print(f"ok   {path} ({seconds:.1f} s, {charts} charts) -> {executed}")
             if args.update:
                 for cell in nb.cells:
                     if cell.cell_type == "code":
