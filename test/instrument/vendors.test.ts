@@ -4,7 +4,7 @@ import { ConfigurationError, Instrumentation, Predict, Signature, configure, res
 import { shutdownPipelines } from "../../lib/instrument/otel-export.js";
 import { newRelicTracesUrl } from "../../lib/instrument/vendors.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
-import { refusingUrl, startOtlpReceiver, type OtlpReceiver } from "./otlp-receiver.js";
+import { refusingUrl, startOtlpReceiver, type OtlpReceiver, type ReceivedExport } from "./otlp-receiver.js";
 
 const Echo = Signature.define({ name: "Echo", input: { text: z.string() }, output: { text: z.string() } });
 
@@ -55,16 +55,21 @@ function useVendor(name: "langfuse" | "newrelic" | "otel", url: string): void {
   }
 }
 
+/** Runs one prediction with `vendor` pointed at a fresh receiver; returns the single export it got. */
+async function exportOnce(vendor: "langfuse" | "newrelic" | "otel", text: string, service?: string): Promise<ReceivedExport> {
+  const r = await receiver();
+  useVendor(vendor, r.url);
+  if (service !== undefined) process.env.OTEL_SERVICE_NAME = service;
+  switchOn(vendor);
+  await predict(text);
+  await Instrumentation.flush();
+  expect(r.received).toHaveLength(1);
+  return r.received[0]!;
+}
+
 describe("langfuse subscriber", () => {
   it("sends spans to /api/public/otel/v1/traces with Basic auth of public:secret, prompt and completion as observation input/output", async () => {
-    const r = await receiver();
-    useVendor("langfuse", r.url);
-    process.env.OTEL_SERVICE_NAME = "shop-assistant";
-    switchOn("langfuse");
-    await predict("hello");
-    await Instrumentation.flush();
-    expect(r.received).toHaveLength(1);
-    const got = r.received[0]!;
+    const got = await exportOnce("langfuse", "hello", "shop-assistant");
     expect(got.path).toBe("/api/public/otel/v1/traces");
     expect(got.headers.authorization).toBe(`Basic ${Buffer.from("pk-lf-test-1234:sk-lf-test-SECRET-5678").toString("base64")}`);
     expect(got.serviceName).toBe("shop-assistant");
@@ -101,18 +106,13 @@ describe("langfuse subscriber", () => {
 
 describe("newrelic subscriber", () => {
   it("sends spans to NEW_RELIC_OTLP_ENDPOINT/v1/traces with the api-key header", async () => {
-    const r = await receiver();
-    useVendor("newrelic", r.url);
-    switchOn("newrelic");
-    await predict("hi");
-    await Instrumentation.flush();
-    expect(r.received).toHaveLength(1);
-    expect(r.received[0]!.path).toBe("/v1/traces");
-    expect(r.received[0]!.headers["api-key"]).toBe("nr-license-SECRET-abcdef");
-    expect(r.received[0]!.headers.authorization).toBeUndefined();
-    expect(r.received[0]!.spans.map((s) => s.name).sort()).toEqual(["chat scripted", "module Predict", "predict Echo"]);
+    const got = await exportOnce("newrelic", "hi");
+    expect(got.path).toBe("/v1/traces");
+    expect(got.headers["api-key"]).toBe("nr-license-SECRET-abcdef");
+    expect(got.headers.authorization).toBeUndefined();
+    expect(got.spans.map((s) => s.name).sort()).toEqual(["chat scripted", "module Predict", "predict Echo"]);
     // Prompt text is opt-in outside Langfuse.
-    expect(r.received[0]!.body).not.toContain("echo hi");
+    expect(got.body).not.toContain("echo hi");
   });
 
   it("defaults to New Relic's US endpoint, the EU one with NEW_RELIC_REGION=eu, and NEW_RELIC_OTLP_ENDPOINT over both", () => {
@@ -135,16 +135,10 @@ describe("newrelic subscriber", () => {
 
 describe("otel subscriber without an application tracer provider", () => {
   it("exports OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT with service name OTEL_SERVICE_NAME", async () => {
-    const r = await receiver();
-    useVendor("otel", r.url);
-    process.env.OTEL_SERVICE_NAME = "billing";
-    switchOn("otel");
-    await predict("x");
-    await Instrumentation.flush();
-    expect(r.received).toHaveLength(1);
-    expect(r.received[0]!.path).toBe("/v1/traces");
-    expect(r.received[0]!.serviceName).toBe("billing");
-    expect(r.received[0]!.spans).toHaveLength(3);
+    const got = await exportOnce("otel", "x", "billing");
+    expect(got.path).toBe("/v1/traces");
+    expect(got.serviceName).toBe("billing");
+    expect(got.spans).toHaveLength(3);
   });
 });
 
@@ -159,8 +153,13 @@ async function latencies(n: number): Promise<number[]> {
   return out;
 }
 
-/** The documented bound (README, "Never in the way"): exporting adds no network wait to a call. */
-const CALL_BOUND_MS = 50;
+/**
+ * The documented bound (README, "Never in the way"): a call never waits on the collector. Checked as a
+ * median under 20 ms (the work is in memory; a scripted call takes well under 1 ms) and a worst call
+ * under 250 ms, below the 300 ms export timeout, so a call that waited for the hanging export fails.
+ */
+const MEDIAN_BOUND_MS = 20;
+const WORST_BOUND_MS = 250;
 
 describe.each(["langfuse", "newrelic", "otel"] as const)("%s with a collector that misbehaves", (vendor) => {
   it.each(["hang", "fail", "refuse"] as const)("collector that %ss: calls stay within the bound, nothing throws, flush is bounded", async (mode) => {
@@ -177,7 +176,9 @@ describe.each(["langfuse", "newrelic", "otel"] as const)("%s with a collector th
     await expect(flushing).resolves.toBeUndefined();
     await expect(Instrumentation.flush()).resolves.toBeUndefined();
     const flushMs = performance.now() - started;
-    expect(Math.max(...during)).toBeLessThan(CALL_BOUND_MS);
+    const sorted = [...during].sort((x, y) => x - y);
+    expect(sorted[10]).toBeLessThan(MEDIAN_BOUND_MS);
+    expect(sorted.at(-1)).toBeLessThan(WORST_BOUND_MS);
     // Flush waits at most the export timeout (300 ms here) plus a 500 ms margin, for each of the two flushes.
     expect(flushMs).toBeLessThan(2 * (300 + 500) + 200);
     expect(Instrumentation.listenerFailures()).toEqual([]);
