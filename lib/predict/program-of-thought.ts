@@ -18,6 +18,7 @@ import { z } from "zod";
 import { withModuleLM } from "../config.js";
 import { validateInputs } from "../convert/input.js";
 import { valueToWire } from "../signature/wire.js";
+import { isPlainObject } from "../plain-object.js";
 import { convertOutputs } from "../convert/output.js";
 import { MaxIterationsError, OutputError, TypelmError } from "../errors.js";
 import { Instrumentation } from "../instrument/bus.js";
@@ -217,9 +218,8 @@ function handOver(sig: CompiledSignature, result: unknown): Record<string, unkno
     });
   }
   const only = sig.outputs.length === 1 ? sig.outputs[0]!.name : undefined;
-  const isObject = value !== null && typeof value === "object" && !Array.isArray(value);
   // With one output field, answer(42) means { field: 42 }, unless the object already names the field.
-  const outputs = only !== undefined && !(isObject && only in (value as object)) ? { [only]: value } : value;
+  const outputs = only !== undefined && !(isPlainObject(value) && only in value) ? { [only]: value } : value;
   const raw = renderValue(outputs);
   try {
     return convertOutputs(sig, outputs, raw);
