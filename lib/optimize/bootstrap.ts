@@ -3,7 +3,7 @@ import type { Metric } from "../evaluate/metric.js";
 import { metricScore } from "../evaluate/metric.js";
 import type { Module, Tunable } from "../module.js";
 import { FewShotExample } from "../predict/few-shot.js";
-import { withTrace } from "../predict/trace.js";
+import { withTrace, type TraceEntry } from "../predict/trace.js";
 import { exampleId } from "./examples.js";
 import type { Random } from "./random.js";
 import { errorText } from "./recorder.js";
@@ -22,6 +22,8 @@ export interface BootstrapOptions {
   runs: number;
   /** A run's trace is kept when the metric scores it at least this. */
   threshold: number;
+  /** Program runs at once. */
+  concurrency: number;
   random: Random;
 }
 
@@ -44,33 +46,31 @@ export function labelledFits(predictor: Tunable & Module, example: FewShotExampl
  * Candidate demo sets per predictor, as in MIPROv2: run the program on training examples, keep the
  * traces the metric passes (each predictor call in a kept trace becomes a demo of that predictor),
  * then build sets: 0 = the predictor's own demos, 1 = labelled training examples, 2.. = random
- * draws of bootstrapped demos topped up with labelled ones. Runs are sequential so traces and the
- * random stream do not depend on timing.
+ * draws of bootstrapped demos topped up with labelled ones.
  */
 export async function bootstrapDemoSets(o: BootstrapOptions): Promise<BootstrapResult> {
   const predictors = o.program.namedPredictors();
   const pools = new Map<string, FewShotExample[]>(predictors.map(([path]) => [path, []]));
   const order = o.random.shuffle(o.trainingExamples.map((ex, i) => [ex, exampleId(ex, "trainingExamples", i)] as const));
-  const failures: string[] = [];
+  // Runs go `concurrency` at a time; their outcomes are read in the seeded order, so the pools do
+  // not depend on which call answered first.
+  const outcome = async ([example, id]: readonly [FewShotExample, string]): Promise<{ id: string; trace: TraceEntry[]; failure?: string }> => {
+    try {
+      const { result, trace } = await withTrace(() => o.program.call(example.input));
+      const values = typeof (result as { toJSON?: unknown }).toJSON === "function" ? (result as { toJSON(): Record<string, unknown> }).toJSON() : (result as Record<string, unknown>);
+      const score = metricScore(await o.metric(example, values, trace), o.metric.name || "metric").score;
+      return { id, trace: score >= o.threshold ? trace : [] };
+    } catch (error) {
+      return { id, trace: [], failure: `${id}: ${errorText(error)}` };
+    }
+  };
+  const chosen = order.slice(0, o.runs);
+  const outcomes: Awaited<ReturnType<typeof outcome>>[] = [];
+  for (let i = 0; i < chosen.length; i += o.concurrency) outcomes.push(...(await Promise.all(chosen.slice(i, i + o.concurrency).map(outcome))));
+  const failures = outcomes.flatMap((r) => (r.failure === undefined ? [] : [r.failure]));
   let kept = 0;
-  for (const [example, id] of order.slice(0, o.runs)) {
-    let prediction: unknown;
-    let trace;
-    try {
-      ({ result: prediction, trace } = await withTrace(() => o.program.call(example.input)));
-    } catch (error) {
-      failures.push(`${id}: ${errorText(error)}`);
-      continue;
-    }
-    const values = typeof (prediction as { toJSON?: unknown }).toJSON === "function" ? (prediction as { toJSON(): Record<string, unknown> }).toJSON() : (prediction as Record<string, unknown>);
-    let score: number;
-    try {
-      score = metricScore(await o.metric(example, values, trace), o.metric.name || "metric").score;
-    } catch (error) {
-      failures.push(`${id}: ${errorText(error)}`);
-      continue;
-    }
-    if (score < o.threshold) continue;
+  for (const { id, trace } of outcomes) {
+    if (trace.length === 0) continue;
     kept++;
     for (const entry of trace) {
       const found = predictors.find(([, p]) => p === entry.predictor);

@@ -85,6 +85,9 @@ export class MIPROv2 {
     for (const k of ["numCandidates", "numTrials", "minibatchSize", "validationSize", "fullEvalEvery", "concurrency"] as const) {
       if (options[k] !== undefined) positiveInt(options[k], k);
     }
+    if (options.seed !== undefined && !Number.isSafeInteger(options.seed)) {
+      throw new ValidationError(`MIPROv2 option seed must be an integer; received ${JSON.stringify(options.seed)}`, { field: "seed" });
+    }
     if (options.metric !== undefined && typeof options.metric !== "function") {
       throw new ValidationError(`MIPROv2 option metric must be a function (example, prediction, trace?) => score; received ${typeof options.metric}`, { field: "metric" });
     }
@@ -166,7 +169,7 @@ export class MIPROv2 {
     const boot = await rec.trial({ kind: "bootstrap", choices: {} }, async () => {
       const r = await bootstrapDemoSets({
         program: program.clone(), trainingExamples: trainExamples, metric, kDemos: s.kDemos, numSets: b.demoSets, runs: b.bootstrapRuns,
-        threshold: this.options.bootstrapThreshold ?? 1, random: new Random(s.seed, "bootstrap"),
+        threshold: this.options.bootstrapThreshold ?? 1, random: new Random(s.seed, "bootstrap"), concurrency,
       });
       return {
         kind: "bootstrap", choices: {}, instructions: {}, demoIds: {}, score: r.tried === 0 ? null : r.kept / r.tried,

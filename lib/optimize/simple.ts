@@ -48,6 +48,12 @@ export class SimpleOptimizer {
         throw new ValidationError(`SimpleOptimizer option ${k} must be an integer ≥ ${k === "kDemos" ? 0 : 1}; received ${JSON.stringify(v)}`, { field: k });
       }
     }
+    if (options.seed !== undefined && !Number.isSafeInteger(options.seed)) {
+      throw new ValidationError(`SimpleOptimizer option seed must be an integer; received ${JSON.stringify(options.seed)}`, { field: "seed" });
+    }
+    if (options.metric !== undefined && typeof options.metric !== "function") {
+      throw new ValidationError(`SimpleOptimizer option metric must be a function (example, prediction, trace?) => score; received ${typeof options.metric}`, { field: "metric" });
+    }
     if (options.instructions !== undefined && (!Array.isArray(options.instructions) || options.instructions.some((i) => typeof i !== "string" || i.trim() === ""))) {
       throw new ValidationError("SimpleOptimizer option instructions must be an array of non-empty strings", { field: "instructions" });
     }

@@ -70,6 +70,24 @@ describe("MIPROv2 on a SimulatedLM task", () => {
     expect(run.trials.filter((t) => t.kind === "minibatch" && JSON.stringify(t.choices) !== JSON.stringify({ self: { instruction: 0, demos: 0 } })).length).toBeGreaterThan(0);
   });
 
+  it("bootstraps demos only from runs the metric passed, plus labelled examples", async () => {
+    const { program, mipro } = setup(2);
+    await mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val });
+    const boot = mipro.lastRun!.trials.find((t) => t.kind === "bootstrap")!;
+    const sets = (boot.data.sets as Record<string, { id: string; input: { text: string }; output: { label: string } }[][]>).self!;
+    const byId = new Map(train.map((ex) => [ex.id, ex]));
+    expect(sets[0]).toEqual([]);
+    expect(sets.slice(1).every((set) => set.length === 3)).toBe(true);
+    for (const d of sets.flat()) {
+      expect(d.output).toEqual(byId.get(d.id)!.output);
+      expect(d.input).toEqual(byId.get(d.id)!.input);
+    }
+    // The unoptimized program answers "animal" to everything, so only animal examples pass the metric.
+    expect(boot.data).toMatchObject({ tried: 12, failures: [] });
+    expect(boot.data.kept).toBeGreaterThan(0);
+    expect(boot.data.kept).toBeLessThan(12);
+  });
+
   it("never changes the module it was given", async () => {
     const { program, mipro } = setup(2);
     program.demos = [train[0]!];
