@@ -65,6 +65,9 @@ export type { MIPROv2Options, CompileArgs, MIPROBudget } from "./optimize/mipro.
 export type { MIPROMode } from "./optimize/budget.js";
 export { SimpleOptimizer } from "./optimize/simple.js";
 export type { SimpleOptimizerOptions } from "./optimize/simple.js";
+export { GEPA } from "./optimize/gepa/gepa.js";
+export type { GEPAOptions, GEPACompileArgs } from "./optimize/gepa/gepa.js";
+export type { GEPAMode } from "./optimize/gepa/budget.js";
 
 export { LabStore } from "./store/lab-store.js";
 export type { RunFilter, StartRun, FinishRun, LabStoreOptions } from "./store/lab-store.js";

@@ -6,7 +6,8 @@ import { formatNumber, htmlTable, textTable, type Cell } from "./html.js";
 /** What the candidates chart reads from a run: its trials (the rest of an `OptimizationRun` is optional). */
 export type CandidatesInput = Pick<OptimizationRun, "trials"> & Partial<Pick<OptimizationRun, "name" | "bestTrial" | "id">>;
 
-const isMinibatch = (t: Trial) => /minibatch/i.test(t.kind);
+// GEPA's rejected proposals were scored on a minibatch only, like MIPROv2's minibatch trials.
+const isMinibatch = (t: Trial) => /minibatch|rejected/i.test(t.kind);
 
 /** Per trial: its score and the best full-evaluation score so far (minibatch scores are noisy, so they never set it). */
 export function candidatePoints(trials: readonly Trial[]): { trial: number; kind: string; score: number; best: number | null }[] {
@@ -76,7 +77,8 @@ export function candidateTree(trials: readonly Trial[]): { nodes: { trial: numbe
 }
 
 function treeChart(trials: readonly Trial[]): VegaLiteSpec {
-  const { nodes, edges } = candidateTree(trials);
+  // The tree holds the candidates kept (scored on the full set); rejected proposals are in the table.
+  const { nodes, edges } = candidateTree(trials.filter((t) => !isMinibatch(t)));
   const at = new Map(nodes.map((n) => [n.trial, n]));
   const links = edges.map((e) => ({ generation: at.get(e.from)!.generation, row: at.get(e.from)!.row, generation2: at.get(e.to)!.generation, row2: at.get(e.to)!.row }));
   const x = { field: "generation", type: "quantitative", title: "generation", axis: { tickMinStep: 1 } };

@@ -1,5 +1,5 @@
 import { TypelmError } from "../errors.js";
-import { Evaluation } from "../evaluate/evaluation.js";
+import { Evaluation, type EvaluateArgs } from "../evaluate/evaluation.js";
 import { metricScore, type Metric } from "../evaluate/metric.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../predict/few-shot.js";
@@ -19,6 +19,7 @@ export interface Scored {
  */
 export async function scoreOn(
   program: Module, examples: readonly { example: FewShotExample; id: string }[], metric: Metric, concurrency: number,
+  onExample?: EvaluateArgs<Metric>["onExample"],
 ): Promise<Scored> {
   const name = metric.name || "metric";
   let metricFailure: { error: unknown; id: string } | undefined;
@@ -26,7 +27,8 @@ export async function scoreOn(
   const scorer = {
     [name]: async (ex: FewShotExample, p: Record<string, unknown>, trace?: Parameters<Metric>[2]) => {
       try {
-        return metricScore(await metric(ex, p, trace), name).score;
+        // Score and feedback: the feedback reaches `onExample` (GEPA reflects on it).
+        return metricScore(await metric(ex, p, trace), name);
       } catch (error) {
         metricFailure ??= { error, id: ids.get(ex) ?? "?" };
         throw error;
@@ -34,7 +36,7 @@ export async function scoreOn(
     },
   }[name]!;
   const report = await new Evaluation({ record: false, lab: null, progress: false, concurrency }).evaluate({
-    moduleInstance: program, testExamples: examples.map((e) => e.example), metrics: [scorer],
+    moduleInstance: program, testExamples: examples.map((e) => e.example), metrics: [scorer], onExample,
   });
   if (metricFailure !== undefined) {
     const e = metricFailure.error;

@@ -1,0 +1,45 @@
+import { ValidationError } from "../../errors.js";
+
+export type GEPAMode = "light" | "balanced" | "heavy";
+
+/**
+ * Per mode: how many new candidates per predictor the budget has room for (DSPy's `auto` presets,
+ * 6 / 12 / 18). The budget in metric calls is `V + c·(V + 2·b·P)` for V validation examples, P
+ * predictors and minibatch size b: the seed's validation pass, then room for c·P reflective
+ * proposals (each scores parent and child on one minibatch, 2·b calls) of which c are scored on the
+ * whole validation set. Rejected proposals cost only their 2·b calls, so the run usually tries more.
+ */
+export const GEPA_MODES: Record<GEPAMode, { candidatesPerPredictor: number }> = {
+  light: { candidatesPerPredictor: 6 },
+  balanced: { candidatesPerPredictor: 12 },
+  heavy: { candidatesPerPredictor: 18 },
+};
+
+/** Training examples per reflective minibatch (GEPA's default). */
+export const DEFAULT_MINIBATCH = 3;
+/** Merges attempted at most (DSPy's default `max_merge_invocations`). */
+export const MAX_MERGES = 5;
+/** Validation examples a merged candidate is first scored on before its full validation pass. */
+export const MERGE_SUBSAMPLE = 5;
+
+export function resolveGEPAMode(mode: unknown): GEPAMode {
+  if (mode === "medium") return "balanced";
+  if (mode === "light" || mode === "balanced" || mode === "heavy") return mode;
+  throw new ValidationError(
+    `GEPA mode ${JSON.stringify(mode)} is not known: expected "light", "balanced" or "heavy" ("medium" means "balanced"), or pass maxMetricCalls instead`,
+    { field: "mode" },
+  );
+}
+
+/** The metric-call budget of a mode for V validation examples, P predictors and minibatch size b (the README's table). */
+export function modeBudget(mode: GEPAMode, validation: number, predictors: number, minibatchSize: number): number {
+  const c = GEPA_MODES[mode].candidatesPerPredictor;
+  return validation + c * (validation + 2 * minibatchSize * predictors);
+}
+
+export function checkPositiveInt(value: unknown, name: string): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw new ValidationError(`GEPA option ${name} must be an integer ≥ 1; received ${JSON.stringify(value)}`, { field: name });
+  }
+  return value;
+}

@@ -1,0 +1,203 @@
+import { describe, it, expect } from "@jest/globals";
+import { Instrumentation } from "../../lib/instrument/bus.js";
+import { FewShotExample, GEPA, LabStore, ValidationError } from "../../lib/index.js";
+import type { Metric, OptimizationRun, Trial } from "../../lib/index.js";
+import { display } from "../../lib/notebook/index.js";
+import { ScriptedLM } from "../../lib/testing/index.js";
+import type { ScriptedRequest } from "../../lib/testing/index.js";
+import { readPrompt } from "../../lib/testing/read-prompt.js";
+import { feedbackMetric, makeToneExamples, reflector, TONE_PHRASE, TopicAndTone, twoRuleModel } from "./gepa-task.js";
+import { RULE_PHRASE, useTempLab } from "./task.js";
+
+const train = makeToneExamples(30, 1, "train");
+const val = makeToneExamples(12, 2, "val");
+const test = makeToneExamples(40, 3, "test");
+
+const labPath = useTempLab();
+
+/** The metric, counting every call made to it. */
+function counted(metric: Metric): { metric: Metric; calls: () => number } {
+  let calls = 0;
+  const wrapped: Metric = (ex, p, t) => {
+    calls++;
+    return metric(ex, p, t);
+  };
+  Object.defineProperty(wrapped, "name", { value: metric.name });
+  return { metric: wrapped, calls: () => calls };
+}
+
+function program() {
+  const lm = twoRuleModel();
+  return { lm, program: new TopicAndTone().configure((c) => { c.lm = lm; }) };
+}
+
+/** Share of held-out examples with both fields right, calling the module directly. */
+async function heldOut(m: TopicAndTone): Promise<number> {
+  let right = 0;
+  for (const ex of test) {
+    const p = await m.call(ex.input as { text: string });
+    if (p.label === ex.output.label && p.tone === ex.output.tone) right++;
+  }
+  return right / test.length;
+}
+
+const lastSpent = (run: OptimizationRun) => run.trials[run.trials.length - 1]!.budgetSpent;
+
+describe("GEPA on a two-predictor SimulatedLM task", () => {
+  it.each([1, 7, 11])("finds both predictors' rules from feedback (seed %i), spending what it records and never more than the budget", async (seed) => {
+    const { program: m } = program();
+    const { metric, calls } = counted(feedbackMetric);
+    const gepa = new GEPA({ metric, mode: "light", reflectionLM: new ScriptedLM(reflector()), seed });
+    const tuned = await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    const run = gepa.lastRun!;
+    expect(tuned.topic.instruction).toContain(RULE_PHRASE);
+    expect(tuned.tone.instruction).toContain(TONE_PHRASE);
+    expect(await heldOut(m)).toBeLessThan(0.5);
+    expect(await heldOut(tuned)).toBe(1);
+    // The budget: light mode for 12 validation examples and 2 predictors is 12 + 6·(12 + 2·3·2) = 156.
+    expect(run.config.maxMetricCalls).toBe(156);
+    expect(calls()).toBeLessThanOrEqual(156);
+    expect(calls()).toBe(run.summary.metricCalls);
+    expect(calls()).toBe(lastSpent(run));
+    // The module given is untouched.
+    expect(m.topic.instruction).toBe("Label the text.");
+    expect(m.tone.instruction).toBe("Say how the text sounds.");
+    expect(run.status).toBe("completed");
+    expect(run.summary.seedReturned).toBe(false);
+  });
+
+  it("records each candidate with its parents, the predictor changed, the instruction, minibatch scores before and after, per-example validation scores and budget", async () => {
+    const { program: m } = program();
+    const gepa = new GEPA({ metric: feedbackMetric, mode: "light", reflectionLM: new ScriptedLM(reflector()), seed: 7 });
+    await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    const run = gepa.lastRun!;
+    const stored = LabStore.open().run(run.id) as OptimizationRun;
+    expect(stored.trials.map((t) => [t.kind, t.parents, t.budgetSpent])).toEqual(run.trials.map((t) => [t.kind, t.parents, t.budgetSpent]));
+    const [seedTrial, ...rest] = stored.trials;
+    expect(seedTrial!.kind).toBe("seed");
+    expect(seedTrial!.budgetSpent).toBe(12);
+    expect(seedTrial!.exampleScores!.map((e) => e.exampleId)).toEqual(val.map((e) => e.id));
+    const candidates = rest.filter((t) => t.kind === "candidate");
+    expect(candidates.length).toBeGreaterThanOrEqual(2);
+    for (const c of candidates) {
+      const changed = c.data.predictor as string;
+      const parent = stored.trials[c.parents[0]!]!;
+      expect(c.instructions[changed]).not.toBe(parent.instructions[changed]);
+      for (const p of Object.keys(c.instructions)) if (p !== changed) expect(c.instructions[p]).toBe(parent.instructions[p]);
+      const before = c.data.minibatchBefore as number[];
+      const after = c.data.minibatchAfter as number[];
+      expect(before).toHaveLength(3);
+      expect(after.reduce((a, b) => a + b, 0)).toBeGreaterThan(before.reduce((a, b) => a + b, 0));
+      expect(c.exampleScores).toHaveLength(12);
+      expect(c.score).toBeCloseTo(c.exampleScores!.reduce((a, e) => a + e.score, 0) / 12, 10);
+      expect(c.lmCalls).toBeGreaterThan(0);
+      expect(c.inputTokens).toBeGreaterThan(0);
+    }
+    // Spent budget grows by exactly 2·3 per proposal plus 12 per accepted candidate.
+    for (let i = 1; i < stored.trials.length; i++) {
+      const t = stored.trials[i]!;
+      const step = stored.trials[i]!.budgetSpent - stored.trials[i - 1]!.budgetSpent;
+      if (t.data.merge === undefined) expect(step).toBe(t.kind === "candidate" ? 18 : t.data.minibatchAfter === null ? 3 : 6);
+    }
+    expect(stored.bestTrial).toBe(run.bestTrial);
+    expect(stored.score).toBe(1);
+  });
+
+  it("stops before a step that cannot fit: with 35 metric calls it never spends more, and what is left is less than one step", async () => {
+    for (const seed of [1, 2, 3]) {
+      const { program: m } = program();
+      const { metric, calls } = counted(feedbackMetric);
+      const gepa = new GEPA({ metric, maxMetricCalls: 35, reflectionLM: new ScriptedLM(reflector()), seed, useMerge: false });
+      await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+      expect(calls()).toBeLessThanOrEqual(35);
+      expect(35 - calls()).toBeLessThan(2 * 3 + 12);
+      expect(calls()).toBe(lastSpent(gepa.lastRun!));
+      expect(gepa.lastRun!.summary.stopped).toBe("budget");
+    }
+  });
+
+  it("emits optimizer.start, one optimizer.trial per recorded trial, and optimizer.end", async () => {
+    const names: string[] = [];
+    Instrumentation.subscribe(/^optimizer\./, (e) => { names.push(e.name); });
+    const { program: m } = program();
+    const gepa = new GEPA({ metric: feedbackMetric, reflectionLM: new ScriptedLM(reflector()), seed: 7 });
+    await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    expect(names).toEqual(["optimizer.start", ...gepa.lastRun!.trials.map(() => "optimizer.trial"), "optimizer.end"]);
+  });
+});
+
+describe("GEPA with a reflection LM that helps nothing", () => {
+  it("returns the seed program and says so in lastRun", async () => {
+    const { program: m } = program();
+    // Proposes text without either rule.
+    const useless = new ScriptedLM(() => ({ newInstruction: "Be accurate and think carefully." }));
+    const gepa = new GEPA({ metric: feedbackMetric, maxMetricCalls: 120, reflectionLM: useless, seed: 3 });
+    const tuned = await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    const run = gepa.lastRun!;
+    expect(tuned.topic.instruction).toBe("Label the text.");
+    expect(tuned.tone.instruction).toBe("Say how the text sounds.");
+    expect(run.summary.seedReturned).toBe(true);
+    expect(run.summary.note).toMatch(/seed program is returned/);
+    expect(run.bestTrial).toBe(0);
+    expect(run.trials.slice(1).every((t) => t.kind === "rejected")).toBe(true);
+    expect(run.trials.length).toBeGreaterThan(5);
+    expect(lastSpent(run)).toBeLessThanOrEqual(120);
+  });
+});
+
+describe("GEPA bad input", () => {
+  it("refuses a budget smaller than one validation pass before calling any model", async () => {
+    const { lm, program: m } = program();
+    const reflection = new ScriptedLM(reflector());
+    const gepa = new GEPA({ metric: feedbackMetric, maxMetricCalls: 11, reflectionLM: reflection });
+    const attempt = gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    await expect(attempt).rejects.toThrow(ValidationError);
+    await expect(gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val }))
+      .rejects.toThrow(/maxMetricCalls is 11, but scoring the seed program once on the 12 validation examples takes 12 metric calls; give at least 30/);
+    expect(lm.requests).toHaveLength(0);
+    expect(reflection.requests).toHaveLength(0);
+  });
+
+  it("refuses mode and maxMetricCalls together, an unknown mode and a bad candidateSelection", () => {
+    expect(() => new GEPA({ mode: "light", maxMetricCalls: 100 })).toThrow(/mode or maxMetricCalls, not both/);
+    expect(() => new GEPA({ mode: "huge" as "light" })).toThrow(/mode "huge" is not known/);
+    expect(() => new GEPA({ candidateSelection: "random" as "best" })).toThrow(/candidateSelection must be "pareto" or "best"/);
+    expect(() => new GEPA({ maxMetricCalls: 0 })).toThrow(/maxMetricCalls must be an integer ≥ 1/);
+  });
+
+  it("with a metric that returns a bare score, reflects on the expected and the actual outputs", async () => {
+    const { program: m } = program();
+    const reflection = new ScriptedLM(reflector());
+    const bare: Metric = function bare(ex, p) {
+      return (p.label === ex.output.label ? 0.5 : 0) + (p.tone === ex.output.tone ? 0.5 : 0);
+    };
+    const gepa = new GEPA({ metric: bare, maxMetricCalls: 60, reflectionLM: reflection, seed: 1 });
+    await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    expect(reflection.requests.length).toBeGreaterThan(0);
+    const sent = readPrompt(reflection.requests[0]!.messages).inputs.examplesWithFeedback as string;
+    // The first minibatch of the run, as the trial recorded it.
+    const first = gepa.lastRun!.trials[1]!;
+    const ex = train.find((e) => e.id === (first.data.minibatch as string[])[0])!;
+    expect(sent).toContain(`Expected outputs: ${JSON.stringify(ex.output)}`);
+    expect(sent).toContain("the program's outputs: {\"label\":\"animal\",\"tone\":\"calm\"}");
+    expect(gepa.lastRun!.status).toBe("completed");
+  });
+
+  it("records a reflection reply that does not parse as a failed proposal and goes on to find both rules", async () => {
+    const { program: m } = program();
+    const good = reflector();
+    let n = 0;
+    const flaky = new ScriptedLM((request: ScriptedRequest) => (n++ === 0 ? "I would rather not say." : good(request)));
+    const gepa = new GEPA({ metric: feedbackMetric, mode: "light", reflectionLM: flaky, seed: 7 });
+    const tuned = await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    const run = gepa.lastRun!;
+    const failed = run.trials.filter((t) => t.error !== null);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.kind).toBe("rejected");
+    expect(failed[0]!.error).toMatch(/newInstruction|parse|JSON|reply/i);
+    expect(failed[0]!.budgetSpent - run.trials[failed[0]!.index - 1]!.budgetSpent).toBe(3);
+    expect(run.summary.failedTrials).toBe(1);
+    expect(tuned.topic.instruction).toContain(RULE_PHRASE);
+    expect(tuned.tone.instruction).toContain(TONE_PHRASE);
+  });
+});
