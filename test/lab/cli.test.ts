@@ -178,6 +178,11 @@ describe("typelm reproduce --lm against a fake OpenAI server", () => {
       expect(readFileSync(join(cwd, "reports/poem-sentiment/results.json"), "utf8")).toBe(results);
       expect(readFileSync(join(cwd, "reports/poem-sentiment/report.md"), "utf8")).toContain("This run: 0 provider requests");
       expect(results + report).not.toContain("sk-fake-cli");
+      // --no-cache asks the provider again: every distinct request, and the repeats the cache had
+      // answered within the first run too. The same replies give the same results.
+      expect(await cli([...args, "--no-cache"], cwd, env)).toMatchObject({ code: 0 });
+      expect(fake.requests.length - calls).toBeGreaterThanOrEqual(calls);
+      expect(readFileSync(join(cwd, "reports/poem-sentiment/results.json"), "utf8")).toBe(results);
     } finally {
       delete process.env.OPENAI_BASE_URL;
       delete process.env.OPENAI_API_KEY;
