@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { Statement } from "better-sqlite3";
 import { globalConfig } from "../config.js";
 import { ConfigurationError, ValidationError } from "../errors.js";
+import { redactString } from "../instrument/redact.js";
 import { DEFAULT_STORE_PATH, openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";
 import type {
@@ -140,7 +141,7 @@ export class LabStore {
     this.#write("record an example in", () => this.#statements().insertRow.run({
       run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs),
       expected_json: json(row.expected), prediction_json: row.prediction === null ? null : json(row.prediction),
-      scores_json: json(row.scores), error: row.error, duration_ms: row.durationMs, input_tokens: row.inputTokens,
+      scores_json: json(row.scores), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
       output_tokens: row.outputTokens, cost: row.cost,
     }), runId, `example ${row.index}`);
   }
@@ -153,7 +154,7 @@ export class LabStore {
       score: finiteOrNull(trial.score),
       example_scores_json: trial.exampleScores === null ? null : json(trial.exampleScores),
       budget_spent: trial.budgetSpent, lm_calls: trial.lmCalls, input_tokens: trial.inputTokens,
-      output_tokens: trial.outputTokens, cost: trial.cost, duration_ms: trial.durationMs, error: trial.error,
+      output_tokens: trial.outputTokens, cost: trial.cost, duration_ms: trial.durationMs, error: text(trial.error),
       data_json: json(trial.data),
     }), runId, `trial ${trial.index}`);
   }
@@ -162,7 +163,7 @@ export class LabStore {
   finishRun(runId: string, end: FinishRun): void {
     const result = this.#write("finish a run in", () => this.#statements().finishRun.run({
       id: runId, status: end.status, ended_at: new Date().toISOString(), score: finiteOrNull(end.score ?? null),
-      summary_json: json(end.summary ?? {}), error: end.error ?? null, best_trial: end.bestTrial ?? null,
+      summary_json: json(end.summary ?? {}), error: text(end.error), best_trial: end.bestTrial ?? null,
     }));
     if (result.changes === 0) throw unknownRun(this.path, runId);
   }
@@ -293,8 +294,13 @@ function summary(raw: RunRaw): RunSummary {
   };
 }
 
+/** What a row keeps, with registered keys masked (a user's error or input may carry one). */
 function json(value: unknown): string {
-  return JSON.stringify(value ?? null);
+  return redactString(JSON.stringify(value ?? null));
+}
+
+function text(value: string | null | undefined): string | null {
+  return value == null ? null : redactString(value);
 }
 
 function parse<T>(text: string): T {

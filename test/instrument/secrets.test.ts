@@ -6,7 +6,7 @@ import { trace } from "@opentelemetry/api";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { z } from "zod";
 import {
-  Evaluation, FewShotExample, Instrumentation, LM, Predict, ReAct, Signature, configure, resetConfiguration, tool, type TypelmEvent,
+  Evaluation, FewShotExample, Instrumentation, LM, Module, Predict, ReAct, Signature, configure, resetConfiguration, tool, type TypelmEvent,
 } from "../../lib/index.js";
 import { shutdownPipelines } from "../../lib/instrument/otel-export.js";
 import { closeStore, openStore } from "../../lib/store/db.js";
@@ -112,11 +112,19 @@ describe("a run with every subscriber on", () => {
       ]),
     });
 
-    // A recorded evaluation: rows go to the lab store.
+    // A recorded evaluation: rows go to the lab store. The third example's call fails with the key in
+    // its message (a user's module that forwards a client library's error).
     fake.reply({ text: "a" }).reply({ text: "b" });
+    class Leaky extends Module<{ text: string }, { text: string }> {
+      inner = new Predict(Echo).configure((c) => { c.lm = lm; });
+      async forward(inputs: { text: string }) {
+        if (inputs.text === "c") throw new Error(`client rejected ${LM_KEY}`);
+        return this.inner.call(inputs);
+      }
+    }
     await new Evaluation({ concurrency: 1, progress: false, name: "secrets" }).evaluate({
-      moduleInstance: new Predict(Echo).configure((c) => { c.lm = lm; }),
-      testExamples: [new FewShotExample({ input: { text: "a" }, output: { text: "a" } }), new FewShotExample({ input: { text: "b" }, output: { text: "b" } })],
+      moduleInstance: new Leaky(),
+      testExamples: ["a", "b", "c"].map((t) => new FewShotExample({ input: { text: t }, output: { text: t } })),
     });
     await Instrumentation.flush();
 
@@ -133,7 +141,8 @@ describe("a run with every subscriber on", () => {
     expect(spans.length).toBeGreaterThan(15);
     expect(errors).toHaveLength(1);
     expect(labRows.filter((r) => r.table === "lab_runs")).toHaveLength(1);
-    expect(labRows.filter((r) => r.table === "lab_rows")).toHaveLength(2);
+    expect(labRows.filter((r) => r.table === "lab_rows")).toHaveLength(3);
+    expect(labRows.some((r) => r.table === "lab_rows" && r.text.includes("client rejected [REDACTED]"))).toBe(true);
     expect(cacheRows.filter((r) => r.table === "lm_cache").length).toBeGreaterThanOrEqual(2);
     // The tool's error did reach the records, masked.
     expect(events.some((e) => e.name === "tool.call" && String(e.payload.error).includes("upstream refused key [REDACTED]"))).toBe(true);
