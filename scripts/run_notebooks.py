@@ -195,6 +195,28 @@ def screenshot(executed, shots_dir, charts):
     return problems
 
 
+def start_redis():
+    """A throwaway redis-server on a free loopback port for the memory notebook (None without the binary)."""
+    binary = shutil.which("redis-server")
+    if not binary or os.environ.get("REDIS_URL"):
+        return None
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    os.environ["REDIS_URL"] = f"redis://127.0.0.1:{port}"
+    print(f"redis-server on 127.0.0.1:{port} (REDIS_URL) for the notebooks")
+    return proc
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("notebooks", nargs="+")
@@ -207,7 +229,20 @@ def main():
     out_dir = tempfile.mkdtemp(prefix="typelm-notebooks-")
     shots = args.shots or out_dir
     os.makedirs(shots, exist_ok=True)
-    passed = failed = 0
+    redis = start_redis()
+    try:
+        failed_paths = run_all(args, out_dir, shots)
+    finally:
+        if redis:
+            redis.terminate()
+            redis.wait(timeout=10)
+    passed, failed = len(args.notebooks) - len(failed_paths), len(failed_paths)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+def run_all(args, out_dir, shots):
+    failed = []
     for path in args.notebooks:
         nb, executed, problems, seconds = run_notebook(path, out_dir, args.timeout)
         charts = sum(1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
@@ -218,20 +253,18 @@ def main():
             else:
                 problems.append("chromium is missing (apt-get install -y --no-install-recommends chromium): cannot check the charts' screenshot")
         if problems:
-            failed += 1
+            failed.append(path)
             print(f"FAIL {path} ({seconds:.1f} s)")
             for p in problems:
                 print("  " + p.replace("\n", "\n    "))
         else:
-            passed += 1
             print(f"ok   {path} ({seconds:.1f} s, {charts} charts) -> {executed}")
             if args.update:
                 for cell in nb.cells:
                     if cell.cell_type == "code":
                         cell.execution_count = None
                 nbformat.write(nb, path)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    return failed
 
 
 if __name__ == "__main__":
