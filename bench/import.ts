@@ -36,14 +36,17 @@ console.log(JSON.stringify({ ms, modules: [...seen].filter((u) => !u.startsWith(
 `;
 
 // Timing without the hook (the hook itself slows resolution), counting with it.
-const TIME_ONLY = `const s = performance.now(); await import(process.argv[1]); console.log(JSON.stringify({ ms: performance.now() - s }));`;
+// CPU time (user + system) is reported too: on a shared machine it moves much less than wall time.
+const TIME_ONLY = `const c = process.cpuUsage(); const s = performance.now(); await import(process.argv[1]);
+const ms = performance.now() - s; const u = process.cpuUsage(c);
+console.log(JSON.stringify({ ms, cpuMs: (u.user + u.system) / 1000 }));`;
 
-function run(code: string, spec: string): { ms: number; modules?: number } {
+function run(code: string, spec: string): { ms: number; cpuMs?: number; modules?: number } {
   const out = execFileSync(process.execPath, ["--input-type=module", "-e", code, spec], {
     cwd: fileURLToPath(new URL("../..", import.meta.url)),
     encoding: "utf8",
   });
-  return JSON.parse(out.trim().split("\n").pop() as string) as { ms: number; modules?: number };
+  return JSON.parse(out.trim().split("\n").pop() as string) as { ms: number; cpuMs?: number; modules?: number };
 }
 
 function median(values: number[]): number {
@@ -53,17 +56,24 @@ function median(values: number[]): number {
 }
 
 const times: Record<string, number[]> = { zod: [], typelm: [] };
+const cpu: Record<string, number[]> = { zod: [], typelm: [] };
 for (let i = 0; i < RUNS; i++) {
-  for (const [name, spec] of Object.entries(targets)) times[name]!.push(run(TIME_ONLY, spec).ms);
+  for (const [name, spec] of Object.entries(targets)) {
+    const r = run(TIME_ONLY, spec);
+    times[name]!.push(r.ms);
+    cpu[name]!.push(r.cpuMs ?? Number.NaN);
+  }
 }
 const modules = Object.fromEntries(Object.entries(targets).map(([name, spec]) => [name, run(CHILD, spec).modules]));
 
-console.log("import          median ms  min ms  max ms  modules loaded");
+console.log("import          median ms  min ms  max ms  median CPU ms  modules loaded");
 for (const name of Object.keys(targets)) {
   const t = times[name]!;
   console.log(
-    `${name.padEnd(14)}  ${median(t).toFixed(1).padStart(9)}  ${Math.min(...t).toFixed(1).padStart(6)}  ${Math.max(...t).toFixed(1).padStart(6)}  ${String(modules[name]).padStart(14)}`,
+    `${name.padEnd(14)}  ${median(t).toFixed(1).padStart(9)}  ${Math.min(...t).toFixed(1).padStart(6)}  ${Math.max(...t).toFixed(1).padStart(6)}` +
+      `  ${median(cpu[name]!).toFixed(1).padStart(13)}  ${String(modules[name]).padStart(14)}`,
   );
 }
 const own = median(times.typelm!) - median(times.zod!);
-console.log(`\ntypelm beyond zod: ${own.toFixed(1)} ms (median difference, ${RUNS} interleaved runs each)`);
+const ownCpu = median(cpu.typelm!) - median(cpu.zod!);
+console.log(`\ntypelm beyond zod: ${own.toFixed(1)} ms wall, ${ownCpu.toFixed(1)} ms CPU (median differences, ${RUNS} interleaved runs each)`);

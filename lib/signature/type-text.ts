@@ -58,12 +58,15 @@ export interface TypeFormat {
   elementName?(name: string): string;
 }
 
-/** Whether a type's text is a union at its top level (not only inside `{...}`, `<...>`, `(...)`). */
+/** Whether a type's text is a union at its top level (not only inside `{...}`, `<...>`, `(...)` or a quoted value). */
 export function isUnionText(type: string): boolean {
   let depth = 0;
   for (let i = 0; i < type.length; i++) {
     const c = type[i];
-    if (c === "{" || c === "<" || c === "(" || c === "[") depth++;
+    if (c === '"') {
+      // Skip a quoted enum value or literal: its text may hold brackets or " | ".
+      for (i++; i < type.length && type[i] !== '"'; i++) if (type[i] === "\\") i++;
+    } else if (c === "{" || c === "<" || c === "(" || c === "[") depth++;
     else if (c === "}" || c === ">" || c === ")" || c === "]") depth--;
     else if (depth === 0 && type.startsWith(" | ", i)) return true;
   }

@@ -37,6 +37,12 @@ describe("renderBaml", () => {
     expect(text).toContain("  grid map<string, string | float>[][]\n");
   });
 
+  it("does not read a quoted literal holding ' | ' or brackets as a union", () => {
+    const text = renderBaml("Out", { ops: z.array(z.literal("a | b")), cmp: z.enum(["x > y", "x < y"]).optional() });
+    expect(text).toContain('  ops "a | b"[]\n');
+    expect(text).toContain('  cmp "x > y" | "x < y" | null\n');
+  });
+
   it("declares nested structs as separate classes before the class that uses them", () => {
     const text = renderBaml("OrderOutput", {
       line_items: z.array(z.object({ sku: z.string(), dims: z.object({ w: z.number() }) })),
