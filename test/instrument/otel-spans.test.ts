@@ -2,9 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/glob
 import { SpanStatusCode, trace } from "@opentelemetry/api";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { z } from "zod";
-import { BaseLM, CodeAct, Instrumentation, Module, Predict, ReAct, Signature, configure, resetConfiguration, tool } from "../../lib/index.js";
+import { BaseLM, CodeAct, Instrumentation, LM, Module, Predict, ReAct, Signature, configure, resetConfiguration, tool } from "../../lib/index.js";
 import type { LMResponse } from "../../lib/index.js";
-import { ScriptedLM } from "../../lib/testing/index.js";
+import { ScriptedLM, startFakeProvider } from "../../lib/testing/index.js";
 
 const Outline = Signature.define({ name: "Outline", input: { topic: z.string() }, output: { question: z.string() } });
 const Question = Signature.define({ name: "Question", input: { question: z.string() }, output: { answer: z.string() } });
@@ -226,6 +226,31 @@ describe("otel subscriber", () => {
     ]]);
     const run = spans.find((s) => s.name === "sandbox.run" && s.attributes["typelm.codeChars"] === "console.log(await add({ a: inputs.n, b: 1 }))".length);
     expect(run?.attributes["typelm.ok"]).toBe(true);
+  });
+
+  it("puts one request span per attempt under a provider LM's chat span, the failed attempt marked", async () => {
+    switchOnOtel();
+    const fake = await startFakeProvider();
+    try {
+      LM.configure((c) => { c.retryDelay = 0.01; });
+      const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-test-attempts-1234", baseURL: fake.openaiBaseURL });
+      fake.fail({ status: 500, times: 1, retryAfterMs: 0 }).reply({ answer: "ok" });
+      await new Predict(Question).call({ question: "q" }, { lm });
+    } finally {
+      LM.resetConfiguration();
+      await fake.close();
+    }
+    const spans = exporter.getFinishedSpans();
+    const chatSpan = spans.find((s) => s.name === "chat gpt-4o-mini")!;
+    const attempts = spans
+      .filter((s) => s.parentSpanContext?.spanId === chatSpan.spanContext().spanId)
+      .sort((a, b) => Number(a.attributes["typelm.attempt"]) - Number(b.attributes["typelm.attempt"]));
+    expect(attempts.map((s) => [s.name, s.attributes["typelm.attempt"], s.attributes["http.response.status_code"], s.status.code])).toEqual([
+      ["request gpt-4o-mini", 1, 500, SpanStatusCode.ERROR],
+      ["request gpt-4o-mini", 2, 200, SpanStatusCode.UNSET],
+    ]);
+    expect(chatSpan.status.code).toBe(SpanStatusCode.UNSET);
+    expect(chatSpan.attributes["gen_ai.response.finish_reasons"]).toEqual(["stop"]);
   });
 
   it("gives every event the ids of the span it belongs to, matching the exported tree's shape", async () => {
