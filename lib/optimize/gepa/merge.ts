@@ -42,7 +42,8 @@ function complementary(pool: readonly MergeCandidate[], ancestor: number, a: num
 /**
  * GEPA's system-aware merge: two candidates from `among` (the non-dominated ones), neither an
  * ancestor of the other, with a common ancestor no better than either; the merged candidate takes,
- * per predictor, the instruction of whichever descendant changed it (the better one when both did).
+ * per predictor, the instruction of whichever descendant changed it (the better one when both did),
+ * and must take something from each.
  * `tried` holds "a,b,ancestor" keys already attempted. Returns undefined when no pair qualifies.
  */
 export function planMerge(pool: readonly MergeCandidate[], among: readonly number[], tried: ReadonlySet<string>, random: Random, attempts = 10): MergePlan | undefined {
@@ -65,6 +66,8 @@ export function planMerge(pool: readonly MergeCandidate[], among: readonly numbe
       from[path] = source;
       instructions[path] = pool[source]!.instructions[path]!;
     }
+    // A merge that copies one descendant whole would only spend budget re-scoring it.
+    if (Object.values(from).every((s) => s === a) || Object.values(from).every((s) => s === b)) continue;
     return { a, b, ancestor, from, instructions };
   }
   return undefined;
