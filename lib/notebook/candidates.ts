@@ -9,12 +9,15 @@ export type CandidatesInput = Pick<OptimizationRun, "trials"> & Partial<Pick<Opt
 // GEPA's rejected proposals were scored on a minibatch only, like MIPROv2's minibatch trials.
 const isMinibatch = (t: Trial) => /minibatch|rejected/i.test(t.kind);
 
-/** Per trial: its score and the best full-evaluation score so far (minibatch scores are noisy, so they never set it). */
+/** Minibatch scores are noisy and bootstrap scores are on training traces: neither sets the best score. */
+const setsBest = (t: Trial) => !isMinibatch(t) && !/bootstrap/i.test(t.kind);
+
+/** Per trial: its score and the best full-evaluation score so far. */
 export function candidatePoints(trials: readonly Trial[]): { trial: number; kind: string; score: number; best: number | null }[] {
   let best: number | null = null;
   const points = [];
   for (const t of [...trials].sort((a, b) => a.index - b.index)) {
-    if (t.score !== null && !isMinibatch(t)) best = best === null ? t.score : Math.max(best, t.score);
+    if (t.score !== null && setsBest(t)) best = best === null ? t.score : Math.max(best, t.score);
     if (t.score !== null) points.push({ trial: t.index, kind: isMinibatch(t) ? "minibatch" : t.kind, score: t.score, best });
   }
   return points;

@@ -61,8 +61,8 @@ export function applyEvent(state: ProgressState, name: string, p: Payload, score
   state.failures = num(p, "failures") ?? state.failures + (p.error ? 1 : 0);
   if (state.kind === "optimizer") {
     const score = num(p, "score");
-    // Minibatch scores are noisy: only full evaluations (and the baseline) set the best score.
-    if (score !== undefined && !/minibatch/i.test(String(p.kind ?? ""))) state.score = Math.max(state.score ?? score, score);
+    // As in the candidates chart: minibatch (and GEPA's rejected) and bootstrap scores never set the best score.
+    if (score !== undefined && !/minibatch|rejected|bootstrap/i.test(String(p.kind ?? ""))) state.score = Math.max(state.score ?? score, score);
     return;
   }
   state.cost = cumulative ? num(p, "cost") ?? state.cost : state.cost + (num(p, "cost") ?? 0);

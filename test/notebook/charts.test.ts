@@ -109,7 +109,8 @@ describe("display.candidates", () => {
     bestTrial: 3,
     trials: [
       trial(0, "baseline", 0.4),
-      trial(1, "minibatch", 0.9),
+      trial(1, "bootstrap", 0.95),
+      trial(1.5, "minibatch", 0.9),
       trial(2, "minibatch", 0.3),
       trial(3, "full", 0.7, { instructions: { self: "Answer <b>briefly</b> & well" } }),
       trial(4, "full", 0.6),
@@ -117,12 +118,12 @@ describe("display.candidates", () => {
     ],
   };
 
-  it("plots each trial and the best full score so far, ignoring noisy minibatch scores", async () => {
+  it("plots each trial and the best full score so far, ignoring minibatch and bootstrap scores", async () => {
     const bundle = (await display.candidates(run))!;
     expectChartBundle(bundle);
     const layers = bundle["application/vnd.vegalite.v5+json"]!.layer as { data: { values: { trial: number; best: number | null }[] } }[];
     const points = layers[1]!.data.values;
-    expect(points.map((p) => [p.trial, p.best])).toEqual([[0, 0.4], [1, 0.4], [2, 0.4], [3, 0.7], [4, 0.7]]);
+    expect(points.map((p) => [p.trial, p.best])).toEqual([[0, 0.4], [1, 0.4], [1.5, 0.4], [2, 0.4], [3, 0.7], [4, 0.7]]);
     const { image } = png(bundle);
     expect(distinctColours(image)).toBeGreaterThan(8);
     expect(countColour(image, "#2ca02c", 20)).toBeGreaterThan(200); // the best-so-far line
@@ -135,7 +136,7 @@ describe("display.candidates", () => {
     expect(html).not.toContain("<b>briefly");
     expect(html).toContain("self: train-4");
     expect(html).toContain("failed: LMError: &lt;timeout&gt;");
-    expect(bundle["text/plain"]).toContain("6 trials, best full score 0.7");
+    expect(bundle["text/plain"]).toContain("7 trials, best full score 0.7");
   });
 
   it("draws a GEPA run's candidates as a tree of generations", async () => {
