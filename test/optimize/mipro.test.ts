@@ -3,8 +3,8 @@ import { configure } from "../../lib/config.js";
 import { Instrumentation } from "../../lib/instrument/bus.js";
 import { FewShotExample, LabStore, MIPROv2, Predict, ValidationError } from "../../lib/index.js";
 import { lastScore } from "../../lib/store/module-score.js";
-import { ScriptedLM } from "../../lib/testing/index.js";
-import type { SimulatedLM } from "../../lib/testing/index.js";
+import { ScriptedLM, SimulatedLM } from "../../lib/testing/index.js";
+import { TIPS } from "../../lib/optimize/proposal-signatures.js";
 import { candidateInstructions, heldOut, makeExamples, proposals, RULE_PHRASE, taskModel, Topic, useTempLab } from "./task.js";
 
 const train = makeExamples(30, 1, "train");
@@ -86,6 +86,34 @@ describe("MIPROv2 on a SimulatedLM task", () => {
     expect(boot.data).toMatchObject({ tried: 12, failures: [] });
     expect(boot.data.kept).toBeGreaterThan(0);
     expect(boot.data.kept).toBeLessThan(12);
+  });
+
+  it("runs its proposal steps on a SimulatedLM: a rule on the proposer's instruction writes the candidates from the prompt's tip and summary", async () => {
+    const lm = taskModel();
+    const promptModel = new SimulatedLM({
+      rules: [
+        { phrase: "summarize in two or three sentences", answer: () => ({ summary: "Short texts about animals, fruit and tools." }) },
+        { phrase: "propose a new instruction", answer: (i) => ({ proposedInstruction: `Label it. Data: ${i.datasetSummary} Tip: ${i.tip}` }) },
+      ],
+    });
+    const mipro = new MIPROv2({ kDemos: 2, mode: "light", seed: 4, promptModel });
+    await mipro.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train, validationExamples: val });
+    const data = mipro.lastRun!.trials.find((t) => t.kind === "propose")!.data as { instructions: { self: string[] }; tips: { self: string[] }; failures: string[] };
+    expect(data.instructions.self[0]).toBe("Label the text.");
+    for (let i = 1; i < 6; i++) {
+      expect(data.instructions.self[i]).toBe(`Label it. Data: Short texts about animals, fruit and tools. Tip: ${TIPS[data.tips.self[i]!]}`.trim());
+    }
+    expect(new Set(data.tips.self.slice(1)).size).toBeGreaterThan(1);
+    expect(data.failures).toEqual([]);
+  });
+
+  it("keeps the current instruction for proposals that come back empty, and lists them", async () => {
+    const lm = taskModel();
+    const mipro = new MIPROv2({ kDemos: 2, mode: "light", seed: 4, promptModel: new SimulatedLM() });
+    await mipro.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train, validationExamples: val });
+    const data = mipro.lastRun!.trials.find((t) => t.kind === "propose")!.data as { instructions: { self: string[] }; failures: string[] };
+    expect(data.instructions.self).toEqual(Array(6).fill("Label the text."));
+    expect(data.failures).toEqual([1, 2, 3, 4, 5].map((i) => `self #${i}: empty proposal`));
   });
 
   it("never changes the module it was given", async () => {
