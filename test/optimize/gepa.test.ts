@@ -116,6 +116,26 @@ describe("GEPA on a two-predictor SimulatedLM task", () => {
     }
   });
 
+  it.each([
+    // 12 (seed) + 2 rejected proposals × 2·3 = 24; 17 left cannot hold a step's worst case (2·3 + 12 = 18).
+    [41, 24],
+    // One more call: the third proposal fits, is accepted and spends the budget exactly (24 + 18).
+    [42, 42],
+  ])("with maxMetricCalls %i spends exactly %i metric calls (a step starts only when its worst case fits)", async (budget, expected) => {
+    const { program: m } = program();
+    const { metric, calls } = counted(feedbackMetric);
+    const good = reflector();
+    let n = 0;
+    // Two proposals that change nothing useful (scored and rejected), then the reflector that reads the feedback.
+    const reflection = new ScriptedLM((r: ScriptedRequest) => (n++ < 2 ? { newInstruction: "Be accurate." } : good(r)));
+    const gepa = new GEPA({ metric, maxMetricCalls: budget, reflectionLM: reflection, seed: 1, useMerge: false });
+    await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    const run = gepa.lastRun!;
+    expect(run.trials.map((t) => t.kind)).toEqual(expected === 24 ? ["seed", "rejected", "rejected"] : ["seed", "rejected", "rejected", "candidate"]);
+    expect(calls()).toBe(expected);
+    expect(lastSpent(run)).toBe(expected);
+  });
+
   it("emits optimizer.start, one optimizer.trial per recorded trial, and optimizer.end", async () => {
     const names: string[] = [];
     Instrumentation.subscribe(/^optimizer\./, (e) => { names.push(e.name); });
