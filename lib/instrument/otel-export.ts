@@ -40,6 +40,8 @@ export interface ExportTarget {
 
 export interface Pipeline {
   tracer: OTelApi.Tracer;
+  /** The ids the next span started on `tracer` gets (then random again): typelm's own, so logs and traces share them. */
+  adoptIds(traceId: string, spanId: string): void;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -61,7 +63,7 @@ export function exportPipeline(target: ExportTarget): Pipeline {
 }
 
 function createPipeline(target: ExportTarget): Pipeline {
-  const { BasicTracerProvider, BatchSpanProcessor } = requireHere("@opentelemetry/sdk-trace-base") as typeof SdkTraceBase;
+  const { BasicTracerProvider, BatchSpanProcessor, RandomIdGenerator } = requireHere("@opentelemetry/sdk-trace-base") as typeof SdkTraceBase;
   const { OTLPTraceExporter } = requireHere("@opentelemetry/exporter-trace-otlp-http") as typeof OtlpHttp;
   const { resourceFromAttributes } = requireHere("@opentelemetry/resources") as typeof Resources;
   const timeoutMillis = exportTimeoutMs();
@@ -73,14 +75,28 @@ function createPipeline(target: ExportTarget): Pipeline {
   const processor = new BatchSpanProcessor(exporter, {
     maxQueueSize: MAX_QUEUE, maxExportBatchSize: MAX_BATCH, scheduledDelayMillis: BATCH_DELAY_MS, exportTimeoutMillis: timeoutMillis,
   });
+  // The SDK asks for ids synchronously inside startSpan (the trace id only for a root); the span
+  // listener calls adoptIds just before each span it starts.
+  const random = new RandomIdGenerator();
+  let nextTrace: string | undefined;
+  let nextSpan: string | undefined;
+  const idGenerator = {
+    generateTraceId: () => nextTrace ?? random.generateTraceId(),
+    generateSpanId: () => nextSpan ?? random.generateSpanId(),
+  };
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ "service.name": target.serviceName }),
     spanProcessors: [processor],
+    idGenerator,
   });
   const flush = (): Promise<void> => bounded(provider.forceFlush(), timeoutMillis + FLUSH_MARGIN_MS);
   const withdraw = registerFlusher(flush);
   return {
     tracer: provider.getTracer("typelm"),
+    adoptIds: (traceId, spanId) => {
+      nextTrace = traceId;
+      nextSpan = spanId;
+    },
     flush,
     shutdown: async () => {
       withdraw();

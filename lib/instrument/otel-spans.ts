@@ -15,6 +15,11 @@ export interface SpanListenerOptions {
   content: boolean;
   /** Add Langfuse's own observation attributes (type, input, output). */
   langfuse: boolean;
+  /**
+   * Gives the next span typelm's ids (typelm's own export pipelines). Without it (the application's
+   * provider picks ids) each span carries `typelm.trace_id` and `typelm.span_id` to match log lines.
+   */
+  adoptIds?: (traceId: string, spanId: string) => void;
 }
 
 interface SpanKindSpec {
@@ -129,6 +134,8 @@ export function createSpanListener(api: typeof OTelApi, tracer: OTelApi.Tracer, 
       ...typelmAttributes(p), ...spec.startAttributes?.(p), ...contentAttributes(spec, p, "start", options),
     });
     const kind = spec.client ? api.SpanKind.CLIENT : api.SpanKind.INTERNAL;
+    if (options.adoptIds) options.adoptIds(str(p.traceId), id);
+    else Object.assign(attributes, { "typelm.trace_id": str(p.traceId), "typelm.span_id": id });
     open.set(id, tracer.startSpan(spec.name(p), { kind, attributes }, ctx));
     if (open.size > MAX_OPEN) {
       const [oldest, span] = open.entries().next().value as [string, OTelApi.Span];

@@ -77,7 +77,7 @@ export function otelSubscriber(): Listener {
     registerOtlpHeaderSecrets();
     // No url: the exporter reads the OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers).
     const pipeline = exportPipeline({ serviceName: serviceName() });
-    return createSpanListener(api, pipeline.tracer, { content, langfuse: false });
+    return createSpanListener(api, pipeline.tracer, { content, langfuse: false, adoptIds: pipeline.adoptIds });
   }
   // The global tracer follows whatever provider the application registers, now or later.
   return createSpanListener(api, api.trace.getTracer("typelm"), { content, langfuse: false });
@@ -94,7 +94,7 @@ export function langfuseSubscriber(): Listener {
     headers: { Authorization: `Basic ${basic}` },
     serviceName: serviceName(),
   });
-  return createSpanListener(otelApi(), pipeline.tracer, { content: true, langfuse: true });
+  return createSpanListener(otelApi(), pipeline.tracer, { content: true, langfuse: true, adoptIds: pipeline.adoptIds });
 }
 
 /** `NEW_RELIC_OTLP_ENDPOINT`, else the EU endpoint when `NEW_RELIC_REGION=eu`, else the US one; as a traces URL. */
@@ -106,5 +106,5 @@ export function newRelicTracesUrl(): string {
 export function newRelicSubscriber(): Listener {
   const licenseKey = required("newrelic", "NEW_RELIC_LICENSE_KEY", "a New Relic ingest license key");
   const pipeline = exportPipeline({ url: newRelicTracesUrl(), headers: { "api-key": licenseKey }, serviceName: serviceName() });
-  return createSpanListener(otelApi(), pipeline.tracer, { content: captureContent(), langfuse: false });
+  return createSpanListener(otelApi(), pipeline.tracer, { content: captureContent(), langfuse: false, adoptIds: pipeline.adoptIds });
 }

@@ -271,4 +271,14 @@ describe("otel subscriber", () => {
     const toolEnd = events.find((e) => e.name === "tool.call")!;
     expect(toolEnd.payload.spanId).toBe(toolStart.payload.spanId);
   });
+
+  it("marks each span of the application's provider with typelm's ids, to match events and log lines", async () => {
+    switchOnOtel();
+    const events: { name: string; payload: Record<string, unknown> }[] = [];
+    Instrumentation.subscribe("lm.chat.start", (e) => events.push(e));
+    await new Predict(Question).call({ question: "q" }, { lm: new ScriptedLM([{ answer: "a" }]) });
+    const chatSpan = exporter.getFinishedSpans().find((s) => s.name === "chat scripted")!;
+    expect(chatSpan.attributes["typelm.span_id"]).toBe(events[0]!.payload.spanId);
+    expect(chatSpan.attributes["typelm.trace_id"]).toBe(events[0]!.payload.traceId);
+  });
 });

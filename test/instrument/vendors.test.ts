@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
 import { z } from "zod";
-import { ConfigurationError, Instrumentation, Predict, Signature, configure, resetConfiguration } from "../../lib/index.js";
+import { ConfigurationError, Instrumentation, Predict, Signature, configure, resetConfiguration, type TypelmEvent } from "../../lib/index.js";
 import { shutdownPipelines } from "../../lib/instrument/otel-export.js";
 import { newRelicTracesUrl } from "../../lib/instrument/vendors.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
@@ -69,6 +69,8 @@ async function exportOnce(vendor: "langfuse" | "newrelic" | "otel", text: string
 
 describe("langfuse subscriber", () => {
   it("sends spans to /api/public/otel/v1/traces with Basic auth of public:secret, prompt and completion as observation input/output", async () => {
+    const events: TypelmEvent[] = [];
+    Instrumentation.subscribe("lm.chat.start", (e) => events.push(e));
     const got = await exportOnce("langfuse", "hello", "shop-assistant");
     expect(got.path).toBe("/api/public/otel/v1/traces");
     expect(got.headers.authorization).toBe(`Basic ${Buffer.from("pk-lf-test-1234:sk-lf-test-SECRET-5678").toString("base64")}`);
@@ -84,6 +86,9 @@ describe("langfuse subscriber", () => {
     // Parent links survive the wire: the chat span's parent is the prediction span.
     const prediction = got.spans.find((s) => s.name === "predict Echo")!;
     expect(chat.parentSpanId).toBe(prediction.spanId);
+    // Exported spans carry typelm's own ids, so a log line's trace id finds its trace.
+    expect(events).toHaveLength(1);
+    expect([chat.traceId, chat.spanId]).toEqual([events[0]!.payload.traceId, events[0]!.payload.spanId]);
   });
 
   it.each([
