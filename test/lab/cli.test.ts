@@ -1,11 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LM, LabStore, Registry } from "../../lib/index.js";
 import { runCli } from "../../lib/lab/cli.js";
 import { closeStoreSync } from "../../lib/store/db.js";
+import { holdWriteLock } from "../store/lock-holder.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-cli-"));
@@ -67,14 +67,12 @@ describe("typelm reproduce with the lab store locked by another process", () => 
     const cwd = join(dir, "locked");
     const path = join(cwd, ".typelm/lab.sqlite");
     LabStore.open(path); // creates the file and its tables
-    const holder = new (createRequire(import.meta.url)("better-sqlite3") as typeof import("better-sqlite3"))(path);
-    holder.exec("BEGIN EXCLUSIVE");
+    const holder = await holdWriteLock(path);
     let r;
     try {
       r = await cli(["reproduce", "poem-sentiment", "--limit", "3"], cwd);
     } finally {
-      holder.exec("ROLLBACK");
-      holder.close();
+      await holder.release();
     }
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`Cannot record a run in the SQLite store at ${path}`);

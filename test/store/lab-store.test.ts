@@ -9,6 +9,7 @@ import { ConfigurationError, ValidationError } from "../../lib/errors.js";
 import { closeStoreSync, openStore, openStoreSync } from "../../lib/store/db.js";
 import { LabStore, labFromConfig } from "../../lib/store/lab-store.js";
 import type { EvaluationRow, Trial } from "../../lib/store/records.js";
+import { holdWriteLock } from "./lock-holder.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-lab-"));
 const paths: string[] = [];
@@ -188,11 +189,10 @@ describe("bad input", () => {
     expect(() => LabStore.open(path)).toThrow(/Cannot open the SQLite store at .*text\.sqlite.*not a SQLite database/s);
   });
 
-  it("a file locked by another connection past busy_timeout raises a ConfigurationError saying to wait or move", () => {
+  it("a file locked by another process past busy_timeout raises a ConfigurationError saying to wait or move", async () => {
     const path = file("locked.sqlite");
     const lab = LabStore.open(path);
-    const other = new BetterSqlite3(path);
-    other.exec("BEGIN EXCLUSIVE");
+    const holder = await holdWriteLock(path);
     try {
       const started = Date.now();
       let caught: unknown;
@@ -206,8 +206,7 @@ describe("bad input", () => {
       expect((caught as Error).message).toContain(path);
       expect((caught as Error).message).toMatch(/SQLITE_BUSY.*Another process held a lock/s);
     } finally {
-      other.exec("ROLLBACK");
-      other.close();
+      await holder.release();
     }
     expect(lab.startRun({ kind: "evaluation", name: "after" })).toEqual(expect.any(String));
   }, 20000);
