@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import { SpanStatusCode, trace } from "@opentelemetry/api";
+import { SpanStatusCode, context, trace } from "@opentelemetry/api";
+import { StackContextManager } from "@opentelemetry/sdk-trace";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { z } from "zod";
 import { BaseLM, CodeAct, Instrumentation, LM, Module, Predict, ReAct, Signature, configure, resetConfiguration, tool } from "../../lib/index.js";
@@ -270,6 +271,25 @@ describe("otel subscriber", () => {
     const toolStart = events.find((e) => e.name === "tool.call.start")!;
     const toolEnd = events.find((e) => e.name === "tool.call")!;
     expect(toolEnd.payload.spanId).toBe(toolStart.payload.spanId);
+  });
+
+  it("nests typelm's root span under the application's active span", async () => {
+    switchOnOtel();
+    const manager = new StackContextManager().enable();
+    context.setGlobalContextManager(manager);
+    try {
+      const appSpan = provider.getTracer("app").startSpan("POST /answer");
+      // The module's root span starts synchronously inside the app's context (as with any context manager).
+      const call = context.with(trace.setSpan(context.active(), appSpan), () =>
+        new Predict(Question).call({ question: "q" }, { lm: new ScriptedLM([{ answer: "a" }]) }));
+      await call;
+      appSpan.end();
+    } finally {
+      context.disable();
+    }
+    const spans = exporter.getFinishedSpans();
+    const app = spans.find((s) => s.name === "POST /answer")!;
+    expect(tree(spans, app.spanContext().spanId)).toEqual([["module Predict", [["predict Question", [chat]]]]]);
   });
 
   it("marks each span of the application's provider with typelm's ids, to match events and log lines", async () => {
