@@ -4,6 +4,7 @@ import { ToonDecodeError } from "../errors.js";
 import type { Shape } from "../signature/signature.js";
 import { DATE_HINT, DATETIME_HINT, INSTANT_HINT, resolve } from "../signature/kind.js";
 import { PLAIN, renderType, type TypeFormat } from "../signature/type-text.js";
+import { isFlat } from "../signature/toon-schema.js";
 
 /** Values in TOON, inside a ```toon fence. */
 export function toonFence(values: Record<string, unknown>): string {
@@ -62,8 +63,15 @@ export function toonTemplate(shape: Shape, indent = "", stack = new Map<object, 
       const el = resolve(k.element);
       if (el.kind.kind === "object" && !stack.has(el.base)) {
         stack.set(el.base, name);
-        lines.push(`${indent}${name}[N]{${Object.keys(el.kind.shape).join(",")}}:`);
-        lines.push(`${indent}  ${Object.entries(el.kind.shape).map(([n, s]) => placeholder(s, n, stack)).join(",")}`);
+        const shape = el.kind.shape;
+        if (isFlat(shape)) {
+          lines.push(`${indent}${name}[N]{${Object.keys(shape).join(",")}}:`);
+          lines.push(`${indent}  ${Object.entries(shape).map(([n, s]) => placeholder(s, n, stack)).join(",")}`);
+        } else {
+          // A row cannot hold a list or an object: TOON writes such items as "- " blocks.
+          const item = toonTemplate(shape, `${indent}    `, stack);
+          lines.push(`${indent}${name}[N]:`, `${indent}  - ${item.trimStart()}`);
+        }
         stack.delete(el.base);
       } else {
         lines.push(`${indent}${name}[N]: ${placeholder(k.element, name, stack)},...`);

@@ -57,7 +57,7 @@ function suffix(schema: z.ZodType, note?: string, optionalWord = false): string 
 }
 
 /** Whether every field of a struct is a scalar: only then can TOON write its array as a table. */
-function isFlat(shape: Shape): boolean {
+export function isFlat(shape: Shape): boolean {
   return Object.values(shape).every((s) => isLeaf(resolve(s).kind));
 }
 

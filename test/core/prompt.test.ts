@@ -56,6 +56,16 @@ describe("Prompt", () => {
     expect(system).toContain("note: <string or null>");
   });
 
+  it("shows list form, like the TOON field summary, for arrays of objects that are not flat", () => {
+    const S = Signature.define({
+      name: "Order",
+      output: { items: z.array(z.object({ name: z.string(), tags: z.array(z.string()) })), rows: z.array(z.object({ a: z.number() })) },
+    });
+    const system = Prompt.fromSignature(S, { dataFormat: "toon" }).system();
+    expect(system).toContain("items[N]:\n  - name: <string>\n    tags[N]: <string>,...\n");
+    expect(system).toContain("rows[N]{a}:\n  <number>\n");
+  });
+
   it("stops at a recursive struct in the TOON output template with a reference to its fields", () => {
     type Category = { name: string; parent: Category | null };
     const Category: z.ZodType<Category> = z.lazy(() => z.object({ name: z.string(), parent: Category.nullable() }));
