@@ -143,7 +143,13 @@ export class RunRecorder {
 
   /** Records a run that stopped on an unexpected error, then hands the error back to rethrow. */
   fail(error: unknown): unknown {
-    this.finish({ status: "failed", score: null, bestTrial: null, summary: { trials: this.run.trials.length }, error: errorText(error) });
+    try {
+      this.finish({ status: "failed", score: null, bestTrial: null, summary: { trials: this.run.trials.length }, error: errorText(error) });
+    } catch {
+      // The store itself failed (closed, read-only, locked): the error being returned already says so,
+      // and reporting this second failure instead would hide the first.
+      Object.assign(this.run, { status: "failed", error: errorText(error), endedAt: new Date().toISOString() });
+    }
     return error;
   }
 }
