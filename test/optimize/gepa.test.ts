@@ -203,6 +203,28 @@ describe("GEPA bad input", () => {
     expect(gepa.lastRun!.status).toBe("completed");
   });
 
+  it("records a step whose metric throws as a failed trial, counts its calls, and goes on", async () => {
+    const { program: m } = program();
+    const { metric, calls } = counted(function judge(ex, p) {
+      if (String(ex.id).startsWith("train") && ex.output.tone === "loud") throw new RangeError("no tone judge for loud texts");
+      return feedbackMetric(ex, p);
+    });
+    const gepa = new GEPA({ metric, maxMetricCalls: 80, reflectionLM: new ScriptedLM(reflector()), seed: 2, useMerge: false });
+    await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    const run = gepa.lastRun!;
+    const failed = run.trials.filter((t) => t.error !== null);
+    expect(failed.length).toBeGreaterThan(0);
+    for (const t of failed) {
+      expect(t.error).toMatch(/Metric "judge" failed on example train-\d+: RangeError: no tone judge for loud texts/);
+      // The parent's minibatch was run (3 calls) before the metric's failure ended the step.
+      expect(t.budgetSpent - run.trials[t.index - 1]!.budgetSpent).toBe(3);
+    }
+    expect(run.status).toBe("completed");
+    expect(calls()).toBeLessThanOrEqual(80);
+    expect(lastSpent(run)).toBeLessThanOrEqual(80);
+    expect(80 - lastSpent(run)).toBeLessThan(2 * 3 + 12);
+  });
+
   it("records a reflection reply that does not parse as a failed proposal and goes on to find both rules", async () => {
     const { program: m } = program();
     const good = reflector();
