@@ -45,7 +45,6 @@ function quote(text: string): string {
   return JSON.stringify(text);
 }
 
-
 /** Dates are strings in BAML; their format goes into a comment on the field line. */
 const BAML_WORDS: LeafWords = {
   string: "string",
@@ -62,7 +61,7 @@ const BAML_WORDS: LeafWords = {
 
 /** BAML types, for one render: structs become named classes declared in `ctx`. */
 function bamlFormat(ctx: Context): TypeFormat {
-  const format: TypeFormat = {
+  return {
     words: BAML_WORDS,
     leaf(k) {
       if (k.kind === "date") ctx.hints.add(DATE_HINT);
@@ -80,7 +79,6 @@ function bamlFormat(ctx: Context): TypeFormat {
     wrap: (type, r) => (r.optional || r.nullable ? (isUnionText(type) ? `${type} | null` : `${type}?`) : type),
     elementName: singular,
   };
-  return format;
 }
 
 /** Declares (once) the class of a struct and returns its name. */
