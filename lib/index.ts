@@ -51,7 +51,7 @@ export { BaseLM } from "./lm/base.js";
 export type { LanguageModel, LMRequest, LMResponse, ChatMessage, SchemaFormat, DataFormat, TokenUsage } from "./lm/types.js";
 
 export { Evaluation } from "./evaluate/evaluation.js";
-export type { EvaluationOptions, EvaluateArgs, ReportOf } from "./evaluate/evaluation.js";
+export type { EvaluationOptions, EvaluateArgs, EvaluateInput, ReportOf } from "./evaluate/evaluation.js";
 export { EvaluationReport } from "./evaluate/report.js";
 export type { ConfusionMatrix, EvaluationSummary } from "./evaluate/report.js";
 export type { LabelStats } from "./evaluate/metrics.js";

@@ -26,13 +26,17 @@ export interface EvaluationOptions {
   lab?: LabStore | null;
 }
 
-export interface EvaluateArgs<M extends MetricSpec> {
+/** What `evaluate` takes besides the metrics. */
+export interface EvaluateInput {
   moduleInstance: Module;
   testExamples: readonly FewShotExample[];
-  /** Built-in names ("accuracy", "f1_score", "exact_match", "token_f1") or metric functions; default: every expected field equal, reported as `accuracy`. */
-  metrics?: readonly M[];
   /** Called as each example finishes, with what the row does not keep (prediction object, trace, feedback). */
   onExample?: (outcome: ExampleOutcome) => void;
+}
+
+export interface EvaluateArgs<M extends MetricSpec = MetricSpec> extends EvaluateInput {
+  /** Built-in names ("accuracy", "f1_score", "exact_match", "token_f1") or metric functions; default: every expected field equal, reported as `accuracy`. */
+  metrics?: readonly M[];
 }
 
 /** The report with each built-in metric asked for by name typed as a number. */
@@ -62,7 +66,11 @@ export class Evaluation {
     this.lab = options.lab;
   }
 
-  evaluate<const M extends MetricSpec = "accuracy">(args: EvaluateArgs<M>): Promise<ReportOf<M>> {
+  // Two signatures rather than a default type argument: with one, TypeScript 5.0 (tslab's) stops
+  // inferring the names as soon as `metrics` holds an inline function.
+  evaluate(args: EvaluateInput & { metrics?: undefined }): Promise<ReportOf<"accuracy">>;
+  evaluate<const M extends MetricSpec>(args: EvaluateArgs<M>): Promise<ReportOf<M>>;
+  evaluate(args: EvaluateArgs): Promise<EvaluationReport> {
     // One span around the whole run, so its examples' module calls nest under it in a trace.
     return inSpan(() => this.evaluateInSpan(args));
   }
