@@ -29,10 +29,3 @@ export function resolveMode(mode: unknown): MIPROMode {
 export function trialsFor(candidates: number, predictors: number): number {
   return Math.max(1, Math.floor(Math.max(2 * (2 * predictors) * Math.log2(Math.max(candidates, 1)), 1.5 * candidates)));
 }
-
-export function positiveInt(value: unknown, name: string, min = 1): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
-    throw new ValidationError(`MIPROv2 option ${name} must be an integer ≥ ${min}; received ${JSON.stringify(value)}`, { field: name });
-  }
-  return value;
-}

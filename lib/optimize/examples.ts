@@ -2,6 +2,9 @@ import { createHash } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import { FewShotExample } from "../predict/few-shot.js";
 
+/** An example with the id trials record it under. */
+export type IdentifiedExample = { example: FewShotExample; id: string };
+
 /** An example's id as recorded in trials: its own id, else `<list>[<index>]`. */
 export function exampleId(example: FewShotExample, list: string, index: number): string {
   return example.id ?? `${list}[${index}]`;
@@ -47,6 +50,6 @@ export function checkExamples(examples: unknown, option: string, optimizer: stri
 }
 
 /** A short hash of examples (ids, inputs, outputs): a resumed run must see the same data. */
-export function dataFingerprint(examples: readonly { example: FewShotExample; id: string }[]): string {
+export function dataFingerprint(examples: readonly IdentifiedExample[]): string {
   return createHash("sha256").update(JSON.stringify(examples.map((e) => [e.id, e.example.input, e.example.output]))).digest("hex").slice(0, 16);
 }

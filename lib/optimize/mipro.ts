@@ -3,14 +3,15 @@ import { TypelmError, ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
 import { defaultMetric, type Metric } from "../evaluate/metric.js";
 import type { LanguageModel } from "../lm/types.js";
-import { Module } from "../module.js";
+import type { Module } from "../module.js";
 import type { FewShotExample } from "../predict/few-shot.js";
 import { noteScore } from "../store/module-score.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
 import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON } from "./bootstrap.js";
-import { FULL_EVAL_EVERY, MODES, positiveInt, resolveMode, trialsFor, type MIPROMode } from "./budget.js";
+import { FULL_EVAL_EVERY, MODES, resolveMode, trialsFor, type MIPROMode } from "./budget.js";
 import { choiceKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
-import { checkExamples, dataFingerprint, exampleId } from "./examples.js";
+import { checkExamples, dataFingerprint, exampleId, type IdentifiedExample as Example } from "./examples.js";
+import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
 import { proposeInstructions } from "./propose.js";
 import { Random } from "./random.js";
 import { RunRecorder } from "./recorder.js";
@@ -65,8 +66,6 @@ export interface MIPROBudget {
   bootstrapRuns: number;
 }
 
-type Example = { example: FewShotExample; id: string };
-
 /**
  * MIPROv2 (Opsahl-Ong et al. 2024): bootstraps candidate demo sets, proposes grounded candidate
  * instructions, then searches (instruction, demo set) per predictor with a seeded categorical TPE on
@@ -81,16 +80,9 @@ export class MIPROv2 {
 
   constructor(options: MIPROv2Options = {}) {
     resolveMode(options.mode);
-    if (options.kDemos !== undefined) positiveInt(options.kDemos, "kDemos", 0);
-    for (const k of ["numCandidates", "numTrials", "minibatchSize", "validationSize", "fullEvalEvery", "concurrency"] as const) {
-      if (options[k] !== undefined) positiveInt(options[k], k);
-    }
-    if (options.seed !== undefined && !Number.isSafeInteger(options.seed)) {
-      throw new ValidationError(`MIPROv2 option seed must be an integer; received ${JSON.stringify(options.seed)}`, { field: "seed" });
-    }
-    if (options.metric !== undefined && typeof options.metric !== "function") {
-      throw new ValidationError(`MIPROv2 option metric must be a function (example, prediction, trace?) => score; received ${typeof options.metric}`, { field: "metric" });
-    }
+    checkOptions("MIPROv2", options as CommonOptions, {
+      kDemos: 0, numCandidates: 1, numTrials: 1, minibatchSize: 1, validationSize: 1, fullEvalEvery: 1, concurrency: 1,
+    });
     this.options = options;
   }
 
@@ -120,13 +112,7 @@ export class MIPROv2 {
 
   private async compileInSpan<M extends Module>(args: CompileArgs & { moduleInstance: M }): Promise<M> {
     const { moduleInstance, resume } = args;
-    if (!(moduleInstance instanceof Module)) {
-      throw new ValidationError("MIPROv2.compile: moduleInstance must be a Module (Predict, ChainOfThought, your own Module subclass ...)", { field: "moduleInstance" });
-    }
-    const predictors = moduleInstance.namedPredictors();
-    if (predictors.length === 0) {
-      throw new ValidationError(`MIPROv2.compile: ${moduleInstance.constructor.name} has no predictors to tune`, { field: "moduleInstance" });
-    }
+    const predictors = tunablePredictors("MIPROv2", moduleInstance);
     const train = checkExamples(args.trainingExamples, "trainingExamples", "MIPROv2").map((example, i) => ({ example, id: exampleId(example, "trainingExamples", i) }));
     const valGiven = args.validationExamples === undefined ? undefined : checkExamples(args.validationExamples, "validationExamples", "MIPROv2");
     const val = valGiven === undefined ? train : valGiven.map((example, i) => ({ example, id: exampleId(example, "validationExamples", i) }));

@@ -1,13 +1,14 @@
 import { TypelmError, ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
 import { defaultMetric, type Metric } from "../evaluate/metric.js";
-import { Module } from "../module.js";
+import type { Module } from "../module.js";
 import { FewShotExample } from "../predict/few-shot.js";
 import { noteScore } from "../store/module-score.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
 import { labelledFits } from "./bootstrap.js";
 import { configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
-import { checkExamples, dataFingerprint, exampleId } from "./examples.js";
+import { checkExamples, dataFingerprint, exampleId, type IdentifiedExample as Example } from "./examples.js";
+import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
 import { Random } from "./random.js";
 import { RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
@@ -27,8 +28,6 @@ export interface SimpleOptimizerOptions {
   concurrency?: number;
 }
 
-type Example = { example: FewShotExample; id: string };
-
 /**
  * Seeded random search: the baseline, then `numTrials` configurations each drawing, per predictor, an
  * instruction (current or one of `instructions`; each round of draws is a permutation, so every one
@@ -42,18 +41,7 @@ export class SimpleOptimizer {
   lastRun: OptimizationRun | undefined;
 
   constructor(options: SimpleOptimizerOptions = {}) {
-    for (const k of ["numTrials", "kDemos", "concurrency"] as const) {
-      const v = options[k];
-      if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v) || v < (k === "kDemos" ? 0 : 1))) {
-        throw new ValidationError(`SimpleOptimizer option ${k} must be an integer ≥ ${k === "kDemos" ? 0 : 1}; received ${JSON.stringify(v)}`, { field: k });
-      }
-    }
-    if (options.seed !== undefined && !Number.isSafeInteger(options.seed)) {
-      throw new ValidationError(`SimpleOptimizer option seed must be an integer; received ${JSON.stringify(options.seed)}`, { field: "seed" });
-    }
-    if (options.metric !== undefined && typeof options.metric !== "function") {
-      throw new ValidationError(`SimpleOptimizer option metric must be a function (example, prediction, trace?) => score; received ${typeof options.metric}`, { field: "metric" });
-    }
+    checkOptions("SimpleOptimizer", options as CommonOptions, { numTrials: 1, kDemos: 0, concurrency: 1 });
     if (options.instructions !== undefined && (!Array.isArray(options.instructions) || options.instructions.some((i) => typeof i !== "string" || i.trim() === ""))) {
       throw new ValidationError("SimpleOptimizer option instructions must be an array of non-empty strings", { field: "instructions" });
     }
@@ -67,11 +55,7 @@ export class SimpleOptimizer {
 
   private async compileInSpan<M extends Module>(args: { moduleInstance: M; trainingExamples: readonly FewShotExample[]; validationExamples?: readonly FewShotExample[]; resume?: string }): Promise<M> {
     const { moduleInstance } = args;
-    if (!(moduleInstance instanceof Module)) {
-      throw new ValidationError("SimpleOptimizer.compile: moduleInstance must be a Module", { field: "moduleInstance" });
-    }
-    const predictors = moduleInstance.namedPredictors();
-    if (predictors.length === 0) throw new ValidationError(`SimpleOptimizer.compile: ${moduleInstance.constructor.name} has no predictors to tune`, { field: "moduleInstance" });
+    const predictors = tunablePredictors("SimpleOptimizer", moduleInstance);
     const train = checkExamples(args.trainingExamples, "trainingExamples", "SimpleOptimizer").map((example, i) => ({ example, id: exampleId(example, "trainingExamples", i) }));
     const seed = this.options.seed ?? 0;
     const kDemos = this.options.kDemos ?? 4;

@@ -19,7 +19,7 @@ export interface TPEOptions {
    * size every choice of it is tried once (default: the largest parameter size).
    */
   startupTrials?: number;
-  /** Share of observations counted as "good" (Optuna's γ, capped at 25 like Optuna). */
+  /** Share of observations counted as "good" (default 0.25; Optuna uses 0.1 of many more trials). At most 25 are. */
   gamma?: number;
   /** Draws from the good distribution compared per parameter (Optuna's n_ei_candidates, 24). */
   candidates?: number;

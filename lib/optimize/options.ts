@@ -1,0 +1,41 @@
+import { ValidationError } from "../errors.js";
+import { Module, type Tunable } from "../module.js";
+import type { Metric } from "../evaluate/metric.js";
+
+/** Options every optimizer checks the same way when it is constructed. */
+export interface CommonOptions {
+  metric?: Metric;
+  seed?: number;
+  [key: string]: unknown;
+}
+
+/**
+ * Checks an optimizer's options: the named counts are integers ≥ their minimum, `seed` an integer
+ * and `metric` a function. Throws a `ValidationError` naming the option.
+ */
+export function checkOptions(optimizer: string, options: CommonOptions, counts: Record<string, number>): void {
+  for (const [name, min] of Object.entries(counts)) {
+    const v = options[name];
+    if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v) || v < min)) {
+      throw new ValidationError(`${optimizer} option ${name} must be an integer ≥ ${min}; received ${JSON.stringify(v)}`, { field: name });
+    }
+  }
+  if (options.seed !== undefined && !Number.isSafeInteger(options.seed)) {
+    throw new ValidationError(`${optimizer} option seed must be an integer; received ${JSON.stringify(options.seed)}`, { field: "seed" });
+  }
+  if (options.metric !== undefined && typeof options.metric !== "function") {
+    throw new ValidationError(`${optimizer} option metric must be a function (example, prediction, trace?) => score; received ${typeof options.metric}`, { field: "metric" });
+  }
+}
+
+/** The module's predictors, or a `ValidationError` when it is not a module or has none to tune. */
+export function tunablePredictors(optimizer: string, moduleInstance: unknown): [string, Tunable & Module][] {
+  if (!(moduleInstance instanceof Module)) {
+    throw new ValidationError(`${optimizer}.compile: moduleInstance must be a Module (Predict, ChainOfThought, your own Module subclass ...)`, { field: "moduleInstance" });
+  }
+  const predictors = moduleInstance.namedPredictors();
+  if (predictors.length === 0) {
+    throw new ValidationError(`${optimizer}.compile: ${moduleInstance.constructor.name} has no predictors to tune`, { field: "moduleInstance" });
+  }
+  return predictors;
+}
