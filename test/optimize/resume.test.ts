@@ -63,8 +63,10 @@ describe("MIPROv2 resume after SIGKILL", () => {
       if (runId !== undefined) seen = lab.trials(runId).length;
       if (seen >= 6) break; // bootstrap, propose, baseline and three search trials are on disk
     }
-    expect({ seen, exitCode: child.exitCode, output: seen >= 6 ? "" : output }).toMatchObject({ exitCode: null, output: "" });
-    process.kill(-child.pid!, "SIGKILL");
+    // Killed here whatever the check below says, so a failing test leaves no child behind.
+    const alive = child.exitCode === null;
+    if (alive) process.kill(-child.pid!, "SIGKILL");
+    expect({ seen, alive, output: seen >= 6 ? "" : output }).toMatchObject({ alive: true, output: "" });
     expect(await exited).toBe("SIGKILL");
 
     // Everything finished before the kill is in the file, readable, and equal to the reference's trials.
