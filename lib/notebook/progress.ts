@@ -8,7 +8,10 @@ export interface ProgressState {
   name: string;
   /** Examples (evaluation) or trials (optimizer) finished. */
   done: number;
+  /** Examples to evaluate; for an optimizer, the search trials its budget allows (its config's `trials`). */
   total: number | null;
+  /** Optimizer only: minibatch (search) trials done, the ones `total` counts. */
+  searched: number;
   /** Mean score so far (evaluation), best score so far (optimizer). */
   score: number | null;
   failures: number;
@@ -60,6 +63,7 @@ export function applyEvent(state: ProgressState, name: string, p: Payload, score
   state.total = num(p, "total") ?? state.total;
   state.failures = num(p, "failures") ?? state.failures + (p.error ? 1 : 0);
   if (state.kind === "optimizer") {
+    if (/minibatch/i.test(String(p.kind ?? ""))) state.searched++;
     const score = num(p, "score");
     // As in the candidates chart: minibatch (and GEPA's rejected) and bootstrap scores never set the best score.
     if (score !== undefined && !/minibatch|rejected|bootstrap/i.test(String(p.kind ?? ""))) state.score = Math.max(state.score ?? score, score);
@@ -77,10 +81,13 @@ export function applyEvent(state: ProgressState, name: string, p: Payload, score
 /** The progress display: a bar, counts, running score, failures and cost. */
 export function progressBundle(s: ProgressState): MimeBundle {
   const unit = s.kind === "evaluation" ? "examples" : "trials";
-  const share = s.total ? Math.min(1, s.done / s.total) : s.finished ? 1 : 0;
+  const progressed = s.kind === "optimizer" ? s.searched : s.done;
+  const share = s.finished ? 1 : s.total ? Math.min(1, progressed / s.total) : 0;
   const label = s.kind === "evaluation" ? "running score" : "best full score";
   const status = s.error ? `failed: ${s.error}` : s.finished ? "done" : "running";
-  const counts = `${s.done}${s.total ? ` / ${s.total}` : ""} ${unit}`;
+  const counts = s.kind === "optimizer"
+    ? `${s.done} ${unit}${s.total ? ` (${s.searched} / ${s.total} search trials)` : ""}`
+    : `${s.done}${s.total ? ` / ${s.total}` : ""} ${unit}`;
   const line = `${s.name} (${status}): ${counts} · ${label} ${formatNumber(s.score)} · failures ${s.failures} · cost $${s.cost.toFixed(4)}`;
   const bar =
     `<div style="width:320px;height:10px;background:#eee;border-radius:3px;overflow:hidden">` +
@@ -116,7 +123,7 @@ export function watchProgress(): () => void {
       const display = liveDisplay();
       if (!display) return;
       const name = typeof p.name === "string" ? p.name : kind === "evaluation" ? "Evaluation" : "Optimizer";
-      run = { state: { kind, name, done: 0, total: null, score: null, failures: 0, cost: 0, finished: false, error: null }, display, sum: { sum: 0 }, shownAt: 0 };
+      run = { state: { kind, name, done: 0, total: null, searched: 0, score: null, failures: 0, cost: 0, finished: false, error: null }, display, sum: { sum: 0 }, shownAt: 0 };
       runs.set(key, run);
     }
     if (!run) return;

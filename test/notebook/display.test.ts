@@ -78,7 +78,7 @@ describe("in a tslab kernel", () => {
 
   it("shows an optimizer's trials with the best full score so far and the LM cost spent", () => {
     const stop = watchProgress();
-    Instrumentation.emit("optimizer.start", { runId: "o1", optimizer: "MIPROv2", config: {} });
+    Instrumentation.emit("optimizer.start", { runId: "o1", optimizer: "MIPROv2", config: { trials: 4 } });
     // An optimizer scores candidates with inner evaluations: they get no display of their own.
     Instrumentation.emit("evaluation.start", { runId: null, name: "Evaluation", total: 20 });
     Instrumentation.emit("evaluation.example", { runId: null, done: 1, total: 20, score: 1, failures: 0, cost: 0 });
@@ -91,7 +91,7 @@ describe("in a tslab kernel", () => {
     Instrumentation.emit("optimizer.end", { runId: "o1", status: "completed", score: 0.6, trials: 3 });
     stop();
     expect(new Set(sent.map((s) => s.message.transient.display_id)).size).toBe(1);
-    expect(sent.at(-1)!.message.data["text/plain"]).toBe("MIPROv2 (done): 3 trials · best full score 0.6 · failures 0 · cost $0.2500");
+    expect(sent.at(-1)!.message.data["text/plain"]).toBe("MIPROv2 (done): 3 trials (1 / 4 search trials) · best full score 0.6 · failures 0 · cost $0.2500");
   });
 
   it("says when a run failed", () => {
