@@ -3,6 +3,9 @@ import { z } from "zod";
 import { Temporal, t } from "../../lib/signature/temporal.js";
 import { tool } from "../../lib/tools/tool.js";
 import { describeTools } from "../../lib/predict/agent-tools.js";
+import { ReAct } from "../../lib/predict/react.js";
+import { Signature } from "../../lib/signature/signature.js";
+import { ScriptedLM } from "../../lib/testing/index.js";
 
 // Date-typed tool inputs must behave like date-typed signature inputs: the model sees `format`,
 // and `call` receives Temporal / Date values made from the ISO strings the model writes.
@@ -69,5 +72,30 @@ describe("date-typed tool inputs", () => {
       error: 'Invalid arguments for tool "schedule": Input field "day" of tool "schedule": expected date (YYYY-MM-DD), received "2024-02-30"',
     });
     expect(seen).toEqual([]);
+  });
+
+  it("work end to end in a ReAct run: the model sees the format, the tool gets a PlainDate", async () => {
+    const seen: Array<Record<string, unknown>> = [];
+    const weekday = tool({
+      name: "weekday",
+      description: "The weekday of a date.",
+      input: { day: t.date() },
+      call: (args) => {
+        seen.push(args);
+        return args.day.dayOfWeek;
+      },
+    });
+    const Ask = Signature.define({ name: "Ask", input: { question: z.string() }, output: { answer: z.string() } });
+    const lm = new ScriptedLM([
+      { thought: "Look it up.", action: "weekday", toolInput: { day: "2024-02-29" } },
+      { thought: "Done.", action: "finish", toolInput: {} },
+      { answer: "Thursday" },
+    ]);
+    const r = await new ReAct(Ask, { tools: [weekday] }).call({ question: "What day was 2024-02-29?" }, { lm });
+    expect(r.answer).toBe("Thursday");
+    expect(seen[0]!.day).toBeInstanceOf(Temporal.PlainDate);
+    expect(r.history[0]!.observation).toBe(4); // ISO weekday: Thursday
+    // The tool list reaches the step predictor as an input value (JSON-escaped in the user message).
+    expect(String(lm.requests[0]!.inputs?.availableTools)).toContain('"day":{"type":"string","format":"date"}');
   });
 });
