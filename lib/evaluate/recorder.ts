@@ -16,8 +16,9 @@ const OFF: RunRecorder = { runId: null, failure: null, example() {}, finish() {}
 /**
  * Starts the run in `lab` (or the configured store) when `record` is true. `record: false` and
  * `configure((c) => { c.lab = false })` never load or open SQLite. A store that cannot be opened or
- * written fails here, before any model call; a write that fails later stops the recording and is
- * reported (event `evaluation.record.error`) without losing the evaluation.
+ * written fails here, before any model call; a row that fails to be written stops the recording of
+ * rows (event `evaluation.record.error`) without losing the evaluation, and the run is then finished
+ * as failed, with that error.
  */
 export async function startRecording(
   record: boolean, lab: LabStore | null | undefined, name: string, config: Record<string, unknown>,
@@ -27,12 +28,11 @@ export async function startRecording(
   if (store === null) return OFF;
   const runId = store.startRun({ kind: "evaluation", name, config });
   let failure: string | null = null;
-  const guard = (fn: () => void): void => {
-    if (failure !== null) return;
+  const attempt = (fn: () => void): void => {
     try {
       fn();
     } catch (error) {
-      failure = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      failure ??= error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       Instrumentation.emit("evaluation.record.error", { runId, name, error: failure });
     }
   };
@@ -42,10 +42,14 @@ export async function startRecording(
       return failure;
     },
     example(row) {
-      guard(() => store.recordExample(runId, row));
+      if (failure === null) attempt(() => store.recordExample(runId, row));
     },
     finish({ ok, score, summary, error }) {
-      guard(() => store.finishRun(runId, { status: ok ? "completed" : "failed", score, summary, error: error ?? null }));
+      // A run whose rows could not all be written is marked failed, so it is not read as complete.
+      const incomplete = failure === null ? undefined : `recording stopped: ${failure}`;
+      attempt(() => store.finishRun(runId, {
+        status: ok && incomplete === undefined ? "completed" : "failed", score, summary, error: error ?? incomplete ?? null,
+      }));
     },
   };
 }

@@ -66,6 +66,27 @@ describe("recording to the lab store", () => {
     expect(existsSync(path)).toBe(false);
   });
 
+  it("a store write failing mid-run stops the recording but loses no row of the evaluation", async () => {
+    const lab = LabStore.open(join(dir, "flaky.sqlite"));
+    let writes = 0;
+    const flaky = {
+      startRun: (run: Parameters<LabStore["startRun"]>[0]) => lab.startRun(run),
+      finishRun: (...args: Parameters<LabStore["finishRun"]>) => lab.finishRun(...args),
+      recordExample: (...args: Parameters<LabStore["recordExample"]>) => {
+        if (++writes > 2) throw new ConfigurationError("disk full");
+        lab.recordExample(...args);
+      },
+    } as unknown as LabStore;
+    const errors: unknown[] = [];
+    Instrumentation.subscribe("evaluation.record.error", (e) => errors.push(e.payload["error"]));
+    const report = await new Evaluation({ lab: flaky, progress: false, concurrency: 1 }).evaluate(setup(5));
+    expect(report.results).toHaveLength(5);
+    expect(errors).toEqual(["ConfigurationError: disk full"]);
+    expect(writes).toBe(3); // no further attempt after the first failure
+    expect(lab.rows(report.runId!)).toHaveLength(2);
+    expect(lab.run(report.runId!)).toMatchObject({ status: "failed", error: "recording stopped: ConfigurationError: disk full" });
+  });
+
   it("a closed store is a clear error before any model call", async () => {
     const lab = LabStore.open(join(dir, "closed.sqlite"));
     lab.close();
