@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
-import { DEFAULT_STORE_PATH, openStore } from "../store/db.js";
+import { configuredStorePath, openStore } from "../store/db.js";
 import { LMCacheTable } from "../store/lm-cache.js";
 import type { ChatMessage, JsonSchema, TokenUsage } from "./types.js";
 
-/** `cache: true` uses the default store file; `{ path }` another file (or ":memory:"). */
+/** `cache: true` uses the lab store file (`c.lab.path`, else .typelm/lab.sqlite); `{ path }` another file (or ":memory:"). */
 export interface CacheOptions {
   /** SQLite file; default `.typelm/lab.sqlite` in the working directory. */
   path?: string;
@@ -121,7 +121,7 @@ export class ResponseCache {
   #table: Promise<LMCacheTable> | undefined;
 
   constructor(options: CacheOptions = {}) {
-    this.path = options.path ?? DEFAULT_STORE_PATH;
+    this.path = options.path ?? configuredStorePath();
     this.#maxEntries = options.maxEntries ?? 1000;
     this.#scope = this.path === ":memory:" ? `:memory:${++memoryStores}` : resolve(this.path);
   }

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import type { Database } from "better-sqlite3";
+import { globalConfig } from "../config.js";
 import { ConfigurationError } from "../errors.js";
 import { STORE_MIGRATIONS } from "./migrations.js";
 import type { Migration } from "./migrations.js";
@@ -12,6 +13,15 @@ export { STORE_MIGRATIONS } from "./migrations.js";
 
 /** Where the lab's SQLite file lives unless a path is given (relative to the working directory). */
 export const DEFAULT_STORE_PATH = ".typelm/lab.sqlite";
+
+/**
+ * The file the lab store, the registry and the LM cache (`cache: true`) use when given no path:
+ * `configure((c) => { c.lab = { path } })`, else `DEFAULT_STORE_PATH`. Read at call time.
+ */
+export function configuredStorePath(): string {
+  const lab = globalConfig.lab;
+  return (typeof lab === "object" && lab !== null ? lab.path : undefined) ?? DEFAULT_STORE_PATH;
+}
 
 /** How long a write waits for another process's lock before it fails (ms). */
 export const BUSY_TIMEOUT_MS = 5000;

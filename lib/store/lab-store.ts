@@ -4,7 +4,7 @@ import type { Statement } from "better-sqlite3";
 import { globalConfig } from "../config.js";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { redactString } from "../instrument/redact.js";
-import { DEFAULT_STORE_PATH, openStoreSync, storeError } from "./db.js";
+import { configuredStorePath, openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";
 import type {
   EvaluationRow, LabRun, RunKind, RunStatus, RunSummary, Trial,
@@ -115,7 +115,7 @@ export class LabStore {
    */
   static open(options?: LabStoreOptions): LabStore {
     const given = typeof options === "string" ? options : options?.path;
-    const path = given ?? configuredPath() ?? DEFAULT_STORE_PATH;
+    const path = given ?? configuredStorePath();
     const absolute = path === ":memory:" ? path : resolve(path);
     return new LabStore(absolute, openStoreSync(absolute));
   }
@@ -273,11 +273,6 @@ export class LabStore {
 export function labFromConfig(): LabStore | null {
   if (globalConfig.lab === false) return null;
   return LabStore.open();
-}
-
-function configuredPath(): string | undefined {
-  const lab = globalConfig.lab;
-  return typeof lab === "object" && lab !== null ? lab.path : undefined;
 }
 
 function unknownRun(path: string, runId: string): ValidationError {

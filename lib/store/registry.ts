@@ -1,12 +1,11 @@
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
-import { globalConfig } from "../config.js";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { canonicalJson } from "../lm/cache.js";
 import { Module, type Tunable } from "../module.js";
 import { FewShotExample } from "../predict/few-shot.js";
 import type { CompiledSignature } from "../signature/compile.js";
-import { DEFAULT_STORE_PATH, openStoreSync, storeError } from "./db.js";
+import { configuredStorePath, openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";
 import { lastScore } from "./module-score.js";
 import type { RegistryVersion } from "./records.js";
@@ -72,9 +71,7 @@ export class Registry {
   #memory: Database | undefined;
 
   constructor(options: RegistryOptions = {}) {
-    const lab = globalConfig.lab;
-    const configured = typeof lab === "object" && lab !== null ? lab.path : undefined;
-    const path = options.path ?? configured ?? DEFAULT_STORE_PATH;
+    const path = options.path ?? configuredStorePath();
     this.path = path === ":memory:" ? path : resolve(path);
   }
 

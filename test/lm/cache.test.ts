@@ -75,6 +75,20 @@ describe("response cache", () => {
     expect(tokens.every((e) => e.payload["cached"] === true && e.payload["estimatedCost"] === 0)).toBe(true);
   });
 
+  it("with cache: true, writes to the lab file set by configure((c) => { c.lab = { path } })", async () => {
+    const path = freshPath();
+    configure((c) => { c.lab = { path }; });
+    try {
+      const lm = lmFor("openai", fake, { cache: true });
+      fake.reply("stored in the lab file");
+      await lm.chat({ messages: question(1) });
+      const rows = (await openStore(path)).prepare("SELECT content FROM lm_cache").all() as { content: string }[];
+      expect(rows.map((r) => r.content)).toEqual(["stored in the lab file"]);
+    } finally {
+      resetConfiguration();
+    }
+  });
+
   it("answers a repeated request from memory, with the original usage and zero cost", async () => {
     const lm = lmFor("openai", fake, { cache: { path: freshPath() } });
     fake.reply("once", { usage: { inputTokens: 7, outputTokens: 2 } });
