@@ -52,6 +52,9 @@ describe("Evaluation", () => {
     expect(unparseable.prediction).toBeNull();
     expect(unparseable.scores).toEqual({ accuracy: 0 });
     expect(unparseable.exampleId).toBe("test-3");
+    // The tokens a failed call spent still count.
+    expect(unparseable.inputTokens).toBeGreaterThan(0);
+    expect(unparseable.outputTokens).toBe(Math.ceil("I would rather not answer in JSON.".length / 4));
     expect(report.results[13]!.error).toBe("LMError: openai request failed: HTTP 500 for example 13");
     expect(report.results[4]!).toMatchObject({ error: null, prediction: { sentiment: "negative" }, scores: { accuracy: 1 }, expected: { sentiment: "negative" } });
     // 100 failed + 100 wrong labels out of 1,000.
