@@ -9,7 +9,11 @@ if [ ! -x /usr/bin/jupyter-notebook ]; then
 fi
 bash scripts/setup-notebooks.sh
 export JUPYTER_PATH="$PWD/.jupyter/share/jupyter"
+export JUPYTER_RUNTIME_DIR="$PWD/.jupyter/runtime"
 port="${LAB_PORT:-8888}"
+extra=()
+# Containers and CI machines often run as root, which Jupyter refuses without this flag.
+[ "$(id -u)" = 0 ] && extra+=(--allow-root)
 echo "Starting Jupyter Notebook on notebooks/ (kernel: TypeScript (tslab)); open the URL with the token printed below."
 echo "URL: http://127.0.0.1:$port/ (Ctrl-C stops it)"
-exec /usr/bin/jupyter-notebook --no-browser --ip=127.0.0.1 --port="$port" --notebook-dir="$PWD/notebooks"
+exec /usr/bin/jupyter-notebook --no-browser --ip=127.0.0.1 --port="$port" --notebook-dir="$PWD/notebooks" "${extra[@]}"
