@@ -92,7 +92,8 @@ export class Evaluation {
     const started = performance.now();
     Instrumentation.emit("evaluation.start", { runId, name: this.name, total, concurrency: this.concurrency, metrics: metricNames });
 
-    const limiter = new AdaptiveConcurrency(this.concurrency);
+    const limiter = new AdaptiveConcurrency(this.concurrency, Date.now, (limit, cause, retryAfterMs) =>
+      Instrumentation.emit("evaluation.concurrency", { runId, name: this.name, limit, cause, retryAfterMs }));
     const bar = progressBar(this.progress, total, this.name);
     const rows: EvaluationRow[] = new Array(total);
     const feedback: Record<string, string>[] = new Array(total);

@@ -30,7 +30,15 @@ export class AdaptiveConcurrency {
   /** How many times the limit was lowered. */
   decreases = 0;
 
-  constructor(max: number, private readonly now: () => number = Date.now) {
+  /**
+   * `onLimit` hears each change of the whole-number limit: why, and the server's wait for a decrease.
+   * `now` is the clock (tests pass their own).
+   */
+  constructor(
+    max: number,
+    private readonly now: () => number = Date.now,
+    private readonly onLimit?: (limit: number, cause: "decrease" | "increase", retryAfterMs: number | undefined) => void,
+  ) {
     this.max = max;
     this.current = max;
   }
@@ -73,9 +81,11 @@ export class AdaptiveConcurrency {
     return {
       limited: (retryAfterMs) => {
         if (round === this.generation) {
+          const before = this.limit;
           this.current = Math.max(MIN_LIMIT, this.current / 2);
           this.generation++;
           this.decreases++;
+          if (this.limit !== before) this.onLimit?.(this.limit, "decrease", retryAfterMs);
         }
         // The next attempt of this example starts after the decrease, so its 429 would be news.
         round = this.generation;
@@ -86,7 +96,9 @@ export class AdaptiveConcurrency {
       succeeded: () => {
         round = this.generation;
         if (this.current < this.max) {
+          const before = this.limit;
           this.current = Math.min(this.max, this.current + 1 / this.current);
+          if (this.limit !== before) this.onLimit?.(this.limit, "increase", undefined);
           this.wake();
         }
       },

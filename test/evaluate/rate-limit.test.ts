@@ -61,6 +61,8 @@ describe("Evaluation against a rate-limited provider", () => {
     const module = new Counting().configure((c) => {
       c.lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-test-SECRET-123456", baseURL: fake.openaiBaseURL });
     });
+    const limits: { limit: number; cause: string }[] = [];
+    Instrumentation.subscribe("evaluation.concurrency", (e) => limits.push(e.payload as { limit: number; cause: string }));
     const report = await new Evaluation({ concurrency: 16, record: false, progress: false }).evaluate({
       moduleInstance: module,
       testExamples: examples(400),
@@ -82,6 +84,10 @@ describe("Evaluation against a rate-limited provider", () => {
     expect(module.most["limited"]).toBeLessThanOrEqual(4);
     // ... and once the limit is lifted, additive increase brings it back to the configured 16.
     expect(module.most["recovered"]).toBe(16);
+    // The limit's changes are events: halved on the first 429, down to a few slots, back up to 16.
+    expect(limits[0]).toEqual(expect.objectContaining({ limit: 8, cause: "decrease", retryAfterMs: expect.any(Number) }));
+    expect(Math.min(...limits.map((l) => l.limit))).toBeLessThanOrEqual(4);
+    expect(limits.at(-1)).toEqual(expect.objectContaining({ limit: 16, cause: "increase" }));
   });
 
   it("re-runs an example whose LM gave up on 429, so the run ends with no failure", async () => {
