@@ -1,0 +1,156 @@
+/**
+ * API.md "Examples, optimization, evaluation, registry" — SimpleOptimizer, MIPROv2, GEPA on a
+ * SimulatedLM task (it answers right only when the rule's phrase is in the instruction). Imports by
+ * package name (dist/).
+ */
+import { afterEach, beforeEach, describe, expect, test } from "@jest/globals";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import {
+  Evaluation, FewShotExample, GEPA, Instrumentation, LabStore, MIPROv2, Predict, Signature, SimpleOptimizer, ValidationError,
+  configure, resetConfiguration,
+} from "typelm";
+import type { TypelmEvent } from "typelm";
+import { ScriptedLM, SimulatedLM } from "typelm/testing";
+
+const CATEGORY: Record<string, "fruit" | "animal" | "tool"> = {
+  apple: "fruit", pear: "fruit", plum: "fruit", grape: "fruit", lemon: "fruit", mango: "fruit",
+  horse: "animal", tiger: "animal", otter: "animal", eagle: "animal", moose: "animal", camel: "animal",
+  hammer: "tool", saw: "tool", drill: "tool", wrench: "tool", chisel: "tool", pliers: "tool",
+};
+const RULE = "name the category of the keyword";
+class Categorize extends Signature {
+  static description = "Categorize the text.";
+  static input = { text: z.string() };
+  static output = { label: z.enum(["fruit", "animal", "tool"]) };
+}
+const words = Object.keys(CATEGORY);
+const examples = words.map((w, i) => new FewShotExample({ input: { text: `the ${w} here` }, output: { label: CATEGORY[w]! }, id: `ex-${i}` }));
+const train = examples.filter((_, i) => i % 2 === 0);
+const val = examples.filter((_, i) => i % 2 === 1);
+const taskLM = () => new SimulatedLM({ rules: [{ phrase: RULE, answer: ({ text }) => ({ label: CATEGORY[String(text).split(" ")[1]!] }) }] });
+const program = () => { const p = new Predict(Categorize); p.configure((c) => { c.lm = taskLM(); }); return p; };
+const score = async (m: Predict) =>
+  (await new Evaluation({ progress: false, record: false }).evaluate({ moduleInstance: m, testExamples: val })).accuracy!;
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "typelm-api-opt-"));
+  configure((c) => { c.lab = { path: join(dir, "lab.sqlite") }; });
+});
+afterEach(() => { resetConfiguration(); rmSync(dir, { recursive: true, force: true }); });
+
+describe("SimpleOptimizer", () => {
+  test("returns a better clone; the module given is never changed", async () => {
+    const m = program();
+    const before = await score(m);
+    const better = await new SimpleOptimizer({ seed: 7, numTrials: 4, kDemos: 0, instructions: ["Say something.", `Please ${RULE}.`] })
+      .compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    expect(better).not.toBe(m);
+    expect(m.instruction).toBe("Categorize the text.");
+    expect((better as Predict).instruction).toContain(RULE);
+    expect(await score(better as Predict)).toBeGreaterThan(before);
+  });
+});
+
+describe("MIPROv2", () => {
+  const proposer = () => new SimulatedLM({ rules: [{ phrase: "propose a new instruction", answer: () => ({ proposedInstruction: `Please ${RULE}.` }) }] });
+  const small = { kDemos: 2, numCandidates: 3, numTrials: 4, minibatchSize: 3, validationSize: 9, seed: 7 };
+
+  test("mode 'medium' is accepted as 'balanced'; an unknown mode is a ValidationError", () => {
+    const medium = new MIPROv2({ mode: "medium" }).budget(1, 200, 1000);
+    const balanced = new MIPROv2({ mode: "balanced" }).budget(1, 200, 1000);
+    expect({ ...medium, mode: undefined }).toEqual({ ...balanced, mode: undefined });
+    expect(() => new MIPROv2({ mode: "extreme" as any })).toThrow(ValidationError);
+  });
+
+  test("compile finds the rule; lastRun holds every trial with choices, scores, calls, tokens, cost; events fire", async () => {
+    const m = program();
+    const mipro = new MIPROv2({ ...small, mode: "light", promptModel: proposer() });
+    const names: string[] = [];
+    const off = Instrumentation.subscribe(/^optimizer\./, (e: TypelmEvent) => { names.push(e.name); });
+    let tuned;
+    try { tuned = await mipro.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val }); } finally { off(); }
+    expect(m.instruction).toBe("Categorize the text.");
+    expect((tuned as Predict).instruction).toContain(RULE);
+    expect(await score(tuned as Predict)).toBe(1);
+    const run = mipro.lastRun!;
+    expect(run.kind).toBe("optimization");
+    expect(run.status).toBe("completed");
+    expect(run.trials.length).toBeGreaterThan(0);
+    const scored = run.trials.filter((t) => t.score !== null);
+    expect(scored.length).toBeGreaterThan(0);
+    for (const t of run.trials) {
+      for (const key of ["index", "kind", "choices", "instructions", "score", "lmCalls", "inputTokens", "outputTokens", "cost"]) expect(t).toHaveProperty(key);
+    }
+    expect(run.trials.some((t) => Object.keys(t.choices).length > 0)).toBe(true);
+    expect(run.trials.reduce((s, t) => s + t.lmCalls, 0)).toBeGreaterThan(0);
+    expect(names[0]).toBe("optimizer.start");
+    expect(names[names.length - 1]).toBe("optimizer.end");
+    expect(names.filter((n) => n === "optimizer.trial").length).toBe(run.trials.length);
+    // The run is in the lab store, newest first.
+    const lab = LabStore.open();
+    expect(lab.runs({ kind: "optimization" })[0]!.id).toBe(run.id);
+    expect((lab.run(run.id) as typeof run).trials.length).toBe(run.trials.length);
+  });
+
+  test("compile({ resume: runId }) of a finished run gives the same result without new trials", async () => {
+    const mipro = new MIPROv2({ ...small, promptModel: proposer() });
+    const args = { moduleInstance: program(), trainingExamples: train, validationExamples: val };
+    const first = await mipro.compile(args);
+    const run = mipro.lastRun!;
+    const again = await mipro.compile({ ...args, resume: run.id });
+    expect((again as Predict).instruction).toBe((first as Predict).instruction);
+    expect(mipro.lastRun!.trials.map((t) => [t.kind, t.score])).toEqual(run.trials.map((t) => [t.kind, t.score]));
+  });
+
+  test("kDemos larger than the training set is a ValidationError before any model call", async () => {
+    const lm = taskLM();
+    const m = new Predict(Categorize);
+    m.configure((c) => { c.lm = lm; });
+    await expect(new MIPROv2({ kDemos: 50 }).compile({ moduleInstance: m, trainingExamples: train.slice(0, 3), validationExamples: val }))
+      .rejects.toThrow(ValidationError);
+    expect(lm.requests).toHaveLength(0);
+  });
+});
+
+describe("GEPA", () => {
+  // The reflection model reads the feedback in its prompt: when it holds the rule, it proposes it.
+  const reflectionLM = () => new ScriptedLM((req) => {
+    const text = req.messages.map((m) => m.content).join("\n");
+    return { newInstruction: text.includes("HINT:") ? `Please ${RULE}.` : "Categorize the text carefully." };
+  });
+  const metric = (e: FewShotExample, p: any) => (p.label === e.output.label
+    ? { score: 1, feedback: "Right." }
+    : { score: 0, feedback: `Wrong: expected ${String(e.output.label)}. HINT: ${RULE}.` });
+
+  test("metric feedback drives the evolution; the budget (maxMetricCalls) is never exceeded", async () => {
+    const m = program();
+    const gepa = new GEPA({ metric, maxMetricCalls: 60, reflectionLM: reflectionLM(), seed: 7 });
+    const evolved = await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    expect(m.instruction).toBe("Categorize the text.");
+    expect((evolved as Predict).instruction).toContain(RULE);
+    const run = gepa.lastRun!;
+    expect(run.status).toBe("completed");
+    expect(Math.max(...run.trials.map((t) => t.budgetSpent))).toBeLessThanOrEqual(60);
+    const kept = run.trials.filter((t) => t.kind === "candidate");
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept[0]!.parents.length).toBeGreaterThan(0);
+    expect(kept[0]!.exampleScores?.length).toBe(val.length);
+  });
+
+  test("mode 'medium' is accepted as 'balanced'; a budget smaller than one validation pass is a ValidationError", async () => {
+    expect(new GEPA({ mode: "medium" }).budget(1, 100)).toBe(new GEPA({ mode: "balanced" }).budget(1, 100));
+    expect(new GEPA({ mode: "light" }).budget(1, 100)).toBeLessThan(new GEPA({ mode: "heavy" }).budget(1, 100));
+    await expect(new GEPA({ maxMetricCalls: 3, reflectionLM: reflectionLM() }).compile({ moduleInstance: program(), trainingExamples: train, validationExamples: val }))
+      .rejects.toThrow(ValidationError);
+  });
+
+  test("a metric returning a bare number still works", async () => {
+    const gepa = new GEPA({ metric: (e: FewShotExample, p: any) => (p.label === e.output.label ? 1 : 0), maxMetricCalls: 30, reflectionLM: reflectionLM(), seed: 1 });
+    await gepa.compile({ moduleInstance: program(), trainingExamples: train, validationExamples: val });
+    expect(gepa.lastRun!.status).toBe("completed");
+  });
+});
