@@ -19,7 +19,7 @@ export type { PredictOptions } from "./predict/predict.js";
 export { ChainOfThought } from "./predict/chain-of-thought.js";
 export { Prediction } from "./predict/prediction.js";
 export type { PredictionMeta } from "./predict/prediction.js";
-export { FewShotExample } from "./predict/few-shot.js";
+export { FewShotExample } from "./prompt/few-shot.js";
 export { ReAct } from "./predict/react.js";
 export type { ReActStep, ReActOptions, ReActResult } from "./predict/react.js";
 export { CodeAct } from "./predict/codeact.js";

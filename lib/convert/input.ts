@@ -4,7 +4,9 @@ import { ValidationError, preview } from "../errors.js";
 import { isPlainObject, setOwn } from "../plain-object.js";
 import type { CompiledSignature } from "../signature/compile.js";
 import type { Shape } from "../signature/signature.js";
-import { describeType, joinPath, resolve } from "./kind.js";
+import { resolve } from "../signature/kind.js";
+import { describeType } from "../signature/type-text.js";
+import { joinPath } from "./path.js";
 import { parseInstant, parsePlainDate, parseZonedDateTime } from "./dates.js";
 
 // Whether a schema has any date inside, so inputs without dates skip the revive walk entirely.

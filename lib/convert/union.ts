@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { OutputError, preview } from "../errors.js";
 import { unwrap } from "../signature/fields.js";
-import { kindOf } from "./kind.js";
+import { kindOf } from "../signature/kind.js";
 import type { Converter } from "./fail.js";
 import { isPlainObject } from "../plain-object.js";
 

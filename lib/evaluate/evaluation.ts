@@ -1,7 +1,7 @@
 import { ValidationError } from "../errors.js";
 import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { Module } from "../module.js";
-import { FewShotExample } from "../predict/few-shot.js";
+import { FewShotExample } from "../prompt/few-shot.js";
 import type { LabStore } from "../store/lab-store.js";
 import { noteScore } from "../store/module-score.js";
 import type { EvaluationRow } from "../store/records.js";

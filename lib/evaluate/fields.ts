@@ -1,7 +1,7 @@
 import type { z } from "zod";
-import { resolve } from "../convert/kind.js";
+import { resolve } from "../signature/kind.js";
 import type { Module } from "../module.js";
-import type { FewShotExample } from "../predict/few-shot.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import type { Shape } from "../signature/signature.js";
 import { canonicalJson } from "./metric.js";
 

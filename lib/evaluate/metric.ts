@@ -1,4 +1,4 @@
-import type { FewShotExample } from "../predict/few-shot.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import type { TraceEntry } from "../predict/trace.js";
 
 /** What a metric may return: a score (booleans count 1/0) or a score with feedback text (for GEPA). */

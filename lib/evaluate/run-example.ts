@@ -2,7 +2,7 @@ import { LMError } from "../errors.js";
 import { withRateListener } from "../lm/rate-signal.js";
 import { emptyUsage, trackUsage } from "../lm/usage-scope.js";
 import type { Module } from "../module.js";
-import type { FewShotExample } from "../predict/few-shot.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import { withTrace, type TraceEntry } from "../predict/trace.js";
 import type { EvaluationRow } from "../store/records.js";
 import type { AdaptiveConcurrency } from "./rate-limiter.js";

@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.js";
-import type { FewShotExample } from "../predict/few-shot.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import type { TraceEntry } from "../predict/trace.js";
 import type { EvaluationRow } from "../store/records.js";
 import { labelOf, textOf, type FieldInfo } from "./fields.js";

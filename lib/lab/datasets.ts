@@ -5,7 +5,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { ValidationError } from "../errors.js";
-import { FewShotExample } from "../predict/few-shot.js";
+import { FewShotExample } from "../prompt/few-shot.js";
 import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
 
 /** The datasets shipped in `datasets/` (built by scripts/build-datasets.ts). */

@@ -7,7 +7,7 @@ import type { EvaluationReport } from "../evaluate/report.js";
 import { Instrumentation } from "../instrument/bus.js";
 import type { Module } from "../module.js";
 import { MIPROv2 } from "../optimize/mipro.js";
-import type { FewShotExample } from "../predict/few-shot.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import { LabStore } from "../store/lab-store.js";
 import { Registry } from "../store/registry.js";
 import { loadDataset, packageRoot, type Dataset } from "./datasets.js";

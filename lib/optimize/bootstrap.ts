@@ -2,7 +2,7 @@ import { TypelmError } from "../errors.js";
 import type { Metric } from "../evaluate/metric.js";
 import { metricScore } from "../evaluate/metric.js";
 import type { Module, Tunable } from "../module.js";
-import { FewShotExample } from "../predict/few-shot.js";
+import { FewShotExample } from "../prompt/few-shot.js";
 import { withTrace, type TraceEntry } from "../predict/trace.js";
 import { exampleId } from "./examples.js";
 import type { Random } from "./random.js";

@@ -1,5 +1,5 @@
 import type { Module } from "../module.js";
-import type { FewShotExample } from "../predict/few-shot.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import type { Trial } from "../store/records.js";
 
 /** Per predictor path: the chosen instruction and demo-set indices. */

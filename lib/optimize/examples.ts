@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { ValidationError } from "../errors.js";
-import { FewShotExample } from "../predict/few-shot.js";
+import { FewShotExample } from "../prompt/few-shot.js";
 
 /** An example with the id trials record it under. */
 export type IdentifiedExample = { example: FewShotExample; id: string };

@@ -1,6 +1,6 @@
 import type { LanguageModel } from "../lm/types.js";
 import type { Module } from "../module.js";
-import type { FewShotExample } from "../predict/few-shot.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import { Predict } from "../predict/predict.js";
 import type { DemoSets } from "./bootstrap.js";
 import { DescribeProgram, ObserveDataset, ProposeInstruction, SummarizeDataset, TIPS } from "./proposal-signatures.js";

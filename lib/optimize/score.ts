@@ -2,7 +2,7 @@ import { TypelmError } from "../errors.js";
 import { Evaluation, type EvaluateArgs } from "../evaluate/evaluation.js";
 import { metricScore, type Metric } from "../evaluate/metric.js";
 import type { Module } from "../module.js";
-import type { FewShotExample } from "../predict/few-shot.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 
 export interface Scored {
   /** Mean over the examples; a failed example (provider error, bad reply) counts 0. */

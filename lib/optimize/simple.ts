@@ -2,7 +2,7 @@ import { TypelmError, ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
 import { defaultMetric, type Metric } from "../evaluate/metric.js";
 import type { Module } from "../module.js";
-import { FewShotExample } from "../predict/few-shot.js";
+import { FewShotExample } from "../prompt/few-shot.js";
 import { noteScore } from "../store/module-score.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
 import { labelledFits } from "./bootstrap.js";

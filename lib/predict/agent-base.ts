@@ -4,7 +4,7 @@ import type { InputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
 import { demoFits } from "./agent-signature.js";
 import type { AgentTool } from "./agent-tools.js";
-import type { FewShotExample } from "./few-shot.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import type { Predict } from "./predict.js";
 
 /**

@@ -5,7 +5,7 @@
 import { ValidationError } from "../errors.js";
 import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
 import { compiled } from "../signature/compile.js";
-import { FewShotExample } from "./few-shot.js";
+import { FewShotExample } from "../prompt/few-shot.js";
 
 export interface DerivedSpec {
   /** Appended to the base signature's name, e.g. "ReActStep". */

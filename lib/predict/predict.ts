@@ -9,7 +9,7 @@ import { parseToonReply } from "../prompt/toon-data.js";
 import { compiled, type CompiledSignature } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
-import type { FewShotExample } from "./few-shot.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import { Prediction, type Typed } from "./prediction.js";
 import { recordTrace } from "./trace.js";
 

@@ -31,7 +31,7 @@ import { defineInputs, stripCodeFence, type AgentSandboxOptions } from "./agent-
 import { positiveInt } from "./agent-loop.js";
 import { demoFits, deriveSignature, taskInstruction, withOutput } from "./agent-signature.js";
 import { renderValue } from "./agent-tools.js";
-import type { FewShotExample } from "./few-shot.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import { Predict } from "./predict.js";
 import { Prediction, type Typed } from "./prediction.js";
 

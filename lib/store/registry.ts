@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { canonicalJson } from "../lm/cache.js";
 import { Module, type Tunable } from "../module.js";
-import { FewShotExample } from "../predict/few-shot.js";
+import { FewShotExample } from "../prompt/few-shot.js";
 import type { CompiledSignature } from "../signature/compile.js";
 import { configuredStorePath, openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";

@@ -5,7 +5,7 @@ import { defaultMetric, type Metric } from "../../evaluate/metric.js";
 import type { ExampleOutcome } from "../../evaluate/run-example.js";
 import type { LanguageModel } from "../../lm/types.js";
 import { Module } from "../../module.js";
-import type { FewShotExample } from "../../predict/few-shot.js";
+import type { FewShotExample } from "../../prompt/few-shot.js";
 import { noteScore } from "../../store/module-score.js";
 import type { OptimizationRun, Trial } from "../../store/records.js";
 import { checkExamples, dataFingerprint, exampleId } from "../examples.js";
