@@ -28,13 +28,12 @@ const JUPYTER_MODULE = /[\\/]tslab[\\/]dist[\\/]jupyter\.js$/;
  */
 export function tslabWriter(): WriteDisplayData | null {
   const cache = createRequire(import.meta.url).cache;
-  for (const key of Object.keys(cache)) {
-    if (!JUPYTER_MODULE.test(key)) continue;
-    const write = (cache[key]?.exports as { lastWriteDisplayData?: unknown } | undefined)?.lastWriteDisplayData;
-    if (typeof write === "function") return write as WriteDisplayData;
-  }
-  return null;
+  // The module's key is found once (the cache holds thousands of entries); its export is read each time.
+  if (jupyterKey === undefined || !cache[jupyterKey]) jupyterKey = Object.keys(cache).find((key) => JUPYTER_MODULE.test(key));
+  const write = jupyterKey === undefined ? undefined : (cache[jupyterKey]?.exports as { lastWriteDisplayData?: unknown } | undefined)?.lastWriteDisplayData;
+  return typeof write === "function" ? (write as WriteDisplayData) : null;
 }
+let jupyterKey: string | undefined;
 
 /** True inside a tslab kernel that is executing a cell. */
 export function inNotebook(): boolean {

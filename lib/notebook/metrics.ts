@@ -11,8 +11,15 @@ export interface MetricsOptions {
 /** The metrics bundle: one bar per metric and report, side by side, and the same numbers as a table. */
 export async function metricsBundle(reports: ReportInput | readonly ReportInput[], options: MetricsOptions = {}): Promise<MimeBundle> {
   const list: readonly ReportInput[] = Array.isArray(reports) ? reports : [reports as ReportInput];
+  const seen = new Map<string, number>();
+  // Two runs with one name would share a bar: the second becomes "name (2)".
+  const unique = (label: string) => {
+    const n = (seen.get(label) ?? 0) + 1;
+    seen.set(label, n);
+    return n === 1 ? label : `${label} (${n})`;
+  };
   const runs = list.map((report, i) => ({
-    label: options.labels?.[i] ?? report.name ?? `run ${i + 1}`,
+    label: unique(options.labels?.[i] ?? report.name ?? `run ${i + 1}`),
     metrics: reportMetrics(report),
     examples: reportRows(report).length,
     failures: reportRows(report).filter((r) => r.error).length,

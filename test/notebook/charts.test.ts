@@ -67,6 +67,12 @@ describe("display.metrics", () => {
     expect(values).toEqual([{ run: "lab run", metric: "accuracy", value: 0.75 }]);
   });
 
+  it("keeps two runs with the same name apart", async () => {
+    const bundle = (await display.metrics([{ ...baseline, name: "eval" }, { ...optimized, name: "eval" }]))!;
+    const values = (bundle["application/vnd.vegalite.v5+json"]!.data as { values: { run: string }[] }).values;
+    expect([...new Set(values.map((v) => v.run))]).toEqual(["eval", "eval (2)"]);
+  });
+
   it("escapes run names in the HTML", async () => {
     const bundle = (await display.metrics({ ...optimized, name: "<script>alert(1)</script>" }))!;
     expect(bundle["text/html"]).not.toContain("<script>");
