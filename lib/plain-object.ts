@@ -18,3 +18,27 @@ export function setOwn(target: Record<string, unknown>, key: string, value: unkn
   if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
+
+/**
+ * A deep copy of plain objects (prototype `Object.prototype` or `null`) and arrays, each frozen, so
+ * the copy cannot change after it is made. Other objects (Temporal values, `Date`s, class
+ * instances) are kept by reference: they are values in their own right, and freezing a `Date`
+ * would not stop its setters anyway. A structure that contains itself is copied with the same shape.
+ */
+export function frozenCopy<T>(value: T, copies: Map<object, unknown> = new Map()): T {
+  if (typeof value !== "object" || value === null) return value;
+  const done = copies.get(value);
+  if (done !== undefined) return done as T;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    copies.set(value, out);
+    for (const item of value) out.push(frozenCopy(item, copies));
+    return Object.freeze(out) as T;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Record<string, unknown> = Object.create(proto);
+  copies.set(value, out);
+  for (const [key, item] of Object.entries(value)) setOwn(out, key, frozenCopy(item, copies));
+  return Object.freeze(out) as T;
+}

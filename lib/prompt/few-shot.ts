@@ -1,6 +1,11 @@
 import { ValidationError } from "../errors.js";
+import { frozenCopy } from "../plain-object.js";
 
-/** One worked example: input values and the output values expected for them, with an optional stable id. */
+/**
+ * One worked example: input values and the output values expected for them, with an optional stable id.
+ * The example keeps frozen copies of the values it was given, so it cannot change after it is made:
+ * a prompt built from it stays true to it, and changing a demo means replacing the example.
+ */
 export class FewShotExample<I extends Record<string, unknown> = Record<string, unknown>, O extends Record<string, unknown> = Record<string, unknown>> {
   readonly input: I;
   readonly output: O;
@@ -17,9 +22,10 @@ export class FewShotExample<I extends Record<string, unknown> = Record<string, u
     if (id !== undefined && typeof id !== "string") {
       throw new ValidationError(`FewShotExample id must be a string; received ${typeof id}`, { field: "id" });
     }
-    this.input = input;
-    this.output = output;
+    this.input = frozenCopy(input);
+    this.output = frozenCopy(output);
     this.id = id;
+    Object.freeze(this);
   }
 
   toJSON(): { input: I; output: O; id?: string } {

@@ -118,6 +118,36 @@ describe("Predict", () => {
     expect(systems[3]).not.toContain("second demo");
   });
 
+  it("keeps a demo's values from changing after it is made, so the prompt cannot go stale through them", async () => {
+    const lm = new ScriptedLM([{ sentiment: "positive" }, { sentiment: "positive" }]);
+    const output = { sentiment: "neutral", notes: { tags: ["mild"] } };
+    const demo = new FewShotExample({ input: { sentence: "kept demo" }, output });
+    const p = new Predict(Classify, { demos: [demo] });
+    await p.call({ sentence: "a" }, { lm });
+    output.sentiment = "negative"; // the caller's object is not the example's
+    expect(demo.output.sentiment).toBe("neutral");
+    // ESM is strict: writing to a frozen object throws instead of failing silently.
+    expect(() => { (demo.output as Record<string, unknown>).sentiment = "positive"; }).toThrow(TypeError);
+    expect(() => { (demo.input as Record<string, unknown>).sentence = "changed"; }).toThrow(TypeError);
+    expect(() => { (demo.output.notes as { tags: string[] }).tags.push("loud"); }).toThrow(TypeError);
+    expect(() => { (demo as { id: string | undefined }).id = "x"; }).toThrow(TypeError);
+    p.demos[0] = new FewShotExample({ input: { sentence: "kept demo" }, output: { ...demo.output, sentiment: "negative" } });
+    await p.call({ sentence: "b" }, { lm });
+    const systems = lm.requests.map((r) => r.messages[0]!.content);
+    expect(systems[0]).toContain('"sentiment":"neutral"');
+    expect(systems[1]).toContain('"sentiment":"negative"');
+    expect(systems[1]).not.toContain('"sentiment":"neutral"');
+  });
+
+  it("keeps dates inside a demo as the values they are", () => {
+    const when = Temporal.PlainDate.from("2026-03-01");
+    const at = new Date("2026-03-01T10:00:00Z");
+    const demo = new FewShotExample({ input: { when, at }, output: { ok: true } });
+    expect(demo.input.when).toBe(when);
+    expect(demo.input.at).toBe(at);
+    expect(demo.input.at.getTime()).toBe(Date.UTC(2026, 2, 1, 10));
+  });
+
   it("renders the system text once and reuses it until the instruction or demos change", async () => {
     const renders = jest.spyOn(Prompt.prototype as unknown as { renderSystem(): string }, "renderSystem");
     try {
