@@ -1,41 +1,79 @@
 import { withModuleLM } from "../config.js";
 import { Module, type CallOptions } from "../module.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import type { InputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
-import { demoFits } from "./agent-signature.js";
+import { positiveInt } from "./agent-loop.js";
+import { demoFits, rejectOutputs } from "./agent-signature.js";
 import type { AgentTool } from "./agent-tools.js";
-import type { FewShotExample } from "../prompt/few-shot.js";
 import type { Predict } from "./predict.js";
 
 /**
- * An agent made of a `step` predictor that it calls in a loop and an `extract` predictor that turns
- * the trajectory into the task's outputs (ReAct, CodeAct). Both are ordinary predictors, so
- * `namedPredictors()` lists them and optimizers tune them.
+ * An agent made of two predictors working on one task (ReAct and CodeAct: `step` and `extract`;
+ * ProgramOfThought: `generate` and `repair`). Both are ordinary predictors, so `namedPredictors()`
+ * lists them and optimizers tune them; they share one instruction.
  */
-export abstract class StepExtractAgent<I extends Shape, O extends Shape, R> extends Module<InputOf<I>, R> {
+export abstract class PredictorPairAgent<I extends Shape, O extends Shape, R> extends Module<InputOf<I>, R> {
   abstract readonly signature: SignatureClass<I, O>;
+  /** The predictor whose instruction is the agent's, then its partner. */
+  protected abstract predictorPair(): readonly [Predict, Predict];
+
+  /**
+   * The agent's instruction: the first predictor's. Setting it sets both, since both work on the
+   * same task; how each one works is carried by its field descriptions, not lost with it.
+   */
+  get instruction(): string {
+    return this.predictorPair()[0].instruction;
+  }
+
+  set instruction(text: string) {
+    for (const p of this.predictorPair()) p.instruction = text;
+  }
+
+  async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<R> {
+    // Applies this agent's configured LM to its inner predictors when forward is called directly.
+    return withModuleLM(this.config.lm, () => this.run(inputs, options));
+  }
+
+  protected abstract run(inputs: InputOf<I>, options: CallOptions): Promise<R>;
+}
+
+/** What ReAct and CodeAct are configured with alike. */
+export interface StepLoopOptions {
+  maxIterations?: number;
+  maxObservationChars?: number;
+}
+
+/**
+ * An agent that calls its `step` predictor in a loop and then its `extract` predictor, which turns
+ * the trajectory into the task's outputs (ReAct, CodeAct).
+ */
+export abstract class StepExtractAgent<I extends Shape, O extends Shape, R> extends PredictorPairAgent<I, O, R> {
+  readonly signature: SignatureClass<I, O>;
   /** Chooses the next step from the task inputs and the trajectory. */
   abstract step: Predict;
   /** Turns the task inputs and the trajectory into the signature's outputs. */
   abstract extract: Predict;
+  readonly maxIterations: number;
+  readonly maxObservationChars: number;
   protected abstract readonly toolsByName: Map<string, AgentTool>;
+
+  protected constructor(agent: string, signature: SignatureClass<I, O>, options: StepLoopOptions, defaultMaxIterations: number) {
+    super();
+    // The run's steps are returned as `history`; an output of that name would be overwritten.
+    rejectOutputs(agent, signature, ["history"]);
+    this.signature = signature;
+    this.maxIterations = positiveInt(agent, "maxIterations", options.maxIterations, defaultMaxIterations);
+    this.maxObservationChars = positiveInt(agent, "maxObservationChars", options.maxObservationChars, 4000);
+  }
+
+  protected predictorPair(): readonly [Predict, Predict] {
+    return [this.step, this.extract];
+  }
 
   /** The tools this agent can call, in the order given. */
   get tools(): AgentTool[] {
     return [...this.toolsByName.values()];
-  }
-
-  /**
-   * The agent's instruction: the step predictor's. Setting it sets the extractor's too, since both
-   * work on the same task; how the loop works is carried by the field descriptions, not lost with it.
-   */
-  get instruction(): string {
-    return this.step.instruction;
-  }
-
-  set instruction(text: string) {
-    this.step.instruction = text;
-    this.extract.instruction = text;
   }
 
   /**
@@ -52,11 +90,4 @@ export abstract class StepExtractAgent<I extends Shape, O extends Shape, R> exte
     this.step.demos = demos.filter((d) => demoFits(d, stepShape));
     this.extract.demos = demos.filter((d) => !demoFits(d, stepShape));
   }
-
-  async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<R> {
-    // Applies this agent's configured LM to its inner predictors when forward is called directly.
-    return withModuleLM(this.config.lm, () => this.run(inputs, options));
-  }
-
-  protected abstract run(inputs: InputOf<I>, options: CallOptions): Promise<R>;
 }

@@ -17,8 +17,8 @@ import { compiled } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
 import { defineInputs, describeCodeTools, runOutput, sandboxTools, stripCodeFence, type AgentSandboxOptions } from "./agent-code.js";
-import { agentResult, extractOrFail, positiveInt } from "./agent-loop.js";
-import { deriveSignature, rejectOutputs, taskInstruction } from "./agent-signature.js";
+import { agentResult, extractOrFail } from "./agent-loop.js";
+import { deriveSignature, taskInstruction } from "./agent-signature.js";
 import { clip, toolMap, type AgentTool } from "./agent-tools.js";
 import { StepExtractAgent } from "./agent-base.js";
 import { Predict } from "./predict.js";
@@ -70,23 +70,16 @@ const AVAILABLE_TOOLS = z.string().describe("Functions your code can call, with 
 
 /** Acting by writing JavaScript that runs in a sandbox, until the model says it is finished. */
 export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends StepExtractAgent<I, O, CodeActResult<O>> {
-  readonly signature: SignatureClass<I, O>;
   /** Chooses the next thought and code from the task inputs and the trajectory. */
   step: Predict;
   /** Turns the task inputs and the trajectory into the signature's outputs and `solution`. */
   extract: Predict;
-  readonly maxIterations: number;
-  readonly maxObservationChars: number;
   readonly sandboxOptions: AgentSandboxOptions;
   protected readonly toolsByName: Map<string, AgentTool>;
 
   constructor(signature: SignatureClass<I, O>, options: CodeActOptions = {}) {
-    super();
+    super("CodeAct", signature, options, 8);
     const sig = compiled(signature);
-    rejectOutputs("CodeAct", signature, ["history"]);
-    this.signature = signature;
-    this.maxIterations = positiveInt("CodeAct", "maxIterations", options.maxIterations, 8);
-    this.maxObservationChars = positiveInt("CodeAct", "maxObservationChars", options.maxObservationChars, 4000);
     this.sandboxOptions = { ...(options.sandbox ?? {}) };
     this.toolsByName = toolMap("CodeAct", options.tools, [], true);
     const outputs = sig.outputs.map((f) => f.name).join(", ");

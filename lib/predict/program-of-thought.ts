@@ -15,19 +15,19 @@
  * Model-written code runs only in the QuickJS sandbox (lib/sandbox), never in the host.
  */
 import { z } from "zod";
-import { withModuleLM } from "../config.js";
 import { validateInputs } from "../convert/input.js";
 import { valueToWire } from "../signature/wire.js";
 import { isPlainObject } from "../plain-object.js";
 import { convertOutputs } from "../convert/output.js";
 import { MaxIterationsError, OutputError, TypelmError } from "../errors.js";
 import { Instrumentation } from "../instrument/bus.js";
-import { Module, type CallOptions } from "../module.js";
+import type { CallOptions } from "../module.js";
 import { Sandbox } from "../sandbox/sandbox.js";
 import { compiled, type CompiledSignature } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
 import { defineInputs, stripCodeFence, type AgentSandboxOptions } from "./agent-code.js";
+import { PredictorPairAgent } from "./agent-base.js";
 import { positiveInt } from "./agent-loop.js";
 import { demoFits, deriveSignature, taskInstruction, withOutput } from "./agent-signature.js";
 import { renderValue } from "./agent-tools.js";
@@ -83,7 +83,7 @@ function wrap(code: string): string {
 const TRIES = "programofthought.attempt";
 
 /** The model writes a program; the sandbox runs it; its value becomes the typed prediction. */
-export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> extends Module<InputOf<I>, ProgramOfThoughtResult<O>> {
+export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> extends PredictorPairAgent<I, O, ProgramOfThoughtResult<O>> {
   readonly signature: SignatureClass<I, O>;
   /** Writes the first program from the task inputs. */
   generate: Predict;
@@ -124,14 +124,8 @@ export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> 
     );
   }
 
-  /** The generator's instruction; setting it sets the repairer's too (same task). */
-  get instruction(): string {
-    return this.generate.instruction;
-  }
-
-  set instruction(text: string) {
-    this.generate.instruction = text;
-    this.repair.instruction = text;
+  protected predictorPair(): readonly [Predict, Predict] {
+    return [this.generate, this.repair];
   }
 
   /**
@@ -149,11 +143,7 @@ export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> 
     this.generate.demos = demos.map((d) => (demoFits(d, codeShape) ? d : withOutput(d, { code: answerProgram(sig, d.output) })));
   }
 
-  async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<ProgramOfThoughtResult<O>> {
-    return withModuleLM(this.config.lm, () => this.run(inputs, options));
-  }
-
-  private async run(inputs: InputOf<I>, options: CallOptions): Promise<ProgramOfThoughtResult<O>> {
+  protected async run(inputs: InputOf<I>, options: CallOptions): Promise<ProgramOfThoughtResult<O>> {
     const sig = compiled(this.signature);
     const values = validateInputs(sig, inputs);
     const callOptions: CallOptions = options.lm === undefined ? {} : { lm: options.lm };

@@ -13,8 +13,8 @@ import type { CallOptions } from "../module.js";
 import { compiled } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
-import { agentResult, extractOrFail, positiveInt } from "./agent-loop.js";
-import { deriveSignature, rejectOutputs, taskInstruction } from "./agent-signature.js";
+import { agentResult, extractOrFail } from "./agent-loop.js";
+import { deriveSignature, taskInstruction } from "./agent-signature.js";
 import { clip, describeTools, invokeSafely, renderValue, toolMap, type AgentTool } from "./agent-tools.js";
 import { StepExtractAgent } from "./agent-base.js";
 import { Predict } from "./predict.js";
@@ -60,22 +60,15 @@ const AVAILABLE_TOOLS = z.string().describe("The tools you can call, with the JS
 
 /** Reasoning and acting with tools until the model finishes; then extraction of the typed outputs. */
 export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends StepExtractAgent<I, O, ReActResult<O>> {
-  readonly signature: SignatureClass<I, O>;
   /** Chooses the next thought, action and tool input from the task inputs and the trajectory. */
   step: Predict;
   /** Turns the task inputs and the trajectory into the signature's outputs. */
   extract: Predict;
-  readonly maxIterations: number;
-  readonly maxObservationChars: number;
   protected readonly toolsByName: Map<string, AgentTool>;
 
   constructor(signature: SignatureClass<I, O>, options: ReActOptions = {}) {
-    super();
+    super("ReAct", signature, options, 10);
     const sig = compiled(signature);
-    rejectOutputs("ReAct", signature, ["history"]);
-    this.signature = signature;
-    this.maxIterations = positiveInt("ReAct", "maxIterations", options.maxIterations, 10);
-    this.maxObservationChars = positiveInt("ReAct", "maxObservationChars", options.maxObservationChars, 4000);
     this.toolsByName = toolMap("ReAct", options.tools, [FINISH]);
     const outputs = sig.outputs.map((f) => f.name).join(", ");
     this.step = new Predict(
