@@ -107,7 +107,7 @@ function treeChart(trials: readonly Trial[]): VegaLiteSpec {
 function chartSpec(run: CandidatesInput): VegaLiteSpec {
   const scores = scoreChart(run);
   if (!run.trials.some((t) => t.parents?.length)) return { ...scores, title: `${run.name ?? "Optimization"}: ${scores.title}` };
-  return { title: run.name ?? "Optimization", vconcat: [scores, treeChart(run.trials)], resolve: { scale: { color: "independent" } } };
+  return { title: run.name ?? "Optimization", vconcat: [scores, treeChart(run.trials)], resolve: { scale: { color: "independent", shape: "independent" } } };
 }
 
 const short = (text: string, max = 160) => (text.length > max ? text.slice(0, max - 1) + "…" : text);
