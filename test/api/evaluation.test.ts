@@ -9,20 +9,20 @@ import type { TypelmEvent } from "typelm";
 import { ScriptedLM } from "typelm/testing";
 
 class Sentiment extends Signature {
-  static description = "Label the sentiment.";
-  static input = { text: z.string() };
-  static output = { label: z.enum(["pos", "neg"]) };
+  static override description = "Label the sentiment.";
+  static override input = { text: z.string() };
+  static override output = { label: z.enum(["pos", "neg"]) };
 }
 class Answer extends Signature {
-  static description = "Answer in words.";
-  static input = { question: z.string() };
-  static output = { answer: z.string() };
+  static override description = "Answer in words.";
+  static override input = { question: z.string() };
+  static override output = { answer: z.string() };
 }
 
 const ex = (text: string, label: "pos" | "neg", id: string) => new FewShotExample({ input: { text }, output: { label }, id });
 // Gold pos,pos,neg,neg; the model says pos,neg,neg,neg (it reads the word after "say").
 const data = [ex("say pos a", "pos", "e0"), ex("say neg b", "pos", "e1"), ex("say neg c", "neg", "e2"), ex("say neg d", "neg", "e3")];
-const parrot = () => new ScriptedLM((req) => ({ label: String(req.inputs.text).split(" ")[1] }));
+const parrot = () => new ScriptedLM((req) => ({ label: String(req.inputs!.text).split(" ")[1] }));
 
 let dir: string;
 beforeEach(() => {
@@ -99,7 +99,7 @@ describe("Evaluation", () => {
 
   test("failures (bad reply, throwing metric) are rows with their error, scored 0, kept in the denominator", async () => {
     const m = new Predict(Sentiment);
-    m.configure((c) => { c.lm = new ScriptedLM((req) => (req.inputs.text === "say pos a" ? "garbage, not json" : { label: String(req.inputs.text).split(" ")[1] })); });
+    m.configure((c) => { c.lm = new ScriptedLM((req) => (req.inputs!.text === "say pos a" ? "garbage, not json" : { label: String(req.inputs!.text).split(" ")[1] })); });
     const picky = (e: FewShotExample) => { if (e.id === "e3") throw new Error("metric exploded"); return 1; };
     const report = await new Evaluation({ progress: false, record: false }).evaluate({ moduleInstance: m, testExamples: data, metrics: ["accuracy", picky] });
     expect(report.results).toHaveLength(4);

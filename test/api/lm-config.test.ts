@@ -14,9 +14,9 @@ import { ScriptedLM, startFakeProvider } from "typelm/testing";
 import type { FakeProvider } from "typelm/testing";
 
 class Classify extends Signature {
-  static description = "Classify the sentiment of a sentence.";
-  static input = { sentence: z.string() };
-  static output = { sentiment: z.enum(["positive", "negative", "neutral"]) };
+  static override description = "Classify the sentiment of a sentence.";
+  static override input = { sentence: z.string() };
+  static override output = { sentiment: z.enum(["positive", "negative", "neutral"]) };
 }
 
 let fake: FakeProvider;

@@ -22,17 +22,18 @@ const CATEGORY: Record<string, "fruit" | "animal" | "tool"> = {
 };
 const RULE = "name the category of the keyword";
 class Categorize extends Signature {
-  static description = "Categorize the text.";
-  static input = { text: z.string() };
-  static output = { label: z.enum(["fruit", "animal", "tool"]) };
+  static override description = "Categorize the text.";
+  static override input = { text: z.string() };
+  static override output = { label: z.enum(["fruit", "animal", "tool"]) };
 }
+type Program = ReturnType<typeof program>;
 const words = Object.keys(CATEGORY);
 const examples = words.map((w, i) => new FewShotExample({ input: { text: `the ${w} here` }, output: { label: CATEGORY[w]! }, id: `ex-${i}` }));
 const train = examples.filter((_, i) => i % 2 === 0);
 const val = examples.filter((_, i) => i % 2 === 1);
 const taskLM = () => new SimulatedLM({ rules: [{ phrase: RULE, answer: ({ text }) => ({ label: CATEGORY[String(text).split(" ")[1]!] }) }] });
 const program = () => { const p = new Predict(Categorize); p.configure((c) => { c.lm = taskLM(); }); return p; };
-const score = async (m: Predict) =>
+const score = async (m: Program) =>
   (await new Evaluation({ progress: false, record: false }).evaluate({ moduleInstance: m, testExamples: val })).accuracy!;
 
 let dir: string;
@@ -50,8 +51,8 @@ describe("SimpleOptimizer", () => {
       .compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
     expect(better).not.toBe(m);
     expect(m.instruction).toBe("Categorize the text.");
-    expect((better as Predict).instruction).toContain(RULE);
-    expect(await score(better as Predict)).toBeGreaterThan(before);
+    expect(better.instruction).toContain(RULE);
+    expect(await score(better)).toBeGreaterThan(before);
   });
 });
 
@@ -74,8 +75,8 @@ describe("MIPROv2", () => {
     let tuned;
     try { tuned = await mipro.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val }); } finally { off(); }
     expect(m.instruction).toBe("Categorize the text.");
-    expect((tuned as Predict).instruction).toContain(RULE);
-    expect(await score(tuned as Predict)).toBe(1);
+    expect(tuned.instruction).toContain(RULE);
+    expect(await score(tuned)).toBe(1);
     const run = mipro.lastRun!;
     expect(run.kind).toBe("optimization");
     expect(run.status).toBe("completed");
@@ -102,7 +103,7 @@ describe("MIPROv2", () => {
     const first = await mipro.compile(args);
     const run = mipro.lastRun!;
     const again = await mipro.compile({ ...args, resume: run.id });
-    expect((again as Predict).instruction).toBe((first as Predict).instruction);
+    expect(again.instruction).toBe(first.instruction);
     expect(mipro.lastRun!.trials.map((t) => [t.kind, t.score])).toEqual(run.trials.map((t) => [t.kind, t.score]));
   });
 
@@ -131,7 +132,7 @@ describe("GEPA", () => {
     const gepa = new GEPA({ metric, maxMetricCalls: 60, reflectionLM: reflectionLM(), seed: 7 });
     const evolved = await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
     expect(m.instruction).toBe("Categorize the text.");
-    expect((evolved as Predict).instruction).toContain(RULE);
+    expect(evolved.instruction).toContain(RULE);
     const run = gepa.lastRun!;
     expect(run.status).toBe("completed");
     expect(Math.max(...run.trials.map((t) => t.budgetSpent))).toBeLessThanOrEqual(60);

@@ -2,26 +2,26 @@
 import { afterEach, describe, expect, test } from "@jest/globals";
 import { z } from "zod";
 import {
-  CalculatorTool, ChainOfThought, CodeAct, FewShotExample, Instrumentation, MaxIterationsError, Module, OutputError,
+  CalculatorTool, ChainOfThought, CodeAct, Evaluation, FewShotExample, Instrumentation, MaxIterationsError, Module, OutputError,
   Predict, ProgramOfThought, ReAct, Signature, ValidationError, configure, tool,
 } from "typelm";
 import type { TypelmEvent } from "typelm";
 import { ScriptedLM } from "typelm/testing";
 
 class Classify extends Signature {
-  static description = "Classify the sentiment of a sentence.";
-  static input = { sentence: z.string().describe("text to classify") };
-  static output = { sentiment: z.enum(["positive", "negative", "neutral"]), confidence: z.number().default(1.0) };
+  static override description = "Classify the sentiment of a sentence.";
+  static override input = { sentence: z.string().describe("text to classify") };
+  static override output = { sentiment: z.enum(["positive", "negative", "neutral"]), confidence: z.number().default(1.0) };
 }
 class Question extends Signature {
-  static description = "Answer the question.";
-  static input = { question: z.string() };
-  static output = { answer: z.string() };
+  static override description = "Answer the question.";
+  static override input = { question: z.string() };
+  static override output = { answer: z.string() };
 }
 class Solve extends Signature {
-  static description = "Solve the arithmetic problem.";
-  static input = { problem: z.string() };
-  static output = { value: z.number() };
+  static override description = "Solve the arithmetic problem.";
+  static override input = { problem: z.string() };
+  static override output = { value: z.number() };
 }
 
 const sent = (lm: ScriptedLM) => lm.requests.map((r) => r.messages.map((m) => m.content).join("\n")).join("\n");
@@ -169,9 +169,9 @@ describe("instruction and demos reach the prompt for every predictor kind", () =
 
 describe("Modules", () => {
   class Summarize extends Signature {
-    static description = "Summarize the text.";
-    static input = { text: z.string() };
-    static output = { summary: z.string() };
+    static override description = "Summarize the text.";
+    static override input = { text: z.string() };
+    static override output = { summary: z.string() };
   }
   class Pipeline extends Module {
     classify = new Predict(Classify);
@@ -226,5 +226,28 @@ describe("Modules", () => {
     const lm = new ScriptedLM(replies);
     await other.call({ text: "x" }, { lm });
     expect(sent(lm)).toContain("STATE-MARKER");
+  });
+});
+
+describe("SimulatedLM (typelm/testing)", () => {
+  test("answers from the prompt only: a rule phrase in the instruction, else the nearest demo, else the first label; usage estimated", async () => {
+    const { SimulatedLM } = await import("typelm/testing");
+    const lm = new SimulatedLM({ rules: [{ phrase: "use the magic rule", answer: () => ({ sentiment: "neutral" }) }] });
+    const p = new Predict(Classify);
+    expect((await p.call({ sentence: "good stuff" }, { lm })).sentiment).toBe("positive"); // first label
+    p.demos = [new FewShotExample({ input: { sentence: "bad stuff" }, output: { sentiment: "negative" }, id: "d" })];
+    expect((await p.call({ sentence: "bad stuff indeed" }, { lm })).sentiment).toBe("negative"); // nearest demo
+    p.instruction = "Please USE THE MAGIC RULE.";
+    expect((await p.call({ sentence: "bad stuff indeed" }, { lm })).sentiment).toBe("neutral"); // rule
+    expect(lm.requests).toHaveLength(3);
+    const blind = new SimulatedLM({ promptBlind: true, rules: [{ phrase: "use the magic rule", answer: () => ({ sentiment: "neutral" }) }] });
+    expect((await p.call({ sentence: "bad stuff indeed" }, { lm: blind })).sentiment).toBe("positive");
+    p.configure((c) => { c.lm = lm; });
+    const report = await new Evaluation({ progress: false, record: false }).evaluate({ moduleInstance: p, testExamples: [
+      new FewShotExample({ input: { sentence: "x" }, output: { sentiment: "neutral" }, id: "x" })] });
+    expect(report.accuracy).toBe(1);
+    expect(report.inputTokens).toBeGreaterThan(0);
+    expect(report.outputTokens).toBeGreaterThan(0);
+    expect(report.cost).toBe(0);
   });
 });

@@ -14,14 +14,14 @@ import { ScriptedLM } from "typelm/testing";
 const root = resolve(import.meta.dirname, "../..");
 
 class Classify extends Signature {
-  static description = "Classify the sentiment of a sentence.";
-  static input = { sentence: z.string() };
-  static output = { sentiment: z.enum(["positive", "negative", "neutral"]) };
+  static override description = "Classify the sentiment of a sentence.";
+  static override input = { sentence: z.string() };
+  static override output = { sentiment: z.enum(["positive", "negative", "neutral"]) };
 }
 class Other extends Signature {
-  static description = "Something else.";
-  static input = { sentence: z.string() };
-  static output = { topic: z.string() };
+  static override description = "Something else.";
+  static override input = { sentence: z.string() };
+  static override output = { topic: z.string() };
 }
 class Pipeline extends Module {
   classify = new Predict(Classify);
@@ -106,9 +106,9 @@ describe("Registry", () => {
       import { Module, Predict, Registry, Signature } from "typelm";
       import { ScriptedLM } from "typelm/testing";
       class Classify extends Signature {
-        static description = "Classify the sentiment of a sentence.";
-        static input = { sentence: z.string() };
-        static output = { sentiment: z.enum(["positive", "negative", "neutral"]) };
+        static override description = "Classify the sentiment of a sentence.";
+        static override input = { sentence: z.string() };
+        static override output = { sentiment: z.enum(["positive", "negative", "neutral"]) };
       }
       class Pipeline extends Module {
         classify = new Predict(Classify);
@@ -204,4 +204,27 @@ describe("loadDataset", () => {
     expect(byPath.test.map((e) => e.id)).toEqual((await loadDataset("poem-sentiment")).test.map((e) => e.id));
     await expect(loadDataset("no-such-dataset")).rejects.toThrow(ValidationError);
   });
+});
+
+describe("typelm reproduce", () => {
+  test("writes reports/<experiment>/ with the model named on the first line; results.json is byte-identical on a rerun", () => {
+    const cwdDir = mkdtempSync(join(tmpdir(), "typelm-api-repro-"));
+    // No --lm, no TYPELM_LM, an Ollama host where nothing answers: the offline stand-in runs.
+    const env = { ...process.env, TYPELM_LM: "", OLLAMA_HOST: "http://127.0.0.1:9" };
+    delete (env as Record<string, string | undefined>).TYPELM_LM;
+    try {
+      const run = () => execFileSync(process.execPath, [join(root, "dist/lib/lab/bin.js"), "reproduce", "poem-sentiment", "--limit", "8", "--seed", "3"],
+        { cwd: cwdDir, encoding: "utf8", env, stdio: "pipe" });
+      run();
+      const out = join(cwdDir, "reports", "poem-sentiment");
+      const first = readFileSync(join(out, "results.json"));
+      expect(readFileSync(join(out, "report.md"), "utf8").split("\n")[0]).toMatch(/stand-in/);
+      run();
+      expect(readFileSync(join(out, "results.json")).equals(first)).toBe(true);
+      expect(existsSync(join(out, "metrics.png"))).toBe(true);
+      let failed = false;
+      try { execFileSync(process.execPath, [join(root, "dist/lib/lab/bin.js"), "reproduce", "no-such-experiment"], { cwd: cwdDir, env, stdio: "pipe" }); } catch { failed = true; }
+      expect(failed).toBe(true);
+    } finally { rmSync(cwdDir, { recursive: true, force: true }); }
+  }, 60_000);
 });

@@ -5,9 +5,9 @@ import { ChainOfThought, Predict, Signature, Temporal, ValidationError, t } from
 import { ScriptedLM } from "typelm/testing";
 
 class Classify extends Signature {
-  static description = "Classify the sentiment of a sentence.";
-  static input = { sentence: z.string().describe("text to classify") };
-  static output = {
+  static override description = "Classify the sentiment of a sentence.";
+  static override input = { sentence: z.string().describe("text to classify") };
+  static override output = {
     sentiment: z.enum(["positive", "negative", "neutral"]),
     confidence: z.number().default(1.0),
   };
@@ -16,9 +16,9 @@ class Classify extends Signature {
 enum Color { Red = "red", Green = "green" }
 
 class AllTypes extends Signature {
-  static description = "Every field type.";
-  static input = { q: z.string() };
-  static output = {
+  static override description = "Every field type.";
+  static override input = { q: z.string() };
+  static override output = {
     s: z.string().describe("a string"),
     i: z.number().int(),
     f: z.number(),
@@ -102,8 +102,8 @@ describe("Signature classes", () => {
     const r = await new Predict(Summ).call({ text: "long text" }, { lm });
     expect(r.summary).toBe("short");
     class Joke extends Signature {
-      static description = "Tell a joke.";
-      static output = { joke: z.string() };
+      static override description = "Tell a joke.";
+      static override output = { joke: z.string() };
     }
     const j = await new Predict(Joke).call({}, { lm: new ScriptedLM([{ joke: "knock knock" }]) });
     expect(j.joke).toBe("knock knock");
@@ -139,17 +139,17 @@ describe("conversion of values", () => {
 
   test("date inputs may be ISO strings and are converted; input defaults apply", async () => {
     class When extends Signature {
-      static description = "Day of week.";
-      static input = { day: t.date(), at: z.date(), tone: z.string().default("plain") };
-      static output = { weekday: z.string() };
+      static override description = "Day of week.";
+      static override input = { day: t.date(), at: z.date(), tone: z.string().default("plain") };
+      static override output = { weekday: z.string() };
     }
     const lm = new ScriptedLM([{ weekday: "Thursday" }]);
     await new Predict(When).call({ day: "2024-02-29" as any, at: "2024-02-29T12:00:00Z" as any }, { lm });
     const req = lm.requests[0]!;
-    expect(req.inputs.day).toBeInstanceOf(Temporal.PlainDate);
-    expect(String(req.inputs.day)).toBe("2024-02-29");
-    expect(req.inputs.at).toBeInstanceOf(Date);
-    expect(req.inputs.tone).toBe("plain");
+    expect(req.inputs!.day).toBeInstanceOf(Temporal.PlainDate);
+    expect(String(req.inputs!.day)).toBe("2024-02-29");
+    expect(req.inputs!.at).toBeInstanceOf(Date);
+    expect(req.inputs!.tone).toBe("plain");
     expect(req.messages.map((m) => m.content).join("\n")).toContain("2024-02-29");
   });
 

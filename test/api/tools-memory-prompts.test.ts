@@ -14,8 +14,8 @@ class Weather extends Tool {
   async call({ city, units }: { city: string; units: "c" | "f" }) { return `18 ${units} in ${city}`; }
 }
 class Files extends Toolset {
-  static toolsetName = "files";
-  static tools = {
+  static override toolsetName = "files";
+  static override tools = {
     read_file: { description: "Read a file", input: { path: z.string() }, call: async ({ path }: any) => `contents of ${path}` },
   };
 }
@@ -79,6 +79,14 @@ describe("Sandbox", () => {
       expect(typeof d.error).toBe("string");
     } finally { sb.dispose(); }
   });
+
+  test("memoryLimitBytes bounds the guest: an over-large allocation is an error, not a crash", async () => {
+    const sb = await Sandbox.create({ timeoutMs: 5000, memoryLimitBytes: 8 * 1024 * 1024 });
+    try {
+      const r = await sb.run("const a = []; for (let i = 0; i < 1e7; i++) a.push('x' + i); a.length");
+      expect(typeof r.error).toBe("string");
+    } finally { sb.dispose(); }
+  });
 });
 
 describe("Memory", () => {
@@ -120,9 +128,9 @@ describe("Memory", () => {
 
 describe("Prompt", () => {
   class Classify extends Signature {
-    static description = "Classify the sentiment of a sentence.";
-    static input = { sentence: z.string() };
-    static output = { sentiment: z.enum(["positive", "negative", "neutral"]), confidence: z.number().optional() };
+    static override description = "Classify the sentiment of a sentence.";
+    static override input = { sentence: z.string() };
+    static override output = { sentiment: z.enum(["positive", "negative", "neutral"]), confidence: z.number().optional() };
   }
 
   test("fromSignature: system() and user(inputs); JSON Schema by default, BAML on request", () => {
