@@ -106,9 +106,9 @@ describe("Registry", () => {
       import { Module, Predict, Registry, Signature } from "typelm";
       import { ScriptedLM } from "typelm/testing";
       class Classify extends Signature {
-        static override description = "Classify the sentiment of a sentence.";
-        static override input = { sentence: z.string() };
-        static override output = { sentiment: z.enum(["positive", "negative", "neutral"]) };
+        static description = "Classify the sentiment of a sentence.";
+        static input = { sentence: z.string() };
+        static output = { sentiment: z.enum(["positive", "negative", "neutral"]) };
       }
       class Pipeline extends Module {
         classify = new Predict(Classify);
