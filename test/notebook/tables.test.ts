@@ -3,7 +3,7 @@ import { z } from "zod";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ChainOfThought, CodeAct, FewShotExample, LabStore, MaxIterationsError, Predict, ReAct, Registry, Signature, tool } from "../../lib/index.js";
+import { ChainOfThought, CodeAct, FewShotExample, LabStore, MaxIterationsError, Predict, ProgramOfThought, ReAct, Registry, Signature, tool } from "../../lib/index.js";
 import { display } from "../../lib/notebook/index.js";
 import type { RunSummary } from "../../lib/store/records.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
@@ -83,6 +83,20 @@ describe("display.trace", () => {
     expect(bundle["text/html"]).toContain("const squar = (x) =&gt; x &lt; 0 ? 0 : x * x;");
     expect(bundle["text/html"]).toMatch(/<b>Error:<\/b> ReferenceError: .*squar/);
     expect(bundle["text/plain"]).toContain("output: 9");
+  });
+
+  it("shows ProgramOfThought's attempts: the failed program in red, then the one that answered", async () => {
+    const Sum = Signature.define({ name: "Sum", description: "Add.", input: { a: z.number(), b: z.number() }, output: { total: z.number() } });
+    const lm = new ScriptedLM([
+      { code: "console.log('trying');\nanswer({ total: inputs.a + inputs.c.value })" },
+      { code: "answer({ total: inputs.a + inputs.b })" },
+    ]);
+    const r = await new ProgramOfThought(Sum).call({ a: 1, b: 2 }, { lm });
+    const bundle = display.trace(r)!;
+    expect(bundle["text/plain"]).toContain("Agent trace: 2 steps, 1 with errors");
+    expect(bundle["text/plain"]).toMatch(/Step 1 \[ERROR\][\s\S]*TypeError/);
+    expect(bundle["text/html"]).toContain("answer({ total: inputs.a + inputs.b })");
+    expect(bundle["text/plain"]).toContain("total: 3");
   });
 
   it("shows the steps of an agent that ran out of iterations", () => {
