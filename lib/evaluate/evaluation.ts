@@ -90,7 +90,10 @@ export class Evaluation {
     });
     const { runId } = recorder;
     const started = performance.now();
-    Instrumentation.emit("evaluation.start", { runId, name: this.name, total, concurrency: this.concurrency, metrics: metricNames });
+    // `progress` lets the notebook display skip a run started with `progress: false`.
+    Instrumentation.emit("evaluation.start", {
+      runId, name: this.name, total, concurrency: this.concurrency, metrics: metricNames, progress: this.progress !== false,
+    });
 
     const limiter = new AdaptiveConcurrency(this.concurrency, Date.now, (limit, cause, retryAfterMs) =>
       Instrumentation.emit("evaluation.concurrency", { runId, name: this.name, limit, cause, retryAfterMs }));

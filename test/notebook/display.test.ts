@@ -11,6 +11,9 @@ jest.unstable_mockModule("node:module", () => ({ createRequire: () => ({ cache }
 const { Instrumentation } = await import("../../lib/instrument/bus.js");
 const { Prediction } = await import("../../lib/predict/prediction.js");
 const { display, inNotebook, watchProgress } = await import("../../lib/notebook/index.js");
+const { Evaluation, FewShotExample, Predict, Signature } = await import("../../lib/index.js");
+const { ScriptedLM } = await import("../../lib/testing/index.js");
+const { z } = await import("zod");
 
 let sent: { message: Message; update: boolean }[];
 
@@ -100,6 +103,20 @@ describe("in a tslab kernel", () => {
     Instrumentation.emit("evaluation.end", { runId: "r3", ok: false, error: "TypeError: metric threw", done: 0, total: 3 });
     stop();
     expect(sent.at(-1)!.message.data["text/plain"]).toContain("broken (failed: TypeError: metric threw)");
+  });
+
+  it("follows a real Evaluation in one display, and none when it runs with progress: false", async () => {
+    const Echo = Signature.define({ name: "Echo", description: "Echo.", input: { x: z.string() }, output: { y: z.enum(["a", "b"]) } });
+    const program = new Predict(Echo);
+    program.configure((c) => { c.lm = new ScriptedLM(() => ({ y: "a" })); });
+    const examples = ["a", "b", "a"].map((y, i) => new FewShotExample({ id: `e${i}`, input: { x: y }, output: { y } }));
+    const stop = watchProgress();
+    await new Evaluation({ record: false, progress: false }).evaluate({ moduleInstance: program, testExamples: examples });
+    expect(sent).toHaveLength(0);
+    await new Evaluation({ record: false, name: "echo" }).evaluate({ moduleInstance: program, testExamples: examples });
+    stop();
+    expect(new Set(sent.map((s) => s.message.transient.display_id)).size).toBe(1);
+    expect(sent.at(-1)!.message.data["text/plain"]).toBe("echo (done): 3 / 3 examples · running score 0.6667 · failures 0 · cost $0.0000");
   });
 
   it("keeps out of a run started with progress off, and of events after it stops watching", () => {
