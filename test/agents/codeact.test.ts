@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it, jest } from "@jest/globals";
+import { describe, expect, it, jest } from "@jest/globals";
 import { z } from "zod";
-import { FewShotExample, Instrumentation, MaxIterationsError, Signature, TypelmError, resetConfiguration } from "../../lib/index.js";
+import { FewShotExample, Instrumentation, MaxIterationsError, Signature, TypelmError } from "../../lib/index.js";
 import { CodeAct, type CodeActStep } from "../../lib/predict/codeact.js";
 import { Sandbox } from "../../lib/sandbox/sandbox.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
+import { resetAfterEach, systemText, userText } from "../helpers/scripted.js";
 import { tool } from "../../lib/tools/tool.js";
 
 const Task = Signature.define({
@@ -20,14 +21,7 @@ const Stats = Signature.define({
   output: { mean: z.number(), max: z.number().int(), parity: z.enum(["even", "odd"]), summary: z.string() },
 });
 
-const userText = (lm: ScriptedLM, i: number) => lm.requests[i]!.messages.find((m) => m.role === "user")!.content;
-const systemText = (lm: ScriptedLM, i: number) => lm.requests[i]!.messages.find((m) => m.role === "system")!.content;
-
-afterEach(() => {
-  resetConfiguration();
-  Instrumentation.reset();
-  jest.restoreAllMocks();
-});
+resetAfterEach();
 
 describe("CodeAct", () => {
   it("runs code over several steps with variables persisting, then extracts outputs and solution", async () => {

@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it, jest } from "@jest/globals";
+import { describe, expect, it, jest } from "@jest/globals";
 import { z } from "zod";
-import { FewShotExample, Instrumentation, MaxIterationsError, Signature, ValidationError, resetConfiguration } from "../../lib/index.js";
+import { FewShotExample, Instrumentation, MaxIterationsError, Signature, ValidationError } from "../../lib/index.js";
 import { ProgramOfThought, type ProgramAttempt } from "../../lib/predict/program-of-thought.js";
 import { Sandbox } from "../../lib/sandbox/sandbox.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
+import { resetAfterEach, systemText, userText } from "../helpers/scripted.js";
 
 const Sum = Signature.define({
   name: "Sum",
@@ -24,14 +25,7 @@ const Describe = Signature.define({
   },
 });
 
-const userText = (lm: ScriptedLM, i: number) => lm.requests[i]!.messages.find((m) => m.role === "user")!.content;
-const systemText = (lm: ScriptedLM, i: number) => lm.requests[i]!.messages.find((m) => m.role === "system")!.content;
-
-afterEach(() => {
-  resetConfiguration();
-  Instrumentation.reset();
-  jest.restoreAllMocks();
-});
+resetAfterEach();
 
 describe("ProgramOfThought", () => {
   it("runs the model's program in the sandbox and types what it hands to answer()", async () => {

@@ -1,8 +1,9 @@
-import { afterEach, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { z } from "zod";
-import { FewShotExample, Instrumentation, MaxIterationsError, Signature, ValidationError, resetConfiguration } from "../../lib/index.js";
+import { FewShotExample, Instrumentation, MaxIterationsError, Signature, ValidationError } from "../../lib/index.js";
 import { ReAct, type ReActStep } from "../../lib/predict/react.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
+import { resetAfterEach, systemText, userText } from "../helpers/scripted.js";
 import { CalculatorTool } from "../../lib/tools/calculator.js";
 import { tool } from "../../lib/tools/tool.js";
 import { Toolset, toolEntry } from "../../lib/tools/toolset.js";
@@ -55,13 +56,7 @@ function flaky() {
 }
 
 /** The user message of a request (where the trajectory is). */
-const userText = (lm: ScriptedLM, i: number) => lm.requests[i]!.messages.find((m) => m.role === "user")!.content;
-const systemText = (lm: ScriptedLM, i: number) => lm.requests[i]!.messages.find((m) => m.role === "system")!.content;
-
-afterEach(() => {
-  resetConfiguration();
-  Instrumentation.reset();
-});
+resetAfterEach();
 
 describe("ReAct", () => {
   it("runs a multi-step loop over tools, then extracts the typed answer", async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
+import { afterAll, beforeEach, describe, expect, it } from "@jest/globals";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +10,7 @@ import { configure, resetConfiguration } from "../../lib/config.js";
 import { closeStore, openStore } from "../../lib/store/db.js";
 import { LMCacheTable } from "../../lib/store/lm-cache.js";
 import { startFakeProvider, type FakeProvider } from "../../lib/testing/fake-provider.js";
-import { lmFor, PROVIDER_NAMES, TEST_KEY } from "./helpers.js";
+import { lmFor, PROVIDER_NAMES, TEST_KEY, withFakeProvider } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-cache-"));
 const opened: string[] = [];
@@ -22,18 +22,12 @@ function freshPath(): string {
 }
 
 let fake: FakeProvider;
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
+withFakeProvider((f) => (fake = f));
 afterAll(async () => {
-  await fake.close();
   for (const path of opened) await closeStore(path);
   rmSync(dir, { recursive: true, force: true });
 });
-beforeEach(() => {
-  fake.reset();
-  LM.resetConfiguration();
-});
+beforeEach(() => LM.resetConfiguration());
 
 const question = (i: number) => [
   { role: "system" as const, content: "Answer briefly." },

@@ -1,6 +1,7 @@
 import { configure } from "../../lib/config.js";
 import { LM, type LMOptions } from "../../lib/lm/lm.js";
-import type { FakeProvider } from "../../lib/testing/fake-provider.js";
+import { afterAll, beforeAll, beforeEach } from "@jest/globals";
+import { startFakeProvider, type FakeProvider } from "../../lib/testing/fake-provider.js";
 
 export const TEST_KEY = "sk-test-SECRET-123456";
 
@@ -32,4 +33,20 @@ export function captureLogLines(): string[] {
     c.logger.level = "debug";
   });
   return lines;
+}
+
+/**
+ * Runs the fake provider for a test file: started once before its tests (handed to `use`), reset
+ * before each test (replies queued and requests seen), closed after the last.
+ */
+export function withFakeProvider(use: (fake: FakeProvider) => void): void {
+  let fake: FakeProvider | undefined;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    use(fake);
+  });
+  beforeEach(() => fake!.reset());
+  afterAll(async () => {
+    await fake?.close();
+  });
 }

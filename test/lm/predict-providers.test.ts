@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
+import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { z } from "zod";
 import { configure, resetConfiguration } from "../../lib/config.js";
 import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
@@ -9,8 +9,8 @@ import { Signature } from "../../lib/signature/signature.js";
 import { Strategy, StrategyInterface } from "../../lib/strategy/strategy.js";
 import type { LMResponse } from "../../lib/lm/types.js";
 import type { SignatureClass } from "../../lib/signature/signature.js";
-import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/fake-provider.js";
-import { captureLogLines, lmFor, PROVIDER_NAMES, type ProviderName } from "./helpers.js";
+import type { FakeProvider, FakeRequest } from "../../lib/testing/fake-provider.js";
+import { captureLogLines, lmFor, PROVIDER_NAMES, withFakeProvider, type ProviderName } from "./helpers.js";
 
 class Classify extends Signature {
   static override description = "Classify the sentiment of a sentence.";
@@ -27,13 +27,7 @@ const answer = { sentiment: "positive", confidence: 0.9, scores: { joy: 0.8 } };
 const reasoned = { reasoning: "The speaker loves it.", ...answer };
 
 let fake: FakeProvider;
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => fake.reset());
+withFakeProvider((f) => (fake = f));
 afterEach(() => resetConfiguration());
 
 /** The schema a request asked for natively, whatever the wire format (undefined in Enhanced Prompting). */

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
+import { beforeEach, describe, expect, it } from "@jest/globals";
 import { LM } from "../../lib/lm/lm.js";
-import { startFakeProvider, type FakeProvider } from "../../lib/testing/fake-provider.js";
-import { lmFor, TEST_KEY } from "./helpers.js";
+import type { FakeProvider } from "../../lib/testing/fake-provider.js";
+import { lmFor, TEST_KEY, withFakeProvider } from "./helpers.js";
 
 const messages = [
   { role: "system" as const, content: "You classify sentiment." },
@@ -16,16 +16,8 @@ const schema = {
 };
 
 let fake: FakeProvider;
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.reset();
-  LM.resetConfiguration();
-});
+withFakeProvider((f) => (fake = f));
+beforeEach(() => LM.resetConfiguration());
 
 describe("OpenAI through the openai SDK", () => {
   it("sends messages, temperature and max_completion_tokens, and reads content and usage", async () => {

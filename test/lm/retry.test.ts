@@ -1,23 +1,17 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
+import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { LMError } from "../../lib/errors.js";
 import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
 import { retryAfterFrom, classifyFailure } from "../../lib/lm/failure.js";
 import { LM } from "../../lib/lm/lm.js";
 import { backoffMs } from "../../lib/lm/retry.js";
-import { startFakeProvider, type FakeProvider } from "../../lib/testing/fake-provider.js";
-import { lmFor, PROVIDER_NAMES } from "./helpers.js";
+import type { FakeProvider } from "../../lib/testing/fake-provider.js";
+import { lmFor, PROVIDER_NAMES, withFakeProvider } from "./helpers.js";
 
 const messages = [{ role: "user" as const, content: "hello" }];
 
 let fake: FakeProvider;
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await fake.close();
-});
+withFakeProvider((f) => (fake = f));
 beforeEach(() => {
-  fake.reset();
   LM.resetConfiguration();
   LM.configure((c) => {
     c.retryDelay = 0.01;

@@ -5,7 +5,7 @@ import { FewShotExample, Module, Predict, Signature } from "../../lib/index.js";
 import type { ScriptedRequest } from "../../lib/testing/index.js";
 import { SimulatedLM } from "../../lib/testing/index.js";
 import { readPrompt } from "../../lib/testing/read-prompt.js";
-import { KEYWORDS, labelOf, RULE_PHRASE, Topic } from "./task.js";
+import { FILLER, KEYWORDS, labelOf, lcg, RULE_PHRASE, Topic } from "./task.js";
 
 export const TONE_PHRASE = "loud when a word is in capitals";
 
@@ -23,13 +23,6 @@ export class TopicAndTone extends Module {
     const b = await this.tone.call({ text });
     return { label: a.label, tone: b.tone };
   }
-}
-
-const FILLER = ["red", "big", "old", "new", "small", "blue", "green", "tiny", "wet", "dry", "odd", "warm"];
-
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 4294967296);
 }
 
 export function makeToneExamples(n: number, seed: number, prefix: string): FewShotExample[] {

@@ -21,10 +21,10 @@ export const KEYWORDS: Record<string, string[]> = {
   fruit: ["mango", "plum", "lychee", "quince", "guava", "kiwi"],
   tool: ["hammer", "chisel", "wrench", "pliers", "trowel", "awl"],
 };
-const FILLER = ["red", "big", "old", "new", "small", "blue", "green", "tiny", "wet", "dry", "odd", "warm"];
+export const FILLER = ["red", "big", "old", "new", "small", "blue", "green", "tiny", "wet", "dry", "odd", "warm"];
 
 /** A linear congruential generator, so the data does not depend on the code under test. */
-function lcg(seed: number): () => number {
+export function lcg(seed: number): () => number {
   let s = seed >>> 0;
   return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 4294967296);
 }
