@@ -7,15 +7,7 @@ import {
 import { Prompt } from "../../lib/prompt/prompt.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 import type { LMResponse } from "../../lib/lm/types.js";
-
-class Classify extends Signature {
-  static override description = "Classify the sentiment of a sentence.";
-  static override input = { sentence: z.string().describe("text to classify") };
-  static override output = {
-    sentiment: z.enum(["positive", "negative", "neutral"]),
-    confidence: z.number().default(1.0),
-  };
-}
+import { Classify } from "../fixtures/classify.js";
 
 class Answer extends Signature {
   static override description = "Answer the question.";

@@ -5,7 +5,7 @@ import { FewShotExample, Module, Predict, Signature } from "../../lib/index.js";
 import type { ScriptedRequest } from "../../lib/testing/index.js";
 import { SimulatedLM } from "../../lib/testing/index.js";
 import { readPrompt } from "../../lib/testing/read-prompt.js";
-import { FILLER, KEYWORDS, labelOf, lcg, RULE_PHRASE, Topic } from "./task.js";
+import { drawKeyword, labelOf, lcg, RULE_PHRASE, Topic } from "./task.js";
 
 export const TONE_PHRASE = "loud when a word is in capitals";
 
@@ -27,13 +27,10 @@ export class TopicAndTone extends Module {
 
 export function makeToneExamples(n: number, seed: number, prefix: string): FewShotExample[] {
   const next = lcg(seed);
-  const labels = Object.keys(KEYWORDS);
   return Array.from({ length: n }, (_, i) => {
-    const label = labels[Math.floor(next() * labels.length)]!;
-    const words = KEYWORDS[label]!;
-    const key = words[Math.floor(next() * words.length)]!;
+    const { label, key, filler } = drawKeyword(next);
     const loud = next() < 0.5;
-    const fillers = [0, 1, 2].map(() => FILLER[Math.floor(next() * FILLER.length)]!);
+    const fillers = [0, 1, 2].map(filler);
     if (loud) fillers[1] = fillers[1]!.toUpperCase();
     return new FewShotExample({
       input: { text: `${fillers[0]} ${key} ${fillers[1]} ${fillers[2]}` }, output: { label, tone: loud ? "loud" : "calm" }, id: `${prefix}-${i}`,

@@ -21,7 +21,7 @@ export const KEYWORDS: Record<string, string[]> = {
   fruit: ["mango", "plum", "lychee", "quince", "guava", "kiwi"],
   tool: ["hammer", "chisel", "wrench", "pliers", "trowel", "awl"],
 };
-export const FILLER = ["red", "big", "old", "new", "small", "blue", "green", "tiny", "wet", "dry", "odd", "warm"];
+const FILLER = ["red", "big", "old", "new", "small", "blue", "green", "tiny", "wet", "dry", "odd", "warm"];
 
 /** A linear congruential generator, so the data does not depend on the code under test. */
 export function lcg(seed: number): () => number {
@@ -29,14 +29,17 @@ export function lcg(seed: number): () => number {
   return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 4294967296);
 }
 
+/** A label, one of its keywords, and a filler word picker, all drawn from `next`. */
+export function drawKeyword(next: () => number): { label: string; key: string; filler: () => string } {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  const label = pick(Object.keys(KEYWORDS));
+  return { label, key: pick(KEYWORDS[label]!), filler: () => pick(FILLER) };
+}
+
 export function makeExamples(n: number, seed: number, prefix: string): FewShotExample[] {
   const next = lcg(seed);
-  const labels = Object.keys(KEYWORDS);
   return Array.from({ length: n }, (_, i) => {
-    const label = labels[Math.floor(next() * labels.length)]!;
-    const words = KEYWORDS[label]!;
-    const key = words[Math.floor(next() * words.length)]!;
-    const f = () => FILLER[Math.floor(next() * FILLER.length)]!;
+    const { label, key, filler: f } = drawKeyword(next);
     return new FewShotExample({ input: { text: `${f()} ${key} ${f()} ${f()}` }, output: { label }, id: `${prefix}-${i}` });
   });
 }

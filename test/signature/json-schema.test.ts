@@ -3,15 +3,7 @@ import { z } from "zod";
 import { Signature } from "../../lib/signature/signature.js";
 import { shapeToJsonSchema, zodToJsonSchema } from "../../lib/signature/json-schema.js";
 import { t } from "../../lib/signature/temporal.js";
-
-class Classify extends Signature {
-  static override description = "Classify the sentiment of a sentence.";
-  static override input = { sentence: z.string().describe("text to classify") };
-  static override output = {
-    sentiment: z.enum(["positive", "negative", "neutral"]),
-    confidence: z.number().default(1.0),
-  };
-}
+import { Classify } from "../fixtures/classify.js";
 
 describe("shapeToJsonSchema", () => {
   it("renders the API example signature exactly (draft-06, declaration order, required without defaults)", () => {
