@@ -15,11 +15,6 @@ export function registerSecret(value: string | undefined | null): void {
   if (value && value.length >= 4) secrets.add(value);
 }
 
-/** True when a field or header of this name holds a credential. */
-export function isSecretField(name: string): boolean {
-  return SECRET_FIELD.test(name);
-}
-
 /** Replaces every registered secret inside a string. */
 export function redactString(text: string): string {
   if (secrets.size === 0) return text;

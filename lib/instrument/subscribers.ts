@@ -8,17 +8,13 @@ type Factory = (config: GlobalConfig) => (event: TypelmEvent) => void;
 
 /** Built-in subscribers that are currently attached, by name, with their unsubscribe function. */
 const attached = new Map<string, () => void>();
-const factories = new Map<string, Factory>();
-
-/** Lets a subscriber module register itself under a name that `c.instrumentation.subscribers` can list. */
-export function registerSubscriber(name: string, factory: Factory): void {
-  factories.set(name, factory);
-}
-
-registerSubscriber("logger", (config) => createLoggerListener(config.logger));
-registerSubscriber("otel", otelSubscriber);
-registerSubscriber("langfuse", langfuseSubscriber);
-registerSubscriber("newrelic", newRelicSubscriber);
+/** The names `c.instrumentation.subscribers` can list. */
+const factories = new Map<string, Factory>([
+  ["logger", (config) => createLoggerListener(config.logger)],
+  ["otel", otelSubscriber],
+  ["langfuse", langfuseSubscriber],
+  ["newrelic", newRelicSubscriber],
+]);
 
 /**
  * Attaches exactly the built-in subscribers the configuration asks for. Every listener is built
