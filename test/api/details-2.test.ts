@@ -1,12 +1,12 @@
 /** More API.md details: unions, date strings, defaults, live runs, lab off for optimizers. Imports by package name (dist/). */
 import { afterEach, beforeEach, describe, expect, test } from "@jest/globals";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import {
   CodeAct, ConfigurationError, Evaluation, FewShotExample, Instrumentation, LM, LabStore, MIPROv2, Memory, Predict, Registry, Signature,
-  SimpleOptimizer, Temporal, configure, resetConfiguration, t,
+  SimpleOptimizer, Temporal, ValidationError, configure, loadDataset, resetConfiguration, t,
 } from "typelm";
 import type { TypelmEvent } from "typelm";
 import { ScriptedLM, SimulatedLM, startFakeProvider } from "typelm/testing";
@@ -123,5 +123,29 @@ describe("more details", () => {
       await new Predict(Label).call({ text: "x" }, { lm: new LM("ollama/llama3.2", { baseURL: fake.url }) });
     } finally { off(); await fake.close(); }
     expect(costs).toEqual([0]);
+  });
+
+  test("a metric returning NaN fails its row (scored 0, error kept); an example missing an expected field is a ValidationError", async () => {
+    const m = new Predict(Label);
+    m.configure((c) => { c.lm = new ScriptedLM(() => ({ label: "a" })); });
+    const nan = (e: FewShotExample) => (e.id === "id-a1" ? Number.NaN : 1);
+    const report = await new Evaluation({ progress: false, record: false }).evaluate({ moduleInstance: m, testExamples: data, metrics: [nan] });
+    expect(report.results).toHaveLength(data.length);
+    expect(report.failures.map((r) => r.exampleId)).toEqual(["id-a1"]);
+    expect(report.metrics.nan).toBeCloseTo(7 / 8, 10);
+    const holey = [...data, new FewShotExample({ input: { text: "c" }, output: {}, id: "empty" })];
+    await expect(new Evaluation({ progress: false, record: false }).evaluate({ moduleInstance: m, testExamples: holey })).rejects.toThrow(ValidationError);
+  });
+
+  test("loadDataset on a folder with a malformed JSONL line names the file and the line", async () => {
+    const copy = join(dir, "poem-copy");
+    cpSync(join(import.meta.dirname, "../../datasets/poem-sentiment"), copy, { recursive: true });
+    const lines = readFileSync(join(copy, "dev.jsonl"), "utf8").split("\n");
+    lines[2] = "{ this is not json";
+    writeFileSync(join(copy, "dev.jsonl"), lines.join("\n"));
+    const err = await loadDataset(copy).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(String((err as Error).message)).toContain("dev.jsonl");
+    expect(String((err as Error).message)).toMatch(/line 3\b|:3\b/);
   });
 });
