@@ -3,7 +3,7 @@ import { resolve } from "../signature/kind.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { Shape } from "../signature/signature.js";
-import { canonicalJson } from "./metric.js";
+import { canonicalJson } from "../canonical-json.js";
 
 /** How an expected output field is compared by `f1_score`, `confusion` and `perLabel`. */
 export interface FieldInfo {

@@ -1,3 +1,4 @@
+import { canonicalJson } from "../canonical-json.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { TraceEntry } from "../predict/trace.js";
 
@@ -35,16 +36,6 @@ export function metricScore(result: MetricResult, metricName: string): MetricSco
     );
   }
   return { score, feedback };
-}
-
-/** The JSON form of a value, with object keys sorted, so equal values compare equal as text. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
-    const sorted: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
-    return sorted;
-  }) ?? "undefined";
 }
 
 /** Whether two output values are equal in their JSON form (dates compare by their ISO text). */

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { canonicalJson } from "../canonical-json.js";
 import { resolve } from "node:path";
 import { configuredStorePath, openStore } from "../store/db.js";
 import { LMCacheTable } from "../store/lm-cache.js";
@@ -31,22 +32,6 @@ export interface CachedReply {
   content: string;
   usage: TokenUsage;
   finishReason: string | undefined;
-}
-
-/** JSON with object keys sorted at every level, so equal requests give equal text. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== "object") return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = sortKeys(v);
-  }
-  return out;
 }
 
 /**

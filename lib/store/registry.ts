@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
-import { canonicalJson } from "../lm/cache.js";
+import { canonicalJson } from "../canonical-json.js";
 import { Module, type Tunable } from "../module.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import type { CompiledSignature } from "../signature/compile.js";
