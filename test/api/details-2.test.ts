@@ -1,15 +1,15 @@
 /** More API.md details: unions, date strings, defaults, live runs, lab off for optimizers. Imports by package name (dist/). */
-import { afterEach, beforeEach, describe, expect, test } from "@jest/globals";
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "@jest/globals";
+import { cpSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import {
   CodeAct, ConfigurationError, Evaluation, FewShotExample, Instrumentation, LM, LabStore, MIPROv2, Memory, Predict, Registry, Signature,
-  SimpleOptimizer, Temporal, ValidationError, configure, loadDataset, resetConfiguration, t,
+  SimpleOptimizer, Temporal, ValidationError, configure, loadDataset, t,
 } from "typelm";
 import type { TypelmEvent } from "typelm";
 import { ScriptedLM, SimulatedLM, startFakeProvider } from "typelm/testing";
+import { useTempLab } from "./temp-lab.js";
 
 class Label extends Signature {
   static override description = "Label it.";
@@ -18,9 +18,7 @@ class Label extends Signature {
 }
 const data = ["a1", "b1", "a2", "b2", "a3", "b3", "a4", "b4"].map((w) => new FewShotExample({ input: { text: w }, output: { label: w[0] as "a" | "b" }, id: `id-${w}` }));
 
-let dir: string;
-beforeEach(() => { dir = mkdtempSync(join(tmpdir(), "typelm-api-d2-")); configure((c) => { c.lab = { path: join(dir, "lab.sqlite") }; }); });
-afterEach(() => { resetConfiguration(); rmSync(dir, { recursive: true, force: true }); });
+const temp = useTempLab("d2");
 
 describe("more details", () => {
   test("a union of objects without a discriminator picks its member from the value", async () => {
@@ -77,13 +75,13 @@ describe("more details", () => {
     expect(mipro.lastRun!.trials.length).toBeGreaterThan(0);
     const simple = new SimpleOptimizer({ seed: 1, numTrials: 2, kDemos: 1 });
     await simple.compile({ moduleInstance: m, trainingExamples: data });
-    expect(readdirSync(dir)).toEqual([]);
+    expect(readdirSync(temp.dir)).toEqual([]);
   });
 
   test("Registry.load of a bare Predict stored in this process", async () => {
     const p = new Predict(Label);
     p.instruction = "BARE-PREDICT";
-    const reg = new Registry({ path: join(dir, "r.sqlite") });
+    const reg = new Registry({ path: join(temp.dir, "r.sqlite") });
     await reg.store({ moduleInstance: p, name: "bare" });
     const loaded = await reg.load<Predict>("bare");
     expect(loaded.instruction).toBe("BARE-PREDICT");
@@ -138,7 +136,7 @@ describe("more details", () => {
   });
 
   test("loadDataset on a folder with a malformed JSONL line names the file and the line", async () => {
-    const copy = join(dir, "poem-copy");
+    const copy = join(temp.dir, "poem-copy");
     cpSync(join(import.meta.dirname, "../../datasets/poem-sentiment"), copy, { recursive: true });
     const lines = readFileSync(join(copy, "dev.jsonl"), "utf8").split("\n");
     lines[2] = "{ this is not json";

@@ -1,12 +1,12 @@
 /** API.md "Examples, optimization, evaluation, registry" — the Evaluation part. Imports by package name (dist/). */
-import { afterEach, beforeEach, describe, expect, test } from "@jest/globals";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "@jest/globals";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { Evaluation, FewShotExample, Instrumentation, LabStore, Predict, Signature, ValidationError, configure, resetConfiguration } from "typelm";
+import { Evaluation, FewShotExample, Instrumentation, LabStore, Predict, Signature, ValidationError, configure } from "typelm";
 import type { TypelmEvent } from "typelm";
 import { ScriptedLM } from "typelm/testing";
+import { useTempLab } from "./temp-lab.js";
 
 class Sentiment extends Signature {
   static override description = "Label the sentiment.";
@@ -24,12 +24,7 @@ const ex = (text: string, label: "pos" | "neg", id: string) => new FewShotExampl
 const data = [ex("say pos a", "pos", "e0"), ex("say neg b", "pos", "e1"), ex("say neg c", "neg", "e2"), ex("say neg d", "neg", "e3")];
 const parrot = () => new ScriptedLM((req) => ({ label: String(req.inputs!.text).split(" ")[1] }));
 
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "typelm-api-eval-"));
-  configure((c) => { c.lab = { path: join(dir, "lab.sqlite") }; });
-});
-afterEach(() => { resetConfiguration(); rmSync(dir, { recursive: true, force: true }); });
+const temp = useTempLab("eval");
 
 describe("Evaluation", () => {
   test("accuracy and macro-F1 over enum labels (hand-computed), rows, totals, confusion, perLabel", async () => {
@@ -148,14 +143,14 @@ describe("Evaluation", () => {
   });
 
   test("configure((c) => { c.lab = false }) records nothing and creates no file", async () => {
-    const path = join(dir, "never.sqlite");
+    const path = join(temp.dir, "never.sqlite");
     configure((c) => { c.lab = false; });
     const m = new Predict(Sentiment);
     m.configure((c) => { c.lm = parrot(); });
     const report = await new Evaluation({ progress: false }).evaluate({ moduleInstance: m, testExamples: data });
     expect(report.runId).toBeNull();
     expect(existsSync(path)).toBe(false);
-    expect(existsSync(join(dir, "lab.sqlite"))).toBe(false);
+    expect(existsSync(join(temp.dir, "lab.sqlite"))).toBe(false);
     expect(existsSync(join(process.cwd(), ".typelm", "never.sqlite"))).toBe(false);
   });
 

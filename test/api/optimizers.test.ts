@@ -3,17 +3,14 @@
  * SimulatedLM task (it answers right only when the rule's phrase is in the instruction). Imports by
  * package name (dist/).
  */
-import { afterEach, beforeEach, describe, expect, test } from "@jest/globals";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { describe, expect, test } from "@jest/globals";
 import { z } from "zod";
 import {
   Evaluation, FewShotExample, GEPA, Instrumentation, LabStore, MIPROv2, Predict, Signature, SimpleOptimizer, ValidationError,
-  configure, resetConfiguration,
 } from "typelm";
 import type { TypelmEvent } from "typelm";
 import { ScriptedLM, SimulatedLM } from "typelm/testing";
+import { useTempLab } from "./temp-lab.js";
 
 const CATEGORY: Record<string, "fruit" | "animal" | "tool"> = {
   apple: "fruit", pear: "fruit", plum: "fruit", grape: "fruit", lemon: "fruit", mango: "fruit",
@@ -36,12 +33,7 @@ const program = () => { const p = new Predict(Categorize); p.configure((c) => { 
 const score = async (m: Program) =>
   (await new Evaluation({ progress: false, record: false }).evaluate({ moduleInstance: m, testExamples: val })).accuracy!;
 
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "typelm-api-opt-"));
-  configure((c) => { c.lab = { path: join(dir, "lab.sqlite") }; });
-});
-afterEach(() => { resetConfiguration(); rmSync(dir, { recursive: true, force: true }); });
+useTempLab("opt");
 
 describe("SimpleOptimizer", () => {
   test("returns a better clone; the module given is never changed", async () => {

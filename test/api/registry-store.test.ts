@@ -1,5 +1,5 @@
 /** API.md "Registry", "The lab store", "Datasets and the command line" — imports by package name (dist/). */
-import { afterEach, beforeEach, describe, expect, test } from "@jest/globals";
+import { describe, expect, test } from "@jest/globals";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,9 +7,10 @@ import { join, resolve } from "node:path";
 import { z } from "zod";
 import {
   ChainOfThought, ConfigurationError, Evaluation, FewShotExample, LabStore, Module, Predict, Registry, Signature, ValidationError,
-  configure, loadDataset, resetConfiguration,
+  loadDataset, resetConfiguration,
 } from "typelm";
 import { ScriptedLM } from "typelm/testing";
+import { useTempLab } from "./temp-lab.js";
 
 const root = resolve(import.meta.dirname, "../..");
 
@@ -28,16 +29,11 @@ class Pipeline extends Module {
   async forward(i: { sentence: string }) { return this.classify.call(i); }
 }
 
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "typelm-api-reg-"));
-  configure((c) => { c.lab = { path: join(dir, "lab.sqlite") }; });
-});
-afterEach(() => { resetConfiguration(); rmSync(dir, { recursive: true, force: true }); });
+const temp = useTempLab("reg");
 
 describe("Registry", () => {
   test("store → { name, version, createdAt }; versions count up; versions(); load latest or { version }", async () => {
-    const registry = new Registry({ path: join(dir, "reg.sqlite") });
+    const registry = new Registry({ path: join(temp.dir, "reg.sqlite") });
     const m = new Pipeline();
     m.classify.instruction = "VERSION-ONE";
     const v1 = await registry.store({ moduleInstance: m, name: "sentiment", metadata: { note: "first", score: 0.5 } });
@@ -65,7 +61,7 @@ describe("Registry", () => {
   test("the default file is .typelm/lab.sqlite; the score defaults to the module's last evaluation", async () => {
     resetConfiguration();
     const cwd = process.cwd();
-    process.chdir(dir);
+    process.chdir(temp.dir);
     try {
       const m = new Predict(Classify);
       m.configure((c) => { c.lm = new ScriptedLM(() => ({ sentiment: "positive" })); });
@@ -73,13 +69,13 @@ describe("Registry", () => {
         new FewShotExample({ input: { sentence: "b" }, output: { sentiment: "negative" }, id: "b" })];
       await new Evaluation({ progress: false, record: false }).evaluate({ moduleInstance: m, testExamples: data });
       await new Registry().store({ moduleInstance: m, name: "scored" });
-      expect(existsSync(join(dir, ".typelm", "lab.sqlite"))).toBe(true);
+      expect(existsSync(join(temp.dir, ".typelm", "lab.sqlite"))).toBe(true);
       expect((await new Registry().versions("scored"))[0]!.score).toBeCloseTo(0.5, 10);
     } finally { process.chdir(cwd); }
   });
 
   test("loading into a module whose signature differs is a ConfigurationError naming the predictor", async () => {
-    const registry = new Registry({ path: join(dir, "reg.sqlite") });
+    const registry = new Registry({ path: join(temp.dir, "reg.sqlite") });
     await registry.store({ moduleInstance: new Pipeline(), name: "p" });
     class Mismatch extends Module {
       classify = new Predict(Other);
@@ -93,7 +89,7 @@ describe("Registry", () => {
   });
 
   test("across processes: store here, load in another process by Registry.register or { into }: identical prompts", async () => {
-    const path = join(dir, "cross.sqlite");
+    const path = join(temp.dir, "cross.sqlite");
     const m = new Pipeline();
     m.classify.instruction = "CROSS-PROCESS-INSTRUCTION";
     m.classify.demos = [new FewShotExample({ input: { sentence: "demo s" }, output: { sentiment: "neutral" }, id: "d1" })];
@@ -141,7 +137,7 @@ describe("LabStore", () => {
     const r1 = await new Evaluation({ progress: false, name: "first" }).evaluate({ moduleInstance: m, testExamples: data });
     await new Promise((r) => setTimeout(r, 10));
     const r2 = await new Evaluation({ progress: false, name: "second" }).evaluate({ moduleInstance: m, testExamples: data });
-    expect(existsSync(join(dir, "lab.sqlite"))).toBe(true);
+    expect(existsSync(join(temp.dir, "lab.sqlite"))).toBe(true);
     const lab = LabStore.open();
     const runs = lab.runs({ kind: "evaluation" });
     expect(runs.map((r) => r.id)).toEqual([r2.runId, r1.runId]);
@@ -158,7 +154,7 @@ describe("LabStore", () => {
     m.configure((c) => { c.lm = new ScriptedLM(() => ({ sentiment: "positive" })); });
     const data = [new FewShotExample({ input: { sentence: "a" }, output: { sentiment: "positive" }, id: "a" })];
     const report = await new Evaluation({ progress: false, name: "listed-run" }).evaluate({ moduleInstance: m, testExamples: data });
-    const script = `import { LabStore } from "typelm"; console.log(JSON.stringify(LabStore.open({ path: ${JSON.stringify(join(dir, "lab.sqlite"))} }).runs().map((r) => r.id)));`;
+    const script = `import { LabStore } from "typelm"; console.log(JSON.stringify(LabStore.open({ path: ${JSON.stringify(join(temp.dir, "lab.sqlite"))} }).runs().map((r) => r.id)));`;
     const ids = JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8" }).trim().split("\n").pop()!);
     expect(ids).toContain(report.runId);
     // The CLI reads .typelm/lab.sqlite of its working directory.
