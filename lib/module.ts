@@ -1,6 +1,6 @@
 import { withModuleLM, type ModuleConfig } from "./config.js";
 import { ValidationError } from "./errors.js";
-import { Instrumentation, inSpan } from "./instrument/bus.js";
+import { describeError, Instrumentation, inSpan } from "./instrument/bus.js";
 import type { LanguageModel } from "./lm/types.js";
 import { FewShotExample } from "./prompt/few-shot.js";
 
@@ -63,7 +63,7 @@ export abstract class Module<I = any, O = any> {
     } catch (error) {
       Instrumentation.emit("module.forward.end", {
         module: name, ok: false, durationMs: performance.now() - started,
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        error: describeError(error),
       });
       throw error;
     }

@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.js";
-import { Instrumentation, inSpan } from "../instrument/bus.js";
+import { describeError, Instrumentation, inSpan } from "../instrument/bus.js";
 import { Module } from "../module.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import type { LabStore } from "../store/lab-store.js";
@@ -138,7 +138,7 @@ export class Evaluation {
     } catch (error) {
       // Only a throwing `onExample` (or a bug) gets here: examples themselves never throw.
       bar.stop();
-      const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      const message = describeError(error);
       recorder.finish({ ok: false, score: null, summary: { done, failures }, error: message });
       Instrumentation.emit("evaluation.end", { runId, name: this.name, ok: false, error: message, done, total });
       throw error;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { RateListener } from "../lm/rate-signal.js";
 
 /** Lowest concurrency the limiter falls to: one call at a time always makes progress. */
@@ -119,8 +120,4 @@ export class AdaptiveConcurrency {
     let free = this.limit - this.running;
     while (free-- > 0 && this.waiters.length > 0) this.waiters.shift()!();
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

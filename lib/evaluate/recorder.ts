@@ -1,4 +1,4 @@
-import { Instrumentation } from "../instrument/bus.js";
+import { describeError, Instrumentation } from "../instrument/bus.js";
 import type { LabStore } from "../store/lab-store.js";
 import type { EvaluationRow } from "../store/records.js";
 
@@ -32,7 +32,7 @@ export async function startRecording(
     try {
       fn();
     } catch (error) {
-      failure ??= error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      failure ??= describeError(error);
       Instrumentation.emit("evaluation.record.error", { runId, name, error: failure });
     }
   };

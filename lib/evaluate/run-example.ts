@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { LMError } from "../errors.js";
 import { withRateListener } from "../lm/rate-signal.js";
 import { emptyUsage, trackUsage } from "../lm/usage-scope.js";
@@ -137,8 +138,4 @@ function errorText(error: unknown, metricName: string | undefined): string {
   const message = error instanceof Error ? error.message : String(error);
   const where = metricName === undefined || message.includes(`"${metricName}"`) ? "" : `metric "${metricName}" threw: `;
   return `${name}: ${where}${message}`;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

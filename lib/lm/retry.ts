@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { LMError, TypelmError } from "../errors.js";
 import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { classifyFailure, type Failure } from "./failure.js";
@@ -94,8 +95,4 @@ function describe(failure: Failure, policy: Readonly<LMPolicy>): string {
     case "invalid-response": return "malformed response body";
     default: return "request error";
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

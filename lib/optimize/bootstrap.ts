@@ -6,7 +6,7 @@ import { FewShotExample } from "../prompt/few-shot.js";
 import { withTrace, type TraceEntry } from "../predict/trace.js";
 import { exampleId } from "./examples.js";
 import type { Random } from "./random.js";
-import { errorText } from "./recorder.js";
+import { describeError } from "../instrument/bus.js";
 
 /** Per predictor path: the candidate demo sets (index 0 is the predictor's demos as given). */
 export type DemoSets = Record<string, FewShotExample[][]>;
@@ -61,7 +61,7 @@ export async function bootstrapDemoSets(o: BootstrapOptions): Promise<BootstrapR
       const score = metricScore(await o.metric(example, values, trace), o.metric.name || "metric").score;
       return { id, trace: score >= o.threshold ? trace : [] };
     } catch (error) {
-      return { id, trace: [], failure: `${id}: ${errorText(error)}` };
+      return { id, trace: [], failure: `${id}: ${describeError(error)}` };
     }
   };
   const chosen = order.slice(0, o.runs);

@@ -5,7 +5,7 @@ import { Predict } from "../predict/predict.js";
 import type { DemoSets } from "./bootstrap.js";
 import { DescribeProgram, ObserveDataset, ProposeInstruction, SummarizeDataset, TIPS } from "./proposal-signatures.js";
 import type { Random } from "./random.js";
-import { errorText } from "./recorder.js";
+import { describeError } from "../instrument/bus.js";
 
 /** Training examples the dataset summary reads, and how many go into one observation call. */
 export const SUMMARY_EXAMPLES = 20;
@@ -61,7 +61,7 @@ export async function proposeInstructions(o: ProposeOptions): Promise<Proposals>
     try {
       return await fn();
     } catch (error) {
-      failures.push(`${what}: ${errorText(error)}`);
+      failures.push(`${what}: ${describeError(error)}`);
       return fallback;
     }
   };

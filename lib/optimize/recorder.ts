@@ -1,5 +1,6 @@
 import { ConfigurationError, ValidationError } from "../errors.js";
-import { Instrumentation } from "../instrument/bus.js";
+import { canonicalJson } from "../canonical-json.js";
+import { describeError, Instrumentation } from "../instrument/bus.js";
 import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
 import { labFromConfig, type LabStore } from "../store/lab-store.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
@@ -7,17 +8,6 @@ import type { OptimizationRun, Trial } from "../store/records.js";
 /** What a step of an optimizer produces; the recorder adds index, usage, duration and error. */
 export type TrialDraft = Pick<Trial, "kind" | "choices" | "instructions" | "demoIds"> &
   Partial<Pick<Trial, "score" | "exampleScores" | "data" | "parents">>;
-
-/** `Name: message` of a thrown value, the form trials and run records keep. */
-export function errorText(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) =>
-    v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
-  );
-}
 
 /**
  * One optimization run as it is recorded: each trial goes to the lab store (one short write) and to
@@ -64,10 +54,10 @@ export class RunRecorder {
         { field: "resume" },
       );
     }
-    if (stored.name !== name || canonical(stored.config) !== canonical(config)) {
+    if (stored.name !== name || canonicalJson(stored.config) !== canonicalJson(config)) {
       throw new ValidationError(
-        `${name}.compile: run ${resume} was started as ${stored.name} with ${canonical(stored.config)}; ` +
-          `resuming it needs the same optimizer and options, received ${name} with ${canonical(config)}`,
+        `${name}.compile: run ${resume} was started as ${stored.name} with ${canonicalJson(stored.config)}; ` +
+          `resuming it needs the same optimizer and options, received ${name} with ${canonicalJson(config)}`,
         { field: "resume" },
       );
     }
@@ -96,10 +86,10 @@ export class RunRecorder {
     const stored = this.replay.shift();
     const kinds: readonly string[] = typeof expect.kind === "string" ? [expect.kind] : expect.kind;
     if (stored !== undefined) {
-      if (stored.index !== index || !kinds.includes(stored.kind) || canonical(stored.choices) !== canonical(expect.choices)) {
+      if (stored.index !== index || !kinds.includes(stored.kind) || canonicalJson(stored.choices) !== canonicalJson(expect.choices)) {
         throw new ValidationError(
-          `Resuming run ${this.run.id}: recorded trial ${stored.index} is a "${stored.kind}" trial with choices ${canonical(stored.choices)}, ` +
-            `but this run now wants trial ${index} to be "${kinds.join('" or "')}" with ${canonical(expect.choices)}; the options or examples differ from the interrupted run`,
+          `Resuming run ${this.run.id}: recorded trial ${stored.index} is a "${stored.kind}" trial with choices ${canonicalJson(stored.choices)}, ` +
+            `but this run now wants trial ${index} to be "${kinds.join('" or "')}" with ${canonicalJson(expect.choices)}; the options or examples differ from the interrupted run`,
           { field: "resume" },
         );
       }
@@ -114,7 +104,7 @@ export class RunRecorder {
     try {
       draft = await trackUsage(usage, step);
     } catch (e) {
-      error = errorText(e);
+      error = describeError(e);
     }
     this.budget = this.spent?.() ?? this.budget + usage.calls;
     const trial: Trial = {
@@ -144,11 +134,11 @@ export class RunRecorder {
   /** Records a run that stopped on an unexpected error, then hands the error back to rethrow. */
   fail(error: unknown): unknown {
     try {
-      this.finish({ status: "failed", score: null, bestTrial: null, summary: { trials: this.run.trials.length }, error: errorText(error) });
+      this.finish({ status: "failed", score: null, bestTrial: null, summary: { trials: this.run.trials.length }, error: describeError(error) });
     } catch {
       // The store itself failed (closed, read-only, locked): the error being returned already says so,
       // and reporting this second failure instead would hide the first.
-      Object.assign(this.run, { status: "failed", error: errorText(error), endedAt: new Date().toISOString() });
+      Object.assign(this.run, { status: "failed", error: describeError(error), endedAt: new Date().toISOString() });
     }
     return error;
   }

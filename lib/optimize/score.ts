@@ -3,6 +3,7 @@ import { Evaluation, type EvaluateArgs } from "../evaluate/evaluation.js";
 import { metricScore, type Metric } from "../evaluate/metric.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
+import { describeError } from "../instrument/bus.js";
 
 export interface Scored {
   /** Mean over the examples; a failed example (provider error, bad reply) counts 0. */
@@ -41,7 +42,7 @@ export async function scoreOn(
   if (metricFailure !== undefined) {
     const e = metricFailure.error;
     throw new TypelmError(
-      `Metric "${name}" failed on example ${metricFailure.id}: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; ` +
+      `Metric "${name}" failed on example ${metricFailure.id}: ${describeError(e)}; ` +
         "a metric must return a number in [0, 1], a boolean or { score, feedback } for every example",
       { cause: e },
     );

@@ -1,7 +1,7 @@
 import { resolveLM, resolveStrategy } from "../config.js";
 import { convertOutputs } from "../convert/output.js";
 import { validateInputs } from "../convert/input.js";
-import { Instrumentation, inSpan } from "../instrument/bus.js";
+import { describeError, Instrumentation, inSpan } from "../instrument/bus.js";
 import type { LanguageModel } from "../lm/types.js";
 import { Module, type CallOptions, type Tunable } from "../module.js";
 import { Prompt } from "../prompt/prompt.js";
@@ -122,7 +122,7 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
     } catch (error) {
       Instrumentation.emit("prediction.end", {
         predictor: this.constructor.name, signature: sig.name, model: lm.id, ok: false,
-        durationMs: performance.now() - started, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        durationMs: performance.now() - started, error: describeError(error),
       });
       throw error;
     }
