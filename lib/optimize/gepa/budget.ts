@@ -37,9 +37,4 @@ export function modeBudget(mode: GEPAMode, validation: number, predictors: numbe
   return validation + c * (validation + 2 * minibatchSize * predictors);
 }
 
-export function checkPositiveInt(value: unknown, name: string): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
-    throw new ValidationError(`GEPA option ${name} must be an integer ≥ 1; received ${JSON.stringify(value)}`, { field: name });
-  }
-  return value;
-}
+

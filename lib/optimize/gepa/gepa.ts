@@ -4,15 +4,16 @@ import { inSpan } from "../../instrument/bus.js";
 import { defaultMetric, type Metric } from "../../evaluate/metric.js";
 import type { ExampleOutcome } from "../../evaluate/run-example.js";
 import type { LanguageModel } from "../../lm/types.js";
-import { Module } from "../../module.js";
+import type { Module } from "../../module.js";
 import type { FewShotExample } from "../../prompt/few-shot.js";
 import { noteScore } from "../../store/module-score.js";
 import type { OptimizationRun, Trial } from "../../store/records.js";
 import { checkExamples, dataFingerprint, exampleId } from "../examples.js";
+import { checkOptions, tunablePredictors, type CommonOptions } from "../options.js";
 import { Random } from "../random.js";
 import { RunRecorder } from "../recorder.js";
 import { scoreOn, type Scored } from "../score.js";
-import { checkPositiveInt, DEFAULT_MINIBATCH, MAX_MERGES, MERGE_SUBSAMPLE, modeBudget, resolveGEPAMode, type GEPAMode } from "./budget.js";
+import { DEFAULT_MINIBATCH, MAX_MERGES, MERGE_SUBSAMPLE, modeBudget, resolveGEPAMode, type GEPAMode } from "./budget.js";
 import { mergeSubsample, planMerge, type MergePlan } from "./merge.js";
 import { fronts, nonDominated, selectBest, selectPareto } from "./pareto.js";
 import { evidenceFor, reflect } from "./reflect.js";
@@ -102,12 +103,10 @@ export class GEPA {
       );
     }
     if (options.mode !== undefined) resolveGEPAMode(options.mode);
-    for (const k of ["maxMetricCalls", "minibatchSize", "concurrency"] as const) {
-      if (options[k] !== undefined) checkPositiveInt(options[k], k);
-    }
     if (options.metric !== undefined && typeof options.metric !== "function") {
       throw new ValidationError(`GEPA option metric must be a function (example, prediction, trace?) => score or { score, feedback }; received ${typeof options.metric}`, { field: "metric" });
     }
+    checkOptions("GEPA", options as CommonOptions, { maxMetricCalls: 1, minibatchSize: 1, concurrency: 1 });
     if (options.candidateSelection !== undefined && options.candidateSelection !== "pareto" && options.candidateSelection !== "best") {
       throw new ValidationError(`GEPA candidateSelection must be "pareto" or "best"; received ${JSON.stringify(options.candidateSelection)}`, { field: "candidateSelection" });
     }
@@ -127,13 +126,7 @@ export class GEPA {
 
   private async compileInSpan<M extends Module>(args: GEPACompileArgs<M>): Promise<M> {
     const { moduleInstance, resume } = args;
-    if (!(moduleInstance instanceof Module)) {
-      throw new ValidationError("GEPA.compile: moduleInstance must be a Module (Predict, ChainOfThought, your own Module subclass ...)", { field: "moduleInstance" });
-    }
-    const paths = moduleInstance.namedPredictors().map(([p]) => p);
-    if (paths.length === 0) {
-      throw new ValidationError(`GEPA.compile: ${moduleInstance.constructor.name} has no predictors to tune`, { field: "moduleInstance" });
-    }
+    const paths = tunablePredictors("GEPA", moduleInstance).map(([p]) => p);
     const train = checkExamples(args.trainingExamples, "trainingExamples", "GEPA").map((example, i) => ({ example, id: exampleId(example, "trainingExamples", i) }));
     const val = args.validationExamples === undefined
       ? train
