@@ -31,5 +31,8 @@ export class Prediction {
   }
 }
 
-/** A prediction typed with its output fields. */
-export type Typed<O> = Prediction & O;
+/**
+ * A prediction typed with its output fields. For an unknown shape (`Predict` with its default type
+ * arguments) the fields are `any`, so every typed predictor is assignable to a plain `Predict`.
+ */
+export type Typed<O> = string extends keyof O ? Prediction & Record<string, any> : Prediction & O;
