@@ -13,9 +13,9 @@ export function exampleId(example: FewShotExample, list: string, index: number):
 /**
  * Checks an example list before any model is called: a non-empty array of `FewShotExample`, each
  * holding every expected output field that the others hold (a missing field would score as wrong
- * for a reason the optimizer cannot see).
+ * for a reason the optimizer cannot see). Returns them with the ids trials record them under.
  */
-export function checkExamples(examples: unknown, option: string, optimizer: string): FewShotExample[] {
+export function checkExamples(examples: unknown, option: string, optimizer: string): IdentifiedExample[] {
   if (!Array.isArray(examples) || examples.length === 0) {
     throw new ValidationError(
       `${optimizer}.compile: ${option} must be a non-empty array of FewShotExample; received ${Array.isArray(examples) ? "an empty array" : typeof examples}`,
@@ -46,7 +46,7 @@ export function checkExamples(examples: unknown, option: string, optimizer: stri
       }
     }
   });
-  return examples as FewShotExample[];
+  return (examples as FewShotExample[]).map((example, i) => ({ example, id: exampleId(example, option, i) }));
 }
 
 /** A short hash of examples (ids, inputs, outputs): a resumed run must see the same data. */

@@ -10,7 +10,7 @@ import type { OptimizationRun, Trial } from "../store/records.js";
 import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON } from "./bootstrap.js";
 import { FULL_EVAL_EVERY, MODES, resolveMode, trialsFor, type MIPROMode } from "./budget.js";
 import { choiceKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
-import { checkExamples, dataFingerprint, exampleId, type IdentifiedExample as Example } from "./examples.js";
+import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
 import { proposeInstructions } from "./propose.js";
 import { Random } from "./random.js";
@@ -113,9 +113,8 @@ export class MIPROv2 {
   private async compileInSpan<M extends Module>(args: CompileArgs & { moduleInstance: M }): Promise<M> {
     const { moduleInstance, resume } = args;
     const predictors = tunablePredictors("MIPROv2", moduleInstance);
-    const train = checkExamples(args.trainingExamples, "trainingExamples", "MIPROv2").map((example, i) => ({ example, id: exampleId(example, "trainingExamples", i) }));
-    const valGiven = args.validationExamples === undefined ? undefined : checkExamples(args.validationExamples, "validationExamples", "MIPROv2");
-    const val = valGiven === undefined ? train : valGiven.map((example, i) => ({ example, id: exampleId(example, "validationExamples", i) }));
+    const train = checkExamples(args.trainingExamples, "trainingExamples", "MIPROv2");
+    const val = args.validationExamples === undefined ? train : checkExamples(args.validationExamples, "validationExamples", "MIPROv2");
     const kDemos = this.options.kDemos ?? 4;
     if (kDemos > train.length) {
       throw new ValidationError(

@@ -7,7 +7,7 @@ import { noteScore } from "../store/module-score.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
 import { labelledFits } from "./bootstrap.js";
 import { configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
-import { checkExamples, dataFingerprint, exampleId, type IdentifiedExample as Example } from "./examples.js";
+import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
 import { Random } from "./random.js";
 import { RunRecorder } from "./recorder.js";
@@ -56,7 +56,7 @@ export class SimpleOptimizer {
   private async compileInSpan<M extends Module>(args: { moduleInstance: M; trainingExamples: readonly FewShotExample[]; validationExamples?: readonly FewShotExample[]; resume?: string }): Promise<M> {
     const { moduleInstance } = args;
     const predictors = tunablePredictors("SimpleOptimizer", moduleInstance);
-    const train = checkExamples(args.trainingExamples, "trainingExamples", "SimpleOptimizer").map((example, i) => ({ example, id: exampleId(example, "trainingExamples", i) }));
+    const train = checkExamples(args.trainingExamples, "trainingExamples", "SimpleOptimizer");
     const seed = this.options.seed ?? 0;
     const kDemos = this.options.kDemos ?? 4;
     const numTrials = this.options.numTrials ?? 10;
@@ -65,7 +65,7 @@ export class SimpleOptimizer {
     let scored: Example[];
     if (args.validationExamples !== undefined) {
       pool = train;
-      scored = checkExamples(args.validationExamples, "validationExamples", "SimpleOptimizer").map((example, i) => ({ example, id: exampleId(example, "validationExamples", i) }));
+      scored = checkExamples(args.validationExamples, "validationExamples", "SimpleOptimizer");
     } else if (train.length < 2) {
       [pool, scored] = [train, train];
     } else {

@@ -8,7 +8,7 @@ import type { Module } from "../../module.js";
 import type { FewShotExample } from "../../prompt/few-shot.js";
 import { noteScore } from "../../store/module-score.js";
 import type { OptimizationRun, Trial } from "../../store/records.js";
-import { checkExamples, dataFingerprint, exampleId } from "../examples.js";
+import { checkExamples, dataFingerprint } from "../examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "../options.js";
 import { Random } from "../random.js";
 import { RunRecorder } from "../recorder.js";
@@ -127,10 +127,8 @@ export class GEPA {
   private async compileInSpan<M extends Module>(args: GEPACompileArgs<M>): Promise<M> {
     const { moduleInstance, resume } = args;
     const paths = tunablePredictors("GEPA", moduleInstance).map(([p]) => p);
-    const train = checkExamples(args.trainingExamples, "trainingExamples", "GEPA").map((example, i) => ({ example, id: exampleId(example, "trainingExamples", i) }));
-    const val = args.validationExamples === undefined
-      ? train
-      : checkExamples(args.validationExamples, "validationExamples", "GEPA").map((example, i) => ({ example, id: exampleId(example, "validationExamples", i) }));
+    const train = checkExamples(args.trainingExamples, "trainingExamples", "GEPA");
+    const val = args.validationExamples === undefined ? train : checkExamples(args.validationExamples, "validationExamples", "GEPA");
     const o = this.options;
     const budget = this.budget(paths.length, val.length);
     const minibatchSize = Math.min(o.minibatchSize ?? DEFAULT_MINIBATCH, train.length);
