@@ -1,6 +1,6 @@
 /** API.md "Registry", "The lab store", "Datasets and the command line" — imports by package name (dist/). */
 import { describe, expect, test } from "@jest/globals";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -222,5 +222,25 @@ describe("typelm reproduce", () => {
       try { execFileSync(process.execPath, [join(root, "dist/lib/lab/bin.js"), "reproduce", "no-such-experiment"], { cwd: cwdDir, env, stdio: "pipe" }); } catch { failed = true; }
       expect(failed).toBe(true);
     } finally { rmSync(cwdDir, { recursive: true, force: true }); }
+  }, 60_000);
+
+  test("TYPELM_LM chooses the model (named in the report); the LM cache makes a second run send no provider request", async () => {
+    const { startFakeProvider } = await import("typelm/testing");
+    const fake = await startFakeProvider({ defaultReply: { label: "positive" } });
+    const cwdDir = mkdtempSync(join(tmpdir(), "typelm-api-repro-lm-"));
+    const run = () => new Promise<void>((done, fail) => {
+      execFile(process.execPath, [join(root, "dist/lib/lab/bin.js"), "reproduce", "poem-sentiment", "--limit", "4"],
+        { cwd: cwdDir, env: { ...process.env, TYPELM_LM: "ollama/llama3.2", OLLAMA_HOST: fake.url } },
+        (error, _out, stderr) => (error ? fail(new Error(stderr)) : done()));
+    });
+    try {
+      await run();
+      const first = fake.requests.length;
+      expect(first).toBeGreaterThan(0);
+      expect(fake.requests[0]!.body.model).toBe("llama3.2");
+      expect(readFileSync(join(cwdDir, "reports", "poem-sentiment", "report.md"), "utf8").split("\n")[0]).toContain("ollama/llama3.2");
+      await run();
+      expect(fake.requests.length).toBe(first);
+    } finally { await fake.close(); rmSync(cwdDir, { recursive: true, force: true }); }
   }, 60_000);
 });
