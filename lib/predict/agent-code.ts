@@ -3,7 +3,7 @@ import { inputsToWire } from "../signature/wire.js";
 import { TypelmError } from "../errors.js";
 import type { Sandbox, SandboxOptions, SandboxResult, SandboxTool } from "../sandbox/sandbox.js";
 import type { CompiledSignature } from "../signature/compile.js";
-import { invokeSafely, renderValue, type AgentTool } from "./agent-tools.js";
+import { invokeSafely, renderValue, schemaText, type AgentTool } from "./agent-tools.js";
 
 /** Sandbox limits an agent passes through (its tools come from the agent's own `tools` option). */
 export type AgentSandboxOptions = Omit<SandboxOptions, "tools">;
@@ -35,17 +35,7 @@ export function sandboxTools(tools: Iterable<AgentTool>): Record<string, Sandbox
 
 /** The tools as the model reads them when it writes code: how to call each one. */
 export function describeCodeTools(tools: Iterable<AgentTool>): string {
-  const lines: string[] = [];
-  for (const t of tools) {
-    let schema = "{}";
-    try {
-      const { $schema: _drop, ...rest } = t.jsonSchema();
-      schema = JSON.stringify(rest);
-    } catch {
-      // A tool whose schema cannot be rendered is still callable; the model just sees less.
-    }
-    lines.push(`- await ${t.name}(args): ${t.description} args (JSON Schema): ${schema}`);
-  }
+  const lines = [...tools].map((t) => `- await ${t.name}(args): ${t.description} args (JSON Schema): ${schemaText(t)}`);
   return lines.length === 0 ? "(none)" : lines.join("\n");
 }
 

@@ -58,20 +58,22 @@ export function toolMap(agent: string, tools: readonly AgentTool[] | undefined, 
   return byName;
 }
 
+/**
+ * A tool's argument schema as one line of JSON, without `$schema`. A tool whose schema cannot be
+ * rendered is still callable, so it shows as `{}`: the model just sees less.
+ */
+export function schemaText(t: AgentTool): string {
+  try {
+    const { $schema: _drop, ...rest } = t.jsonSchema();
+    return JSON.stringify(rest);
+  } catch {
+    return "{}";
+  }
+}
+
 /** One line per tool with its argument schema, the text the model chooses actions from. */
 export function describeTools(tools: Iterable<AgentTool>): string {
-  const lines: string[] = [];
-  for (const t of tools) {
-    let schema: string;
-    try {
-      const { $schema: _drop, ...rest } = t.jsonSchema();
-      schema = JSON.stringify(rest);
-    } catch {
-      schema = "{}";
-    }
-    lines.push(`- ${t.name}: ${t.description} Arguments (JSON Schema): ${schema}`);
-  }
-  return lines.join("\n");
+  return [...tools].map((t) => `- ${t.name}: ${t.description} Arguments (JSON Schema): ${schemaText(t)}`).join("\n");
 }
 
 /** Runs a tool without letting it break the agent: a throw (against the contract) becomes an error outcome. */
