@@ -8,7 +8,7 @@
  * entry points, both as a self-reference and from another package (node_modules/typelm link).
  */
 import { describe, expect, test } from "@jest/globals";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -65,8 +65,10 @@ describe("entry points (API.md: package name typelm, three entry points)", () =>
   const expected = JSON.stringify(["function", "function", "function", "function"]);
 
   test("Node resolves the package by its own name from inside the repository (self-reference)", () => {
-    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8" });
-    expect(out.trim().split("\n").pop()).toBe(expected);
+    // Importing prints nothing: the library never writes to stdout or stderr by itself.
+    const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8" });
+    expect(out.stderr).toBe("");
+    expect(out.stdout).toBe(`${expected}\n`);
   });
 
   test("another package importing typelm by name (node_modules/typelm → the repository)", () => {
