@@ -1,12 +1,15 @@
 /** API.md "Examples, optimization, evaluation, registry" — the Evaluation part. Imports by package name (dist/). */
 import { describe, expect, test } from "@jest/globals";
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { z } from "zod";
 import { Evaluation, FewShotExample, Instrumentation, LabStore, Predict, Signature, ValidationError, configure } from "typelm";
 import type { TypelmEvent } from "typelm";
 import { ScriptedLM } from "typelm/testing";
 import { useTempLab } from "./temp-lab.js";
+
+const root = resolve(import.meta.dirname, "../..");
 
 class Sentiment extends Signature {
   static override description = "Label the sentiment.";
@@ -162,4 +165,29 @@ describe("Evaluation", () => {
     await expect(new Evaluation({ progress: false }).evaluate({ moduleInstance: m, testExamples: [] })).rejects.toThrow(ValidationError);
     expect(lm.requests).toHaveLength(0);
   });
+
+  // `progress` defaults to on in a terminal: a child process run under a pseudo-terminal (util-linux
+  // `script`) draws the bar on it; with no terminal, or with progress: false, nothing is drawn.
+  const hasScript = spawnSync("script", ["--version"]).status === 0;
+  (hasScript ? test : test.skip)("progress: a bar in a terminal by default, nothing without one or with progress: false", () => {
+    const program = (progress: string) => `
+      import { z } from "zod";
+      import { Evaluation, FewShotExample, Predict, Signature, configure } from "typelm";
+      import { ScriptedLM } from "typelm/testing";
+      configure((c) => { c.lab = false; });
+      const S = Signature.define({ name: "S", description: "s", input: { q: z.string() }, output: { a: z.string() } });
+      const m = new Predict(S); m.configure((c) => { c.lm = new ScriptedLM(() => ({ a: "x" })); });
+      await new Evaluation({ concurrency: 1 ${progress} }).evaluate({ moduleInstance: m,
+        testExamples: [1, 2, 3, 4].map((i) => new FewShotExample({ input: { q: String(i) }, output: { a: "x" }, id: String(i) })) });`;
+    const inTerminal = (code: string) => spawnSync("script", ["-qec", `${JSON.stringify(process.execPath)} --input-type=module -e ${shellQuote(code)}`, "/dev/null"],
+      { cwd: root, encoding: "utf8" }).stdout;
+    expect(inTerminal(program(""))).toContain("4/4");
+    expect(inTerminal(program(", progress: false"))).not.toContain("4/4");
+    const piped = spawnSync(process.execPath, ["--input-type=module", "-e", program("")], { cwd: root, encoding: "utf8" });
+    expect(piped.stdout + piped.stderr).toBe("");
+  }, 30_000);
 });
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`;
+}
