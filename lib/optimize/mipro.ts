@@ -225,13 +225,12 @@ export class MIPROv2 {
     }
     const result = configured(program, candidates, best.choices as Choices) as M;
     noteScore(result, best.score!);
-    const sum = (k: "lmCalls" | "inputTokens" | "outputTokens" | "cost") => trials.reduce((a, t) => a + t[k], 0);
     rec.finish({
       status: "completed", score: best.score, bestTrial: best.index,
       summary: {
         baselineScore: baseline.score, bestScore: best.score, gain: baseline.score === null ? null : best.score! - baseline.score,
         instructions: best.instructions, demoIds: best.demoIds, trials: trials.length, failedTrials: trials.filter((t) => t.error !== null).length,
-        lmCalls: sum("lmCalls"), inputTokens: sum("inputTokens"), outputTokens: sum("outputTokens"), cost: sum("cost"),
+        ...rec.usageTotals(),
       },
     });
     return result;

@@ -71,6 +71,18 @@ export class RunRecorder {
     return this.run.id;
   }
 
+  /** What the recorded trials spent together, for the run's summary. */
+  usageTotals(): { lmCalls: number; inputTokens: number; outputTokens: number; cost: number } {
+    const totals = { lmCalls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
+    for (const t of this.run.trials) {
+      totals.lmCalls += t.lmCalls;
+      totals.inputTokens += t.inputTokens;
+      totals.outputTokens += t.outputTokens;
+      totals.cost += t.cost;
+    }
+    return totals;
+  }
+
   /** How many recorded trials are still waiting to be replayed. */
   get replaying(): boolean {
     return this.replay.length > 0;

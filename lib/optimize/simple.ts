@@ -131,7 +131,7 @@ export class SimpleOptimizer {
         summary: {
           baselineScore: baseline, bestScore: best.score, gain: baseline === null ? null : best.score! - baseline,
           instructions: best.instructions, demoIds: best.demoIds, trials: trials.length, failedTrials: trials.filter((t) => t.error !== null).length,
-          lmCalls: trials.reduce((a, t) => a + t.lmCalls, 0),
+          lmCalls: rec.usageTotals().lmCalls,
         },
       });
       return result;

@@ -42,6 +42,9 @@ describe("MIPROv2 on a SimulatedLM task", () => {
     expect(lastScore(tuned)).toBe(run.score);
     expect(run.status).toBe("completed");
     expect(run.summary.gain).toBeGreaterThan(0);
+    const sum = (k: "lmCalls" | "inputTokens" | "outputTokens" | "cost") => run.trials.reduce((a, t) => a + t[k], 0);
+    expect(run.summary).toMatchObject({ lmCalls: sum("lmCalls"), inputTokens: sum("inputTokens"), outputTokens: sum("outputTokens"), cost: sum("cost") });
+    expect(run.summary.lmCalls).toBeGreaterThan(run.trials.length);
   });
 
   it("chooses the instruction that holds the rule, wherever the proposer put it", async () => {

@@ -331,7 +331,6 @@ class Search {
     const result = this.build(best.instructions);
     noteScore(result, best.mean);
     const trials = rec.run.trials;
-    const total = (k: "lmCalls" | "inputTokens" | "outputTokens" | "cost") => trials.reduce((a, t) => a + t[k], 0);
     rec.finish({
       status: "completed", score: best.mean, bestTrial: best.trial,
       summary: {
@@ -341,7 +340,7 @@ class Search {
         stopped, metricCalls: this.counter.spent, maxMetricCalls: this.ctx.budget,
         candidates: pool.length, proposals: trials.filter((t) => t.kind !== "seed").length,
         rejected: trials.filter((t) => t.kind === "rejected").length, failedTrials: trials.filter((t) => t.error !== null).length,
-        lmCalls: total("lmCalls"), inputTokens: total("inputTokens"), outputTokens: total("outputTokens"), cost: total("cost"),
+        ...rec.usageTotals(),
       },
     });
     return result;
