@@ -122,6 +122,16 @@ describe("providers through their SDKs", () => {
     expect(fake.requests[1]!.schema).toBeUndefined();
   });
 
+  test.each([
+    ["openai/gpt-4o-mini", "openai"], ["anthropic/claude-3-5-haiku-latest", "anthropic"], ["ollama/llama3.2", "ollama"],
+  ])("%s: structuredOutputs true sends the provider a schema; the default (Enhanced Prompting) does not", async (id, wire) => {
+    const baseURL = wire === "openai" ? fake.openaiBaseURL : fake.url;
+    fake.reply({ sentiment: "positive" }).reply({ sentiment: "negative" });
+    expect((await call(new LM(id, { apiKey: "k", baseURL }))).sentiment).toBe("positive");
+    expect((await call(new LM(id, { apiKey: "k", baseURL, structuredOutputs: true }))).sentiment).toBe("negative");
+    expect(fake.requests.map((r) => [r.wire, r.schema !== undefined])).toEqual([[wire, false], [wire, true]]);
+  });
+
   test("cache is off unless asked for; { path } replays without a provider call", async () => {
     const dir = mkdtempSync(join(tmpdir(), "typelm-api-cache-"));
     try {
