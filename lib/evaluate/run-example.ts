@@ -8,6 +8,7 @@ import { withTrace, type TraceEntry } from "../predict/trace.js";
 import type { EvaluationRow } from "../store/records.js";
 import type { AdaptiveConcurrency } from "./rate-limiter.js";
 import type { ResolvedMetric } from "./scoring.js";
+import { isPlainObject } from "../plain-object.js";
 
 /**
  * How many times the evaluation runs an example again after its LM gave up on 429s (each run is a
@@ -71,10 +72,10 @@ export async function runExample(
   let prediction: Record<string, unknown> | null = null;
   let rowPrediction: Record<string, unknown> | null = null;
   if (error === undefined) {
-    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    if (!isPlainObject(value)) {
       error = new TypeError(`${moduleInstance.constructor.name}.call returned ${typeof value}; expected an object of output fields`);
     } else {
-      prediction = value as Record<string, unknown>;
+      prediction = value;
       try {
         rowPrediction = jsonForm(prediction);
       } catch (caught) {

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { ValidationError } from "../errors.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
+import { isPlainObject } from "../plain-object.js";
 
 /** The datasets shipped in `datasets/` (built by scripts/build-datasets.ts). */
 export const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k"] as const;
@@ -193,7 +194,7 @@ function parseSplit(text: string, file: string, signature: SignatureClass): FewS
     } catch (error) {
       throw new ValidationError(`${at}: line ${i + 1} is not valid JSON (${error instanceof Error ? error.message : String(error)}); each line must be one JSON object`, { field: file, cause: error });
     }
-    if (row === null || typeof row !== "object" || Array.isArray(row)) {
+    if (!isPlainObject(row)) {
       throw new ValidationError(`${at}: line ${i + 1} must be a JSON object; received ${JSON.stringify(row)}`, { field: file });
     }
     if (typeof row.id !== "string" || row.id === "") {

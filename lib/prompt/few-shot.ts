@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.js";
-import { frozenCopy } from "../plain-object.js";
+import { frozenCopy, isPlainObject } from "../plain-object.js";
 
 /**
  * One worked example: input values and the output values expected for them, with an optional stable id.
@@ -13,10 +13,10 @@ export class FewShotExample<I extends Record<string, unknown> = Record<string, u
   readonly id: string | undefined;
 
   constructor({ input, output, id }: { input: I; output: O; id?: string | undefined }) {
-    if (input === null || typeof input !== "object" || Array.isArray(input)) {
+    if (!isPlainObject(input)) {
       throw new ValidationError("FewShotExample input must be an object keyed by input field names", { field: "input" });
     }
-    if (output === null || typeof output !== "object" || Array.isArray(output)) {
+    if (!isPlainObject(output)) {
       throw new ValidationError("FewShotExample output must be an object keyed by output field names", { field: "output" });
     }
     if (id !== undefined && typeof id !== "string") {

@@ -1,5 +1,6 @@
 import { decode } from "@toon-format/toon";
 import type { ChatMessage } from "../lm/types.js";
+import { isPlainObject } from "../plain-object.js";
 
 /**
  * What a simulated model can read from the messages a predictor sends (the text `Prompt` builds):
@@ -46,7 +47,7 @@ function fences(text: string): unknown[] {
 }
 
 function asRecord(value: unknown): Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  return isPlainObject(value) ? value : {};
 }
 
 /** A JSON Schema node → the shape of a valid value. */
