@@ -188,4 +188,14 @@ describe("strategies and resolution order", () => {
     perCall.configure((c) => { c.lm = lmNamed("negative"); });
     expect((await perCall.call(input, { lm: lmNamed("neutral") })).sentiment).toBe("neutral"); // per call over own
   });
+
+  test("withLM follows async context: concurrent scopes never see each other's LM", async () => {
+    const slow = (label: "positive" | "negative", ms: number) => new ScriptedLM(async () => { await new Promise((r) => setTimeout(r, ms)); return { sentiment: label }; });
+    const p = new Predict(Classify);
+    const [a, b] = await Promise.all([
+      withLM(slow("positive", 40), async () => { await new Promise((r) => setTimeout(r, 10)); return p.call({ sentence: "x" }); }),
+      withLM(slow("negative", 5), () => p.call({ sentence: "y" })),
+    ]);
+    expect([a.sentiment, b.sentiment]).toEqual(["positive", "negative"]);
+  });
 });

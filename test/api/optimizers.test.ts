@@ -141,6 +141,16 @@ describe("GEPA", () => {
       .rejects.toThrow(ValidationError);
   });
 
+  test("with a reflection LM that proposes nothing useful, GEPA returns the seed program and says so", async () => {
+    const useless = new ScriptedLM(() => ({ newInstruction: "Categorize the text." }));
+    const gepa = new GEPA({ metric, maxMetricCalls: 40, reflectionLM: useless, seed: 3 });
+    const m = program();
+    const out = await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    expect(out.instruction).toBe("Categorize the text.");
+    expect(gepa.lastRun!.summary.seedReturned).toBe(true);
+    expect(String(gepa.lastRun!.summary.note)).toMatch(/\w/);
+  });
+
   test("a metric returning a bare number still works", async () => {
     const gepa = new GEPA({ metric: (e: FewShotExample, p: any) => (p.label === e.output.label ? 1 : 0), maxMetricCalls: 30, reflectionLM: reflectionLM(), seed: 1 });
     await gepa.compile({ moduleInstance: program(), trainingExamples: train, validationExamples: val });

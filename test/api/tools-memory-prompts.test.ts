@@ -103,6 +103,7 @@ describe("Memory", () => {
     const found = await Memory.manager.searchMemories({ userId: "u1", tags: ["prefs"], query: "tea", limit: 50 });
     expect(found.map((r) => r.text)).toEqual(["likes green tea more", "likes tea"]);
     expect(found.every((r) => r.userId === "u1")).toBe(true);
+    expect((await Memory.manager.searchMemories({ userId: "u1", limit: 1 })).map((r) => r.text)).toEqual(["likes green tea more"]);
   };
 
   test("in_memory adapter: store, retrieve (null when absent), search newest first, never another user's", async () => {
