@@ -34,6 +34,8 @@ export class LM extends BaseLM {
   readonly #apiKey: string | undefined;
   /** Resolved at construction (option, environment, default), so calls and cache keys agree on the server. */
   readonly #baseURL: string;
+  /** The server as the cache key names it (computed once: it is part of every cached call's key). */
+  readonly #endpoint: string;
   #client: Provider | undefined;
   readonly #cacheOption: boolean | CacheOptions | undefined;
   #cache: ResponseCache | undefined;
@@ -64,6 +66,7 @@ export class LM extends BaseLM {
     this.model = model;
     this.#definition = definition;
     this.#baseURL = definition.resolveBaseURL(options.baseURL);
+    this.#endpoint = endpointId(this.#baseURL);
     const apiKey = options.apiKey ?? (definition.apiKeyEnv ? process.env[definition.apiKeyEnv] : undefined);
     if (definition.apiKeyEnv !== undefined && !apiKey) {
       throw new ConfigurationError(
@@ -117,7 +120,7 @@ export class LM extends BaseLM {
       reply = await call();
     } else {
       const parts = {
-        provider, endpoint: endpointId(this.#baseURL), model, messages: request.messages, temperature, maxTokens,
+        provider, endpoint: this.#endpoint, model, messages: request.messages, temperature, maxTokens,
         responseSchema: request.responseSchema,
       };
       const requestJson = cacheRequestJson(parts);
