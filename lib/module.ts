@@ -157,3 +157,11 @@ function cloneValue(value: unknown, copies: Map<object, unknown>): unknown {
 function defaultExample(d: PredictorState["demos"][number]): FewShotExample {
   return FewShotExample.fromJSON(d);
 }
+
+/** `moduleInstance` as a Module, or a `ValidationError` naming the call it was given to (`where`). */
+export function checkModule(where: string, moduleInstance: unknown): Module {
+  if (!(moduleInstance instanceof Module)) {
+    throw new ValidationError(`${where}: moduleInstance must be a Module (Predict, ChainOfThought, your own Module subclass ...)`, { field: "moduleInstance" });
+  }
+  return moduleInstance;
+}

@@ -1,6 +1,6 @@
 import { ValidationError } from "../errors.js";
 import { describeError, Instrumentation, inSpan } from "../instrument/bus.js";
-import { Module } from "../module.js";
+import { checkModule, type Module } from "../module.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import type { LabStore } from "../store/lab-store.js";
 import { noteScore } from "../store/module-score.js";
@@ -76,10 +76,8 @@ export class Evaluation {
   }
 
   private async evaluateInSpan<M extends MetricSpec>(args: EvaluateArgs<M>): Promise<ReportOf<M>> {
-    const { moduleInstance, onExample } = args;
-    if (!(moduleInstance instanceof Module)) {
-      throw new ValidationError("Evaluation.evaluate: moduleInstance must be a Module (Predict, ChainOfThought, your own Module subclass ...)", { field: "moduleInstance" });
-    }
+    const { onExample } = args;
+    const moduleInstance = checkModule("Evaluation.evaluate", args.moduleInstance);
     const examples = checkExamples(args.testExamples);
     const fields = describeFields(moduleInstance, examples);
     const metrics = resolveMetrics(args.metrics, fields);

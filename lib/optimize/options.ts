@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.js";
-import { Module, type Tunable } from "../module.js";
+import { checkModule, type Module, type Tunable } from "../module.js";
 import type { Metric } from "../evaluate/metric.js";
 
 /** Options every optimizer checks the same way when it is constructed. */
@@ -30,12 +30,10 @@ export function checkOptions(optimizer: string, options: CommonOptions, counts: 
 
 /** The module's predictors, or a `ValidationError` when it is not a module or has none to tune. */
 export function tunablePredictors(optimizer: string, moduleInstance: unknown): [string, Tunable & Module][] {
-  if (!(moduleInstance instanceof Module)) {
-    throw new ValidationError(`${optimizer}.compile: moduleInstance must be a Module (Predict, ChainOfThought, your own Module subclass ...)`, { field: "moduleInstance" });
-  }
-  const predictors = moduleInstance.namedPredictors();
+  const module = checkModule(`${optimizer}.compile`, moduleInstance);
+  const predictors = module.namedPredictors();
   if (predictors.length === 0) {
-    throw new ValidationError(`${optimizer}.compile: ${moduleInstance.constructor.name} has no predictors to tune`, { field: "moduleInstance" });
+    throw new ValidationError(`${optimizer}.compile: ${module.constructor.name} has no predictors to tune`, { field: "moduleInstance" });
   }
   return predictors;
 }

@@ -125,6 +125,9 @@ describe("Evaluation", () => {
     const m = new Predict(Classify).configure((c) => { c.lm = new ScriptedLM([]); });
     const evaluation = new Evaluation({ record: false, progress: false });
     await expect(evaluation.evaluate({ moduleInstance: m, testExamples: [] })).rejects.toThrow(/testExamples is empty/);
+    const one = [new FewShotExample({ input: { sentence: "a" }, output: { sentiment: "positive" } })];
+    await expect(evaluation.evaluate({ moduleInstance: { call: () => ({}) } as unknown as Predict, testExamples: one }))
+      .rejects.toThrow("Evaluation.evaluate: moduleInstance must be a Module (Predict, ChainOfThought, your own Module subclass ...)");
     const missing = [
       new FewShotExample({ input: { sentence: "a" }, output: { sentiment: "positive" } }),
       new FewShotExample({ input: { sentence: "b" }, output: {}, id: "b-1" }),
