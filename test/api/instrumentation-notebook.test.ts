@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import {
-  CalculatorTool, ConfigurationError, Evaluation, LabStore, FewShotExample, Instrumentation, LM, Module, Predict, ReAct, Signature,
+  CalculatorTool, CodeAct, ConfigurationError, Evaluation, LabStore, FewShotExample, Instrumentation, LM, Module, Predict, ReAct, Signature,
   configure, resetConfiguration,
 } from "typelm";
 import type { TypelmEvent } from "typelm";
@@ -190,6 +190,14 @@ describe("display helpers (outside a notebook each returns its bundle)", () => {
     isBundle(tb);
     expect(tb["text/html"]).toContain("calculator");
     expect(tb["text/html"]).not.toContain("<b>think</b>");
+    const S = Signature.define({ name: "S", description: "s", input: { q: z.string() }, output: { n: z.number() } });
+    const coded = await new CodeAct(S).call({ q: "q" }, { lm: new ScriptedLM([
+      { thought: "t", code: "console.log('<u>' + (2 + 3))", finished: true }, { n: 5, solution: "five" },
+    ]) });
+    const cb = display.trace(coded)!;
+    isBundle(cb);
+    expect(cb["text/html"]).toContain("&lt;u&gt;5");
+    expect(cb["text/html"]).not.toContain("<u>");
     const eb = display.examples([new FewShotExample({ input: { question: "<i>q</i>" }, output: { answer: "a" }, id: "x1" })])!;
     isBundle(eb);
     expect(eb["text/html"]).toContain("x1");

@@ -132,6 +132,10 @@ describe("GEPA", () => {
     expect(kept.length).toBeGreaterThan(0);
     expect(kept[0]!.parents.length).toBeGreaterThan(0);
     expect(kept[0]!.exampleScores?.length).toBe(val.length);
+    // The store holds the same candidates, parents and per-example scores.
+    const stored = LabStore.open().run(run.id) as typeof run;
+    expect(stored.trials.map((t) => [t.kind, t.parents, t.exampleScores?.length ?? null, t.budgetSpent]))
+      .toEqual(run.trials.map((t) => [t.kind, t.parents, t.exampleScores?.length ?? null, t.budgetSpent]));
   });
 
   test("mode 'medium' is accepted as 'balanced'; a budget smaller than one validation pass is a ValidationError", async () => {
