@@ -6,33 +6,46 @@ export interface ProgressSink {
   stop(): void;
 }
 
-const NONE: ProgressSink = { update() {}, stop() {} };
+/** One cli-progress bar on standard error, shared by Evaluation and the optimizers. */
+export interface TerminalBar {
+  update(done: number, values: Record<string, string | number>): void;
+  setTotal(total: number): void;
+  stop(): void;
+}
 
 /**
  * A terminal progress bar (cli-progress, on standard error) when standard error is a terminal and
- * `progress` is not false; otherwise nothing is drawn (notebooks and logs follow the
- * `evaluation.example` events instead).
+ * `progress` is not false; otherwise `null` and nothing is drawn (notebooks and logs follow the
+ * `evaluation.*` and `optimizer.*` events instead). `format` is cli-progress's, with `values`' keys.
  */
-export function progressBar(progress: boolean | undefined, total: number, label: string): ProgressSink {
-  if (progress === false || process.stderr.isTTY !== true) return NONE;
+export function terminalBar(progress: boolean | undefined, total: number, format: string, values: Record<string, string | number>): TerminalBar | null {
+  if (progress === false || process.stderr.isTTY !== true) return null;
   // Loaded only here: most runs (tests, CI, notebooks) never draw a bar.
   const cliProgress = createRequire(import.meta.url)("cli-progress") as typeof import("cli-progress");
   const bar = new cliProgress.SingleBar(
-    {
-      stream: process.stderr,
-      format: `${label} {bar} {value}/{total} | score {score} | failed {failures} | $ {cost} | {eta_formatted} left`,
-      hideCursor: true,
-      clearOnComplete: false,
-    },
+    { stream: process.stderr, format, hideCursor: true, clearOnComplete: false },
     cliProgress.Presets.shades_classic,
   );
-  bar.start(total, 0, { score: "-", failures: 0, cost: "0.0000" });
+  bar.start(total, 0, values);
+  return {
+    update: (done, v) => bar.update(done, v),
+    setTotal: (n) => bar.setTotal(n),
+    stop: () => bar.stop(),
+  };
+}
+
+const NONE: ProgressSink = { update() {}, stop() {} };
+
+/** An evaluation's bar: examples done / total, running score, failures and cost. */
+export function progressBar(progress: boolean | undefined, total: number, label: string): ProgressSink {
+  const bar = terminalBar(progress, total, `${label} {bar} {value}/{total} | score {score} | failed {failures} | $ {cost} | {eta_formatted} left`, {
+    score: "-", failures: 0, cost: "0.0000",
+  });
+  if (bar === null) return NONE;
   return {
     update(done, { score, failures, cost }) {
       bar.update(done, { score: score.toFixed(3), failures, cost: cost.toFixed(4) });
     },
-    stop() {
-      bar.stop();
-    },
+    stop: bar.stop,
   };
 }

@@ -12,6 +12,7 @@ import { FULL_EVAL_EVERY, MODES, resolveMode, trialsFor, type MIPROMode } from "
 import { choiceKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
 import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
+import { trialProgress } from "./progress.js";
 import { proposeInstructions } from "./propose.js";
 import { Random } from "./random.js";
 import { RunRecorder } from "./recorder.js";
@@ -43,6 +44,8 @@ export interface MIPROv2Options {
   bootstrapThreshold?: number;
   /** Examples evaluated at once (default 8). */
   concurrency?: number;
+  /** A progress bar on standard error when it is a terminal (default); `false` never draws one. */
+  progress?: boolean;
 }
 
 export interface CompileArgs {
@@ -135,6 +138,9 @@ export class MIPROv2 {
     };
     const rec = RunRecorder.start("MIPROv2", config, resume);
     this.lastRun = rec.run;
+    // Bootstrap, proposal and baseline, the search trials, and at most one full evaluation per fullEvalEvery trials.
+    const total = 3 + b.trials + Math.ceil(b.trials / b.fullEvalEvery);
+    rec.watch(trialProgress({ progress: this.options.progress, label: "MIPROv2", unit: "trials", total, upperBound: true }));
     try {
       return await this.search(moduleInstance, rec, { train, valSet, b, kDemos, seed, metric, concurrency, promptModel });
     } catch (error) {

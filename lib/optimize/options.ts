@@ -6,6 +6,7 @@ import type { Metric } from "../evaluate/metric.js";
 export interface CommonOptions {
   metric?: Metric;
   seed?: number;
+  progress?: boolean;
   [key: string]: unknown;
 }
 
@@ -22,6 +23,9 @@ export function checkOptions(optimizer: string, options: CommonOptions, counts: 
   }
   if (options.seed !== undefined && !Number.isSafeInteger(options.seed)) {
     throw new ValidationError(`${optimizer} option seed must be an integer; received ${JSON.stringify(options.seed)}`, { field: "seed" });
+  }
+  if (options.progress !== undefined && typeof options.progress !== "boolean") {
+    throw new ValidationError(`${optimizer} option progress must be true or false; received ${JSON.stringify(options.progress)}`, { field: "progress" });
   }
   if (options.metric !== undefined && typeof options.metric !== "function") {
     throw new ValidationError(`${optimizer} option metric must be a function (example, prediction, trace?) => score; received ${typeof options.metric}`, { field: "metric" });

@@ -4,6 +4,7 @@ import { describeError, Instrumentation } from "../instrument/bus.js";
 import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
 import { labFromConfig, type LabStore } from "../store/lab-store.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
+import type { TrialProgress } from "./progress.js";
 
 /** What a step of an optimizer produces; the recorder adds index, usage, duration and error. */
 export type TrialDraft = Pick<Trial, "kind" | "choices" | "instructions" | "demoIds"> &
@@ -22,6 +23,7 @@ export class RunRecorder {
   private budget = 0;
   /** What `budgetSpent` counts when the optimizer keeps its own tally (GEPA: metric calls); else LM calls. */
   private readonly spent: (() => number) | undefined;
+  private progress: TrialProgress | undefined;
 
   private constructor(run: OptimizationRun, lab: LabStore | null, replay: Trial[], spent?: () => number) {
     this.run = run;
@@ -71,6 +73,11 @@ export class RunRecorder {
     return this.run.id;
   }
 
+  /** Shows each trial (recorded or replayed) on `progress` until the run finishes. */
+  watch(progress: TrialProgress): void {
+    this.progress = progress;
+  }
+
   /** What the recorded trials spent together, for the run's summary. */
   usageTotals(): { lmCalls: number; inputTokens: number; outputTokens: number; cost: number } {
     const totals = { lmCalls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
@@ -107,6 +114,7 @@ export class RunRecorder {
       }
       this.run.trials.push(stored);
       this.budget = stored.budgetSpent;
+      this.progress?.trial(stored);
       return stored;
     }
     const usage: UsageTotals = emptyUsage();
@@ -127,6 +135,7 @@ export class RunRecorder {
     };
     this.lab?.recordTrial(this.run.id, trial);
     this.run.trials.push(trial);
+    this.progress?.trial(trial);
     Instrumentation.emit("optimizer.trial", {
       runId: this.run.id, index, kind: trial.kind, score: trial.score, choices: trial.choices, lmCalls: trial.lmCalls, error,
     });
@@ -136,6 +145,8 @@ export class RunRecorder {
   /** Ends the run: the store row, `run` itself, and the `optimizer.end` event. */
   finish(end: { status: "completed" | "failed"; score: number | null; bestTrial: number | null; summary: Record<string, unknown>; error?: string | null }): void {
     const error = end.error ?? null;
+    this.progress?.stop(end.status === "completed");
+    this.progress = undefined;
     this.lab?.finishRun(this.run.id, { status: end.status, score: end.score, summary: end.summary, error, bestTrial: end.bestTrial });
     Object.assign(this.run, { status: end.status, score: end.score, bestTrial: end.bestTrial, summary: end.summary, error, endedAt: new Date().toISOString() });
     Instrumentation.emit("optimizer.end", {

@@ -9,6 +9,7 @@ import { labelledFits } from "./bootstrap.js";
 import { configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
 import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
+import { trialProgress } from "./progress.js";
 import { Random } from "./random.js";
 import { RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
@@ -26,6 +27,8 @@ export interface SimpleOptimizerOptions {
   instructions?: string[];
   /** Examples evaluated at once (default 8). */
   concurrency?: number;
+  /** A progress bar on standard error when it is a terminal (default); `false` never draws one. */
+  progress?: boolean;
 }
 
 /**
@@ -87,6 +90,7 @@ export class SimpleOptimizer {
     };
     const rec = RunRecorder.start("SimpleOptimizer", config, args.resume);
     this.lastRun = rec.run;
+    rec.watch(trialProgress({ progress: this.options.progress, label: "SimpleOptimizer", unit: "trials", total: numTrials + 1 }));
     try {
       // Candidates: instructions shared by all trials; one demo set per trial (set 0: the demos as given).
       const random = new Random(seed, "search");

@@ -8,6 +8,7 @@ import {
 } from "../../lib/index.js";
 import { lastScore } from "../../lib/store/module-score.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
+import { withStderrTTY } from "../helpers/tty.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-eval-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -95,18 +96,6 @@ describe("recording to the lab store", () => {
     expect(lm.requests).toHaveLength(0);
   });
 });
-
-/** Runs `fn` with `process.stderr.isTTY` set to `value`, then restores it. */
-async function withStderrTTY(value: boolean, fn: () => Promise<unknown>): Promise<void> {
-  const tty = Object.getOwnPropertyDescriptor(process.stderr, "isTTY");
-  Object.defineProperty(process.stderr, "isTTY", { value, configurable: true });
-  try {
-    await fn();
-  } finally {
-    if (tty) Object.defineProperty(process.stderr, "isTTY", tty);
-    else delete (process.stderr as { isTTY?: boolean }).isTTY;
-  }
-}
 
 describe("progress", () => {
   it("draws nothing when standard error is not a terminal", async () => {

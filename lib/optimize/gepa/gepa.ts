@@ -11,6 +11,7 @@ import type { OptimizationRun, Trial } from "../../store/records.js";
 import { checkExamples, dataFingerprint } from "../examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "../options.js";
 import { Random } from "../random.js";
+import { trialProgress } from "../progress.js";
 import { RunRecorder } from "../recorder.js";
 import { scoreOn, type Scored } from "../score.js";
 import { DEFAULT_MINIBATCH, MAX_MERGES, MERGE_SUBSAMPLE, modeBudget, resolveGEPAMode, type GEPAMode } from "./budget.js";
@@ -37,6 +38,8 @@ export interface GEPAOptions {
   candidateSelection?: "pareto" | "best";
   /** Examples evaluated at once (default 8). */
   concurrency?: number;
+  /** A progress bar on standard error when it is a terminal (default); metric calls spent / budget; `false` never draws one. */
+  progress?: boolean;
 }
 
 export interface GEPACompileArgs<M extends Module> {
@@ -151,6 +154,7 @@ export class GEPA {
     const counter = { spent: 0 };
     const rec = RunRecorder.start("GEPA", config, resume, () => counter.spent);
     this.lastRun = rec.run;
+    rec.watch(trialProgress({ progress: o.progress, label: "GEPA", unit: "metric calls", total: budget }));
     const ctx: Context = {
       program: moduleInstance, paths, train, val, metric, metricName: metric.name || "metric", reflectionLM, budget, minibatchSize,
       concurrency: o.concurrency ?? 8, seed,
