@@ -18,11 +18,18 @@ export function toolEntry<Shape extends z.ZodRawShape>(entry: ToolsetEntry<Shape
   return entry;
 }
 
+/**
+ * What `static tools` holds. `call`'s argument is `any` so a subclass may annotate it with its own
+ * type (`call: async ({ path }: { path: string }) => …`): with the shape's own type there, the
+ * subclass's static side would not match the base's (TS2417) under `strictFunctionTypes`.
+ * `toolEntry` types an entry's `call` from its `input` instead.
+ */
+export type ToolsetEntries = Record<string, { description: string; input: z.ZodRawShape; call: (args: any) => Promise<unknown> | unknown }>;
+
 export class Toolset {
   /** A label for the group (for logs and traces); tool names are the keys of `tools`. */
   static toolsetName = "toolset";
-  // `any` here lets each entry keep its own shape; `toolEntry` recovers the types where wanted.
-  static tools: Record<string, ToolsetEntry<any>> = {};
+  static tools: ToolsetEntries = {};
 
   /** The toolset's tools, named by their keys in `tools`. */
   static toTools(_options?: Record<string, unknown>): Tool[] {
