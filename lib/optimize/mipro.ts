@@ -12,7 +12,6 @@ import { FULL_EVAL_EVERY, MODES, resolveMode, trialsFor, type MIPROMode } from "
 import { choiceKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
 import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
-import { trialProgress } from "./progress.js";
 import { proposeInstructions } from "./propose.js";
 import { Random } from "./random.js";
 import { RunRecorder } from "./recorder.js";
@@ -136,11 +135,10 @@ export class MIPROv2 {
       metric: metric.name || "metric", promptModel: promptModel.id, bootstrapThreshold: this.options.bootstrapThreshold ?? 1,
       trainingExamples: train.length, validationExamples: val.length, data: dataFingerprint([...train, ...val]),
     };
-    const rec = RunRecorder.start("MIPROv2", config, resume);
-    this.lastRun = rec.run;
     // Bootstrap, proposal and baseline, the search trials, and at most one full evaluation per fullEvalEvery trials.
     const total = 3 + b.trials + Math.ceil(b.trials / b.fullEvalEvery);
-    rec.watch(trialProgress({ progress: this.options.progress, label: "MIPROv2", unit: "trials", total, upperBound: true }));
+    const rec = RunRecorder.start("MIPROv2", config, resume, { bar: { progress: this.options.progress, unit: "trials", total, upperBound: true } });
+    this.lastRun = rec.run;
     try {
       return await this.search(moduleInstance, rec, { train, valSet, b, kDemos, seed, metric, concurrency, promptModel });
     } catch (error) {

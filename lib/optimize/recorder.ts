@@ -4,11 +4,18 @@ import { describeError, Instrumentation } from "../instrument/bus.js";
 import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
 import { labFromConfig, type LabStore } from "../store/lab-store.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
-import type { TrialProgress } from "./progress.js";
+import { trialProgress, type TrialProgress, type TrialProgressOptions } from "./progress.js";
 
 /** What a step of an optimizer produces; the recorder adds index, usage, duration and error. */
 export type TrialDraft = Pick<Trial, "kind" | "choices" | "instructions" | "demoIds"> &
   Partial<Pick<Trial, "score" | "exampleScores" | "data" | "parents">>;
+
+export interface RecorderOptions {
+  /** What `budgetSpent` counts when the optimizer keeps its own tally (GEPA: metric calls); else LM calls. */
+  spent?: () => number;
+  /** The terminal progress bar, fed each trial (recorded or replayed) until the run finishes. */
+  bar?: Omit<TrialProgressOptions, "label">;
+}
 
 /**
  * One optimization run as it is recorded: each trial goes to the lab store (one short write) and to
@@ -25,15 +32,20 @@ export class RunRecorder {
   private readonly spent: (() => number) | undefined;
   private progress: TrialProgress | undefined;
 
-  private constructor(run: OptimizationRun, lab: LabStore | null, replay: Trial[], spent?: () => number) {
+  private constructor(run: OptimizationRun, lab: LabStore | null, replay: Trial[], options: RecorderOptions) {
     this.run = run;
     this.lab = lab;
     this.replay = replay;
-    this.spent = spent;
+    this.spent = options.spent;
+    if (options.bar !== undefined) this.progress = trialProgress({ ...options.bar, label: run.name });
   }
 
-  /** Starts a new run, or reopens `resume` after checking it was started with the same configuration. */
-  static start(name: string, config: Record<string, unknown>, resume: string | undefined, spent?: () => number): RunRecorder {
+  /**
+   * Starts a new run, or reopens `resume` after checking it was started with the same configuration.
+   * `options.bar` draws the terminal bar (its `progress: false` also tells the notebook display to skip the run).
+   */
+  static start(name: string, config: Record<string, unknown>, resume: string | undefined, options: RecorderOptions = {}): RunRecorder {
+    const progress = options.bar?.progress !== false;
     const lab = labFromConfig();
     const startedAt = new Date().toISOString();
     if (resume === undefined) {
@@ -42,8 +54,8 @@ export class RunRecorder {
         id, kind: "optimization", name, status: "running", startedAt, endedAt: null, score: null, config, summary: {}, error: null,
         trials: [], bestTrial: null,
       };
-      Instrumentation.emit("optimizer.start", { runId: id, optimizer: name, config, resumed: false });
-      return new RunRecorder(run, lab, [], spent);
+      Instrumentation.emit("optimizer.start", { runId: id, optimizer: name, config, resumed: false, progress });
+      return new RunRecorder(run, lab, [], options);
     }
     if (lab === null) {
       throw new ConfigurationError(`${name}.compile({ resume: "${resume}" }): the lab store is switched off (c.lab = false), so there is no recorded run to resume`);
@@ -65,17 +77,12 @@ export class RunRecorder {
     }
     lab.reopenRun(resume);
     const run: OptimizationRun = { ...stored, status: "running", endedAt: null, error: null, trials: [], bestTrial: null };
-    Instrumentation.emit("optimizer.start", { runId: resume, optimizer: name, config, resumed: true, recordedTrials: stored.trials.length });
-    return new RunRecorder(run, lab, [...stored.trials], spent);
+    Instrumentation.emit("optimizer.start", { runId: resume, optimizer: name, config, resumed: true, recordedTrials: stored.trials.length, progress });
+    return new RunRecorder(run, lab, [...stored.trials], options);
   }
 
   get id(): string {
     return this.run.id;
-  }
-
-  /** Shows each trial (recorded or replayed) on `progress` until the run finishes. */
-  watch(progress: TrialProgress): void {
-    this.progress = progress;
   }
 
   /** What the recorded trials spent together, for the run's summary. */

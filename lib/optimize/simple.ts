@@ -9,7 +9,6 @@ import { labelledFits } from "./bootstrap.js";
 import { configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
 import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
-import { trialProgress } from "./progress.js";
 import { Random } from "./random.js";
 import { RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
@@ -88,9 +87,8 @@ export class SimpleOptimizer {
       instructions: this.options.instructions ?? [], pool: pool.length, scored: scored.length,
       data: dataFingerprint([...train, ...scored]),
     };
-    const rec = RunRecorder.start("SimpleOptimizer", config, args.resume);
+    const rec = RunRecorder.start("SimpleOptimizer", config, args.resume, { bar: { progress: this.options.progress, unit: "trials", total: numTrials + 1 } });
     this.lastRun = rec.run;
-    rec.watch(trialProgress({ progress: this.options.progress, label: "SimpleOptimizer", unit: "trials", total: numTrials + 1 }));
     try {
       // Candidates: instructions shared by all trials; one demo set per trial (set 0: the demos as given).
       const random = new Random(seed, "search");

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, jest } from "@jest/globals";
-import { GEPA, MIPROv2, Predict, SimpleOptimizer, ValidationError } from "../../lib/index.js";
+import { GEPA, Instrumentation, MIPROv2, Predict, SimpleOptimizer, ValidationError } from "../../lib/index.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 import { withStderrTTY } from "../helpers/tty.js";
 import { feedbackMetric, makeToneExamples, reflector, TopicAndTone, twoRuleModel } from "./gepa-task.js";
@@ -66,6 +66,14 @@ describe("optimizer progress bar", () => {
     expect(text).toContain(`${r.summary.metricCalls}/60 metric calls`);
     expect(r.summary.metricCalls).toBeGreaterThan(8);
     expect(text).toContain(`best ${r.score!.toFixed(3)}`);
+  });
+
+  it("tells the notebook display through optimizer.start whether progress is off", async () => {
+    const seen: unknown[] = [];
+    Instrumentation.subscribe("optimizer.start", (e) => seen.push(e.payload["progress"]));
+    await stderrDuring(false, simple(false).run);
+    await stderrDuring(false, simple().run);
+    expect(seen).toEqual([false, true]);
   });
 
   it("refuses a progress option that is not a boolean", () => {

@@ -11,7 +11,6 @@ import type { OptimizationRun, Trial } from "../../store/records.js";
 import { checkExamples, dataFingerprint } from "../examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "../options.js";
 import { Random } from "../random.js";
-import { trialProgress } from "../progress.js";
 import { RunRecorder } from "../recorder.js";
 import { scoreOn, type Scored } from "../score.js";
 import { DEFAULT_MINIBATCH, MAX_MERGES, MERGE_SUBSAMPLE, modeBudget, resolveGEPAMode, type GEPAMode } from "./budget.js";
@@ -152,9 +151,10 @@ export class GEPA {
       data: dataFingerprint([...train, ...val]),
     };
     const counter = { spent: 0 };
-    const rec = RunRecorder.start("GEPA", config, resume, () => counter.spent);
+    const rec = RunRecorder.start("GEPA", config, resume, {
+      spent: () => counter.spent, bar: { progress: o.progress, unit: "metric calls", total: budget },
+    });
     this.lastRun = rec.run;
-    rec.watch(trialProgress({ progress: o.progress, label: "GEPA", unit: "metric calls", total: budget }));
     const ctx: Context = {
       program: moduleInstance, paths, train, val, metric, metricName: metric.name || "metric", reflectionLM, budget, minibatchSize,
       concurrency: o.concurrency ?? 8, seed,
