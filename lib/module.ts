@@ -26,7 +26,7 @@ export interface ModuleState {
   predictors: Record<string, PredictorState>;
 }
 
-export function isTunable(value: unknown): value is Tunable & Module {
+function isTunable(value: unknown): value is Tunable & Module {
   return value instanceof Module && (value as Partial<Tunable>).isPredictor === true;
 }
 

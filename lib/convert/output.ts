@@ -187,7 +187,7 @@ function choiceConverter(values: readonly unknown[], expected: string): Converte
 }
 
 /** Converts a struct: declared keys in declaration order, undeclared keys dropped. */
-export function objectConverter(shape: Shape): Converter {
+function objectConverter(shape: Shape): Converter {
   const hit = objectConverters.get(shape);
   if (hit !== undefined) return hit;
   let fields: Array<[string, Converter]> | undefined;

@@ -14,7 +14,7 @@ import { isPlainObject } from "../plain-object.js";
  * How many times the evaluation runs an example again after its LM gave up on 429s (each run is a
  * full series of the LM's own retries), before recording the 429 as the example's failure.
  */
-export const MAX_RATE_LIMIT_RERUNS = 20;
+const MAX_RATE_LIMIT_RERUNS = 20;
 /** Wait before re-running a rate-limited example when the server named no time (doubles each rerun). */
 const RERUN_BASE_MS = 250;
 const RERUN_MAX_MS = 10_000;

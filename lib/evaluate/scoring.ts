@@ -6,7 +6,7 @@ import { labelOf, textOf, type FieldInfo } from "./fields.js";
 import { defaultMetric, metricScore, sameValue, type Metric } from "./metric.js";
 import { exactMatch, macroF1, tokenF1 } from "./metrics.js";
 
-export const BUILTIN_METRICS = ["accuracy", "f1_score", "exact_match", "token_f1"] as const;
+const BUILTIN_METRICS = ["accuracy", "f1_score", "exact_match", "token_f1"] as const;
 export type BuiltinMetricName = (typeof BUILTIN_METRICS)[number];
 
 /** What `Evaluation.evaluate` accepts in `metrics`: a built-in name or a metric function. */

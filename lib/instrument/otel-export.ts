@@ -11,7 +11,7 @@ import type * as OtlpHttp from "@opentelemetry/exporter-trace-otlp-http";
 import type * as Resources from "@opentelemetry/resources";
 import { registerFlusher } from "./bus.js";
 
-export const MAX_QUEUE = 2048;
+const MAX_QUEUE = 2048;
 const MAX_BATCH = 512;
 const BATCH_DELAY_MS = 1000;
 const DEFAULT_TIMEOUT_MS = 5000;
@@ -26,7 +26,7 @@ export function otelApi(): typeof OTelApi {
 }
 
 /** Export timeout in milliseconds: `OTEL_EXPORTER_OTLP_TIMEOUT` (the OpenTelemetry variable), else 5000. */
-export function exportTimeoutMs(): number {
+function exportTimeoutMs(): number {
   const fromEnv = Number(process.env.OTEL_EXPORTER_OTLP_TIMEOUT);
   return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_TIMEOUT_MS;
 }

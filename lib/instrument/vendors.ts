@@ -11,9 +11,9 @@ import { registerSecret } from "./redact.js";
 
 type Listener = (event: TypelmEvent) => void;
 
-export const LANGFUSE_DEFAULT_HOST = "https://cloud.langfuse.com";
-export const NEW_RELIC_US_ENDPOINT = "https://otlp.nr-data.net:4318";
-export const NEW_RELIC_EU_ENDPOINT = "https://otlp.eu01.nr-data.net:4318";
+const LANGFUSE_DEFAULT_HOST = "https://cloud.langfuse.com";
+const NEW_RELIC_US_ENDPOINT = "https://otlp.nr-data.net:4318";
+const NEW_RELIC_EU_ENDPOINT = "https://otlp.eu01.nr-data.net:4318";
 
 function env(name: string): string | undefined {
   const value = process.env[name]?.trim();

@@ -15,7 +15,7 @@ export interface CliIO {
   ollamaProbeMs?: number;
 }
 
-export const USAGE = `Usage:
+const USAGE = `Usage:
   typelm reproduce [experiment] [--lm provider/model] [--limit N] [--seed N] [--no-cache]
       Runs an experiment (default poem-sentiment) and writes reports/<experiment>/.
       Experiments: ${EXPERIMENTS.map((e) => e.name).join(", ")}.

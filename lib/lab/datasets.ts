@@ -10,7 +10,7 @@ import { Signature, type Shape, type SignatureClass } from "../signature/signatu
 import { isPlainObject } from "../plain-object.js";
 
 /** The datasets shipped in `datasets/` (built by scripts/build-datasets.ts). */
-export const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k"] as const;
+const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k"] as const;
 
 const SPLITS = ["train", "dev", "test"] as const;
 export type SplitName = (typeof SPLITS)[number];
@@ -85,7 +85,7 @@ export async function loadDataset(nameOrPath: string): Promise<Dataset> {
 }
 
 /** The folder holding the bundled datasets: `datasets/` at the package root (from dist/ or from source). */
-export function bundledDatasetsFolder(): string {
+function bundledDatasetsFolder(): string {
   return join(packageRoot(), "datasets");
 }
 
@@ -141,7 +141,7 @@ async function readJson(file: string): Promise<unknown> {
 }
 
 /** Builds the signature class signature.json describes. */
-export function signatureFrom(raw: unknown, file: string): SignatureClass {
+function signatureFrom(raw: unknown, file: string): SignatureClass {
   const spec = raw as SignatureSpec;
   if (spec === null || typeof spec !== "object" || typeof spec.output !== "object" || spec.output === null) {
     throw new ValidationError(`${file}: expected { name, description, input: { field: spec }, output: { field: spec } }`, { field: "output" });

@@ -28,7 +28,7 @@ export interface ModelChoiceOptions {
 }
 
 /** The stand-in's own description: it is said on the report's first line. */
-export const STAND_IN_NOTE =
+const STAND_IN_NOTE =
   "the offline stand-in (SimulatedLM: copies the outputs of the demo in the prompt nearest to the input, else the first label; it is not a language model)";
 
 /**

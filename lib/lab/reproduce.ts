@@ -219,10 +219,10 @@ function metricName(spec: Experiment["metrics"][number] | undefined): string {
   return typeof spec === "string" ? spec : spec?.name ?? "accuracy";
 }
 
-export function formatMetrics(metrics: Record<string, number>): string {
+function formatMetrics(metrics: Record<string, number>): string {
   return Object.entries(metrics).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(", ");
 }
 
-export function libraryVersion(): string {
+function libraryVersion(): string {
   return (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
 }

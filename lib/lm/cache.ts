@@ -58,7 +58,7 @@ export function endpointId(baseURL: string): string {
  */
 const COMPLETE_FINISH_REASONS = new Set(["stop", "end_turn", "tool_use", "stop_sequence"]);
 
-export function isCompleteReply(reply: Pick<CachedReply, "finishReason">): boolean {
+function isCompleteReply(reply: Pick<CachedReply, "finishReason">): boolean {
   return reply.finishReason !== undefined && COMPLETE_FINISH_REASONS.has(reply.finishReason);
 }
 

@@ -14,7 +14,7 @@ export interface Failure {
 }
 
 /** Statuses worth retrying: request timeout, conflict, rate limit and server errors. */
-export function isRetryableStatus(status: number): boolean {
+function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
@@ -56,7 +56,7 @@ export function classifyFailure(error: unknown, timedOut: boolean): Failure {
 }
 
 /** Longest wait a server may ask for before we stop honouring it literally. */
-export const MAX_RETRY_AFTER_MS = 60_000;
+const MAX_RETRY_AFTER_MS = 60_000;
 
 /** Reads `retry-after-ms` (milliseconds) or `retry-after` (seconds or an HTTP date). */
 export function retryAfterFrom(headers: HeaderSource | undefined, now = Date.now()): number | undefined {
@@ -85,13 +85,13 @@ export function retryAfterFrom(headers: HeaderSource | undefined, now = Date.now
 const KEY_SHAPED = /\b(?:sk|pk|rk)-[A-Za-z0-9*_\-]{6,}/g;
 
 /** An error's message, single-line, with secrets and key-shaped tokens masked. */
-export function safeMessage(error: unknown): string {
+function safeMessage(error: unknown): string {
   const message = typeof error === "object" && error !== null ? (error as { message?: unknown }).message : undefined;
   const raw = typeof message === "string" ? message : typeof error === "string" ? error : String(error);
   return scrub(raw);
 }
 
-export function scrub(text: string): string {
+function scrub(text: string): string {
   return redactString(text).replace(KEY_SHAPED, "[REDACTED]").replace(/\s+/g, " ").trim().slice(0, 500);
 }
 

@@ -13,7 +13,7 @@ export interface ModelPrice {
  * `claude-sonnet-4-20250514`) are priced as their base name; fine-tunes and unknown models are not
  * priced (`null`).
  */
-export const PRICES: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = {
+const PRICES: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = {
   openai: {
     "gpt-4o-mini": { input: 0.15, output: 0.6 },
     "gpt-4o": { input: 2.5, output: 10 },

@@ -8,8 +8,8 @@ import type { Random } from "./random.js";
 import { describeError } from "../instrument/bus.js";
 
 /** Training examples the dataset summary reads, and how many go into one observation call. */
-export const SUMMARY_EXAMPLES = 20;
-export const SUMMARY_BATCH = 10;
+const SUMMARY_EXAMPLES = 20;
+const SUMMARY_BATCH = 10;
 
 export interface ProposeOptions {
   program: Module;

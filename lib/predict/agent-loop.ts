@@ -15,7 +15,7 @@ export function positiveInt(agent: string, field: string, value: unknown, fallba
  * Errors an agent should let through unchanged rather than fold into its own failure: the model
  * provider being down or unconfigured is not the agent running out of steps.
  */
-export function isInfrastructure(error: unknown): boolean {
+function isInfrastructure(error: unknown): boolean {
   return error instanceof LMError || error instanceof ConfigurationError;
 }
 

@@ -8,7 +8,7 @@ export type WithReasoning<O extends Shape> = { reasoning: z.ZodString } & O;
 const derived = new WeakMap<SignatureClass, SignatureClass>();
 
 /** The signature with a `reasoning` output placed first, so the model thinks before it answers. */
-export function withReasoning<I extends Shape, O extends Shape>(signature: SignatureClass<I, O>): SignatureClass<I, WithReasoning<O>> {
+function withReasoning<I extends Shape, O extends Shape>(signature: SignatureClass<I, O>): SignatureClass<I, WithReasoning<O>> {
   if (Object.prototype.hasOwnProperty.call(signature.output ?? {}, "reasoning")) {
     throw new ValidationError(
       `${signature.name} declares its own "reasoning" output; ChainOfThought adds that field itself, so remove it or use Predict`,

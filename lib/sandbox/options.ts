@@ -26,8 +26,8 @@ export interface SandboxOptions {
 
 export type ResolvedSandboxOptions = Required<SandboxOptions>;
 
-export const MAX_STACK_BYTES = 256 * 1024;
-export const DEFAULT_MAX_TOOL_CALLS = 1000;
+const MAX_STACK_BYTES = 256 * 1024;
+const DEFAULT_MAX_TOOL_CALLS = 1000;
 const MIN_STACK_BYTES = 16 * 1024;
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 /** Globals a tool must not replace: the sandbox relies on them, or guest code cannot work without them. */

@@ -8,7 +8,7 @@ import { setOwn } from "../plain-object.js";
 // else as JSON. Prompts write inputs and demos this way; agents hand values to code this way.
 
 /** `YYYY-MM-DDTHH:MM:SS+HH:MM`: the offset form, without the `[zone]` suffix Temporal adds. */
-export function formatZonedDateTime(value: Temporal.ZonedDateTime): string {
+function formatZonedDateTime(value: Temporal.ZonedDateTime): string {
   return `${value.toPlainDateTime().toString()}${value.offset}`;
 }
 

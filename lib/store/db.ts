@@ -12,7 +12,7 @@ export type { Migration } from "./migrations.js";
 export { STORE_MIGRATIONS } from "./migrations.js";
 
 /** Where the lab's SQLite file lives unless a path is given (relative to the working directory). */
-export const DEFAULT_STORE_PATH = ".typelm/lab.sqlite";
+const DEFAULT_STORE_PATH = ".typelm/lab.sqlite";
 
 /**
  * The file the lab store, the registry and the LM cache (`cache: true`) use when given no path:
@@ -24,7 +24,7 @@ export function configuredStorePath(): string {
 }
 
 /** How long a write waits for another process's lock before it fails (ms). */
-export const BUSY_TIMEOUT_MS = 5000;
+const BUSY_TIMEOUT_MS = 5000;
 
 /** One connection per file per process, shared by the LM cache, the lab store and the registry. */
 const open = new Map<string, Database>();

@@ -2,7 +2,7 @@ import { encode } from "@toon-format/toon";
 import type { ChatMessage, DataFormat, LMResponse } from "../lm/types.js";
 
 /** Roughly four characters a token, the usual estimate for English text. */
-export function estimateTokens(text: string): number {
+function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 

@@ -110,7 +110,7 @@ export interface ToolDefinition<Shape extends z.ZodRawShape> {
 }
 
 /** Checks a definition up front, so a typo fails when the tool is made rather than mid-run. */
-export function validateToolDefinition(definition: { name: unknown; description: unknown; input: unknown; call: unknown }): void {
+function validateToolDefinition(definition: { name: unknown; description: unknown; input: unknown; call: unknown }): void {
   const { name } = definition;
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
     throw new ValidationError(`Tool name: expected 1-64 letters, digits, "_" or "-", received ${preview(name)}`, { field: "name" });

@@ -4,10 +4,10 @@ import { OutputError } from "../../errors.js";
 import type { LMRequest } from "../types.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
-export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
+const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
 
 /** The Messages API requires `max_tokens`; this is used when neither the LM nor the call sets one. */
-export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
 /**
  * Anthropic Messages API. Structured output is forced tool use: the tool's input is the answer.
@@ -39,7 +39,7 @@ export const anthropicProvider: ProviderDefinition = {
   },
 };
 
-export function anthropicBody(request: LMRequest, settings: CallSettings): MessageCreateParamsNonStreaming {
+function anthropicBody(request: LMRequest, settings: CallSettings): MessageCreateParamsNonStreaming {
   // Anthropic takes system text as a parameter, not as a message.
   const system = request.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
   const body: MessageCreateParamsNonStreaming = {

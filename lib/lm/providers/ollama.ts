@@ -46,7 +46,7 @@ export const ollamaProvider: ProviderDefinition = {
   },
 };
 
-export function ollamaBody(request: LMRequest, settings: CallSettings): ChatRequest {
+function ollamaBody(request: LMRequest, settings: CallSettings): ChatRequest {
   const body: ChatRequest = {
     model: settings.model,
     messages: request.messages.map((m) => ({ role: m.role, content: m.content })),

@@ -5,7 +5,7 @@ import { strictSchemaProblem, toStrictSchema } from "../strict-schema.js";
 import type { LMRequest } from "../types.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
-export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
+const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
 /** OpenAI chat completions (and OpenAI-compatible servers through `baseURL`). */
 export const openaiProvider: ProviderDefinition = {
@@ -34,7 +34,7 @@ export const openaiProvider: ProviderDefinition = {
   },
 };
 
-export function openaiBody(request: LMRequest, settings: CallSettings): ChatCompletionCreateParamsNonStreaming {
+function openaiBody(request: LMRequest, settings: CallSettings): ChatCompletionCreateParamsNonStreaming {
   const body: ChatCompletionCreateParamsNonStreaming = {
     model: settings.model,
     messages: request.messages.map((m) => ({ role: m.role, content: m.content })),

@@ -9,7 +9,7 @@ export type GEPAMode = "light" | "balanced" | "heavy";
  * proposals (each scores parent and child on one minibatch, 2·b calls) of which c are scored on the
  * whole validation set. Rejected proposals cost only their 2·b calls, so the run usually tries more.
  */
-export const GEPA_MODES: Record<GEPAMode, { candidatesPerPredictor: number }> = {
+const GEPA_MODES: Record<GEPAMode, { candidatesPerPredictor: number }> = {
   light: { candidatesPerPredictor: 6 },
   balanced: { candidatesPerPredictor: 12 },
   heavy: { candidatesPerPredictor: 18 },

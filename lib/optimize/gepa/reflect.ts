@@ -35,7 +35,7 @@ const json = (value: unknown) => JSON.stringify(value);
  * The feedback on one example: the metric's own, else (a metric returning a bare score) the expected
  * and the actual outputs, else the program's error.
  */
-export function feedbackFor(outcome: ExampleOutcome, metricName: string): string {
+function feedbackFor(outcome: ExampleOutcome, metricName: string): string {
   const { row } = outcome;
   if (row.error !== null) return `The program failed on this example: ${row.error}`;
   const given = outcome.feedback[metricName];
@@ -58,7 +58,7 @@ export function evidenceFor(predictor: object, outcomes: readonly ExampleOutcome
   });
 }
 
-export function evidenceText(evidence: readonly Evidence[]): string {
+function evidenceText(evidence: readonly Evidence[]): string {
   return evidence
     .map((e, i) => `### Example ${i + 1}\nInputs: ${json(e.inputs)}\nGenerated outputs: ${json(e.outputs)}\nFeedback: ${e.feedback}`)
     .join("\n\n");
