@@ -9,24 +9,29 @@ import { describeType } from "../signature/type-text.js";
 import { joinPath } from "./path.js";
 import { parseInstant, parsePlainDate, parseZonedDateTime } from "./dates.js";
 
-// Whether a schema has any date inside, so inputs without dates skip the revive walk entirely.
+// Whether a schema has a date (or a record) inside, so inputs without one skip that walk entirely.
 const temporalInside = new WeakMap<z.ZodType, boolean>();
+const recordInside = new WeakMap<z.ZodType, boolean>();
+const hasTemporal = (schema: z.ZodType) => inside(schema, (kind) => kind === "date" || kind === "datetime" || kind === "instant", temporalInside);
+const hasRecord = (schema: z.ZodType) => inside(schema, (kind) => kind === "record", recordInside);
 
-function hasTemporal(schema: z.ZodType): boolean {
-  const hit = temporalInside.get(schema);
+function inside(schema: z.ZodType, wanted: (kind: string) => boolean, cache: WeakMap<z.ZodType, boolean>): boolean {
+  const hit = cache.get(schema);
   if (hit !== undefined) return hit;
-  temporalInside.set(schema, false); // cycle guard: a recursive schema is decided by its other parts
+  cache.set(schema, false); // cycle guard: a recursive schema is decided by its other parts
   const k = resolve(schema).kind;
-  let found: boolean;
-  switch (k.kind) {
-    case "date": case "datetime": case "instant": found = true; break;
-    case "array": found = hasTemporal(k.element); break;
-    case "object": found = Object.values(k.shape).some((s) => hasTemporal(s)); break;
-    case "record": found = hasTemporal(k.value); break;
-    case "union": found = k.options.some((s) => hasTemporal(s)); break;
-    default: found = false;
+  const within = (s: z.ZodType) => inside(s, wanted, cache);
+  let found = wanted(k.kind);
+  if (!found) {
+    switch (k.kind) {
+      case "array": found = within(k.element); break;
+      case "object": found = Object.values(k.shape).some(within); break;
+      case "record": found = within(k.value); break;
+      case "union": found = k.options.some(within); break;
+      default: found = false;
+    }
   }
-  temporalInside.set(schema, found);
+  cache.set(schema, found);
   return found;
 }
 
@@ -98,6 +103,52 @@ export function reviveFields(shape: Shape, values: Record<string, unknown>, owne
   return out;
 }
 
+/**
+ * zod 4 skips a record key named "__proto__" (neither checked nor kept): it cannot set a prototype
+ * that way, but the caller's key vanishes. This puts such keys back into zod's `parsed` copy of
+ * `given`, checked against the record's value schema, as own properties (throws ValidationError).
+ */
+export function keepProtoKeys(schema: z.ZodType, given: unknown, parsed: unknown, path: string, owner: string): unknown {
+  if (given === null || typeof given !== "object" || parsed === null || typeof parsed !== "object" || !hasRecord(schema)) return parsed;
+  const k = resolve(schema).kind;
+  const into = parsed as Record<string, unknown>;
+  const from = given as Record<string, unknown>;
+  switch (k.kind) {
+    case "array":
+      if (Array.isArray(given) && Array.isArray(parsed)) {
+        given.forEach((v, i) => (parsed[i] = keepProtoKeys(k.element, v, parsed[i], joinPath(path, i), owner)));
+      }
+      return parsed;
+    case "object":
+      for (const [name, s] of Object.entries(k.shape)) {
+        if (Object.hasOwn(from, name) && Object.hasOwn(into, name)) into[name] = keepProtoKeys(s, from[name], into[name], joinPath(path, name), owner);
+      }
+      return parsed;
+    case "record": {
+      // Rebuilt in the caller's key order when the key is there; else zod's keys are kept as they are.
+      const hasKey = Object.hasOwn(from, "__proto__");
+      const out: Record<string, unknown> = hasKey ? {} : into;
+      for (const key of Object.keys(hasKey ? from : into)) {
+        const at = joinPath(path, key);
+        if (key === "__proto__") {
+          const result = k.value.safeParse(from[key]);
+          if (!result.success) invalid(owner, at, describeType(k.value), from[key], result.error.issues[0]?.message);
+          setOwn(out, key, keepProtoKeys(k.value, from[key], result.data, at, owner));
+        } else if (Object.hasOwn(into, key)) {
+          out[key] = keepProtoKeys(k.value, from[key], into[key], at, owner);
+        }
+      }
+      return out;
+    }
+    case "union": {
+      const option = k.options.find((o) => o.safeParse(given).success);
+      return option === undefined ? parsed : keepProtoKeys(option, given, parsed, path, owner);
+    }
+    default:
+      return parsed;
+  }
+}
+
 /** Reads the value at a zod issue path, for the "received" part of an error message. */
 function at(value: unknown, path: readonly PropertyKey[]): unknown {
   let current = value;
@@ -148,7 +199,7 @@ export function validateInputs(sig: CompiledSignature, inputs: unknown): Record<
         : describeType(field.schema);
       invalid(sig.name, path, expected, at(revived, issuePath), issue?.message);
     }
-    if (result.data !== undefined) out[field.name] = result.data;
+    if (result.data !== undefined) out[field.name] = keepProtoKeys(field.schema, revived, result.data, field.name, sig.name);
   }
   return out;
 }

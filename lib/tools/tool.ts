@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { ValidationError, preview } from "../errors.js";
 import { Instrumentation, inSpan } from "../instrument/bus.js";
-import { reviveFields } from "../convert/input.js";
+import { keepProtoKeys, reviveFields } from "../convert/input.js";
 import { isPlainObject } from "../plain-object.js";
 import { shapeToJsonSchema } from "../signature/json-schema.js";
 import type { Shape as FieldShape } from "../signature/signature.js";
@@ -80,11 +80,11 @@ export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
       try {
         candidate = reviveFields(this.input as unknown as FieldShape, candidate, `tool "${this.name}"`);
       } catch (error) {
-        if (!(error instanceof ValidationError)) throw error;
-        return { ok: false, error: `Invalid arguments for tool "${this.name}": ${error.message}` };
+        return this.invalidArguments(error);
       }
     }
-    const parsed = z.object(this.input).safeParse(candidate);
+    const schema = z.object(this.input);
+    const parsed = schema.safeParse(candidate);
     if (!parsed.success) {
       const problems = parsed.error.issues.map((issue) => {
         const path = issue.path.map(String).join(".");
@@ -92,12 +92,24 @@ export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
       });
       return { ok: false, error: `Invalid arguments for tool "${this.name}": ${problems.join("; ")}` };
     }
+    let args: unknown;
     try {
-      return { ok: true, value: await this.call(parsed.data as ToolArgs<Shape>) };
+      args = keepProtoKeys(schema, candidate, parsed.data, "", `tool "${this.name}"`);
+    } catch (error) {
+      return this.invalidArguments(error);
+    }
+    try {
+      return { ok: true, value: await this.call(args as ToolArgs<Shape>) };
     } catch (error) {
       const message = error instanceof Error ? error.message : preview(error);
       return { ok: false, error: `Tool "${this.name}" failed: ${message}` };
     }
+  }
+
+  /** A ValidationError about the arguments as the agent's error observation; anything else is rethrown. */
+  private invalidArguments(error: unknown): ToolOutcome {
+    if (!(error instanceof ValidationError)) throw error;
+    return { ok: false, error: `Invalid arguments for tool "${this.name}": ${error.message}` };
   }
 }
 
