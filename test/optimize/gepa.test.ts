@@ -178,6 +178,22 @@ describe("GEPA bad input", () => {
     expect(reflection.requests).toHaveLength(0);
   });
 
+  it("with room for the seed's validation pass but not one reflective step, returns the seed and says the budget was too small", async () => {
+    const { lm, program: m } = program();
+    const reflection = new ScriptedLM(reflector());
+    // 12 validation calls for the seed; a step needs 2·3 + 12 = 18 more, and only 17 are left.
+    const gepa = new GEPA({ metric: feedbackMetric, maxMetricCalls: 29, reflectionLM: reflection, seed: 1 });
+    const result = await gepa.compile({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    const run = gepa.lastRun!;
+    expect(run.trials.map((t) => t.kind)).toEqual(["seed"]);
+    expect(reflection.requests).toHaveLength(0);
+    expect(lm.requests.length).toBeGreaterThan(0);
+    expect(result.namedPredictors().map(([, p]) => p.instruction)).toEqual(m.namedPredictors().map(([, p]) => p.instruction));
+    expect(run.summary).toMatchObject({ seedReturned: true, stopped: "budget", proposals: 0, metricCalls: 12, maxMetricCalls: 29 });
+    // Not "no candidate scored higher": none was tried, and the note says what budget would allow one.
+    expect(run.summary.note).toMatch(/maxMetricCalls 29 left 17 metric calls after the seed's validation pass; one reflective step needs up to 18 \(2×3 \+ 12\), so no candidate was tried and the seed program is returned; give at least 30/);
+  });
+
   it("refuses mode and maxMetricCalls together, an unknown mode and a bad candidateSelection", () => {
     expect(() => new GEPA({ mode: "light", maxMetricCalls: 100 })).toThrow(/mode or maxMetricCalls, not both/);
     expect(() => new GEPA({ mode: "huge" as "light" })).toThrow(/mode "huge" is not known/);

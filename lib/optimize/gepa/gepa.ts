@@ -327,6 +327,17 @@ class Search {
     return true;
   }
 
+  /** Why the seed is returned: nothing beat it, or the budget left after its validation pass held no step at all. */
+  private seedNote(stopped: string, trials: number): string {
+    const { budget, minibatchSize, val } = this.ctx;
+    const step = 2 * minibatchSize + val.length;
+    if (stopped === "budget" && trials === 1) {
+      return `maxMetricCalls ${budget} left ${budget - val.length} metric calls after the seed's validation pass; one reflective step needs up to ${step} ` +
+        `(2×${minibatchSize} + ${val.length}), so no candidate was tried and the seed program is returned; give at least ${val.length + step}`;
+    }
+    return "no candidate scored a higher validation average than the seed program, so the seed program is returned";
+  }
+
   private finish(stopped: string): Module {
     const { rec, pool } = this;
     const bestAt = selectBest(pool);
@@ -340,7 +351,7 @@ class Search {
       summary: {
         seedScore: pool[0]!.mean, bestScore: best.mean, gain: best.mean - pool[0]!.mean, instructions: best.instructions,
         seedReturned,
-        note: seedReturned ? "no candidate scored a higher validation average than the seed program, so the seed program is returned" : null,
+        note: seedReturned ? this.seedNote(stopped, trials.length) : null,
         stopped, metricCalls: this.counter.spent, maxMetricCalls: this.ctx.budget,
         candidates: pool.length, proposals: trials.filter((t) => t.kind !== "seed").length,
         rejected: trials.filter((t) => t.kind === "rejected").length, failedTrials: trials.filter((t) => t.error !== null).length,
