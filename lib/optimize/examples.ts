@@ -13,7 +13,7 @@ export function exampleId(example: FewShotExample, list: string, index: number):
 /**
  * Checks an example list before any model is called: a non-empty array of `FewShotExample`, each
  * holding every expected output field that the others hold (a missing field would score as wrong
- * for a reason the optimizer cannot see). Returns them with the ids trials record them under.
+ * for a reason the optimizer cannot see), ids unique within the list. Returns them with the ids trials record them under.
  */
 export function checkExamples(examples: unknown, option: string, optimizer: string): IdentifiedExample[] {
   if (!Array.isArray(examples) || examples.length === 0) {
@@ -46,7 +46,20 @@ export function checkExamples(examples: unknown, option: string, optimizer: stri
       }
     }
   });
-  return (examples as FewShotExample[]).map((example, i) => ({ example, id: exampleId(example, option, i) }));
+  const identified = (examples as FewShotExample[]).map((example, i) => ({ example, id: exampleId(example, option, i) }));
+  // Demo sets, per-example scores and resumed trials name examples by id: two under one id would be mixed up.
+  const firstAt = new Map<string, number>();
+  identified.forEach(({ id }, i) => {
+    const first = firstAt.get(id);
+    if (first !== undefined) {
+      throw new ValidationError(
+        `${optimizer}.compile: ${option}[${i}] has id ${JSON.stringify(id)}, as does ${option}[${first}]: give each example its own id (or none, to be named by position)`,
+        { field: `${option}[${i}].id` },
+      );
+    }
+    firstAt.set(id, i);
+  });
+  return identified;
 }
 
 /** A short hash of examples (ids, inputs, outputs): a resumed run must see the same data. */

@@ -191,6 +191,18 @@ describe("MIPROv2 on a SimulatedLM task", () => {
     expect(lm.requests).toHaveLength(0);
   });
 
+  it("refuses two examples of one list sharing an id (trials, demo sets and resume name examples by id)", async () => {
+    const { program, lm } = setup(2);
+    const copy = train[3]!;
+    const twice = [...train.slice(0, 8), new FewShotExample({ input: { text: "a new text" }, output: copy.output, id: copy.id! })];
+    const attempt = new MIPROv2({ kDemos: 3, promptModel: new ScriptedLM(proposals(["x"])) }).compile({ moduleInstance: program, trainingExamples: train, validationExamples: twice });
+    await expect(attempt).rejects.toThrow(ValidationError);
+    await expect(new MIPROv2({ kDemos: 3 }).compile({ moduleInstance: program, trainingExamples: twice })).rejects.toThrow(
+      /trainingExamples\[8\] has id "train-3", as does trainingExamples\[3\]: give each example its own id \(or none, to be named by position\)/,
+    );
+    expect(lm.requests).toHaveLength(0);
+  });
+
   it("accepts \"medium\" as \"balanced\"", () => {
     expect(new MIPROv2({ mode: "medium" }).budget(1, 1000, 1000)).toEqual(new MIPROv2({ mode: "balanced" }).budget(1, 1000, 1000));
   });
