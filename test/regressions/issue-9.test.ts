@@ -3,6 +3,9 @@
  * against the public API (plus the memory store and fake provider the library ships).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { z } from "zod";
 import {
   FewShotExample,
@@ -25,6 +28,7 @@ import {
   type TypelmEvent,
 } from "../../lib/index.js";
 import { ScriptedLM, startFakeProvider, type FakeProvider } from "../../lib/testing/index.js";
+import { closeStore } from "../../lib/store/db.js";
 import { describeWithRedis } from "../memory/with-redis.js";
 
 afterEach(() => {
@@ -214,10 +218,12 @@ describe("issue 9: prompts and modules", () => {
   it("TOON template of a recursive struct does not overflow the stack", () => {
     type Tree = { label: string; children: Tree[] };
     const Tree: z.ZodType<Tree> = z.lazy(() => z.object({ label: z.string(), children: z.array(Tree) }));
-    const S = Signature.define({ name: "Trees9", output: { root: Tree, forest: z.array(Tree) } });
+    type Person = { name: string; boss: Person | null };
+    const Person: z.ZodType<Person> = z.lazy(() => z.object({ name: z.string(), boss: Person.nullable() }));
+    const S = Signature.define({ name: "Trees9", output: { root: Tree, forest: z.array(Tree), person: Person } });
     const system = Prompt.fromSignature(S, { dataFormat: "toon" }).system();
     expect(system).toContain("root:\n  label: <string>\n");
-    expect(system).toContain("same fields as");
+    expect(system).toContain('person:\n  name: <string>\n  boss: <same fields as "person" or null>');
   });
 });
 
@@ -239,16 +245,23 @@ describe("issue 9: LM cache and strict output", () => {
     b.reset();
     a.reply("reply from A", { finishReason: "stop" }).reply("A again", { finishReason: "stop" });
     b.reply("reply from B", { finishReason: "stop" });
-    const cache = { path: ":memory:" };
-    configure((c) => {
-      c.cache = cache;
-    });
-    const lmA = new LM("openai/same-model", { apiKey: "sk-issue9-key-000", baseURL: a.openaiBaseURL });
-    const lmB = new LM("openai/same-model", { apiKey: "sk-issue9-key-000", baseURL: b.openaiBaseURL });
-    expect((await lmA.chat({ messages: ask })).content).toBe("reply from A");
-    expect((await lmB.chat({ messages: ask })).content).toBe("reply from B");
-    expect((await lmA.chat({ messages: ask })).content).toBe("reply from A");
-    expect([a.requests.length, b.requests.length]).toEqual([1, 1]);
+    // One cache file for both (":memory:" would give each LM a private store and prove nothing).
+    const dir = mkdtempSync(join(tmpdir(), "typelm-issue9-"));
+    const cache = { path: join(dir, "cache.sqlite") };
+    try {
+      const lmA = new LM("openai/same-model", { apiKey: "sk-issue9-key-000", baseURL: a.openaiBaseURL, cache });
+      const lmB = new LM("openai/same-model", { apiKey: "sk-issue9-key-000", baseURL: b.openaiBaseURL, cache });
+      expect((await lmA.chat({ messages: ask })).content).toBe("reply from A");
+      expect((await lmB.chat({ messages: ask })).content).toBe("reply from B");
+      expect((await lmA.chat({ messages: ask })).content).toBe("reply from A");
+      // A fresh LM on A's server (new in-memory LRU) is served from the file: the cache does work.
+      const again = new LM("openai/same-model", { apiKey: "sk-issue9-key-000", baseURL: a.openaiBaseURL, cache });
+      expect(await again.chat({ messages: ask })).toMatchObject({ content: "reply from A", cached: true });
+      expect([a.requests.length, b.requests.length]).toEqual([1, 1]);
+    } finally {
+      await closeStore(cache.path);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("LM cache never caches finishReason length or refusals", async () => {
