@@ -10,6 +10,9 @@ import type {
   EvaluationRow, LabRun, RunKind, RunStatus, RunSummary, Trial,
 } from "./records.js";
 
+const RUN_KINDS: readonly RunKind[] = ["evaluation", "optimization"];
+const RUN_STATUSES: readonly RunStatus[] = ["running", "completed", "failed"];
+
 /** Which runs `lab.runs()` lists; every field narrows the list. */
 export interface RunFilter {
   kind?: RunKind;
@@ -180,6 +183,17 @@ export class LabStore {
   runs(filter: RunFilter = {}): RunSummary[] {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
+    // A misspelt kind or status would match nothing and read as "no runs yet".
+    for (const [key, known] of [["kind", RUN_KINDS], ["status", RUN_STATUSES]] as const) {
+      const value = filter[key];
+      if (value !== undefined && !(known as readonly unknown[]).includes(value)) {
+        const expected = known.map((k) => JSON.stringify(k));
+        throw new ValidationError(
+          `runs({ ${key} }) expects ${expected.slice(0, -1).join(", ")} or ${expected[expected.length - 1]}; received ${JSON.stringify(value)}`,
+          { field: key },
+        );
+      }
+    }
     for (const key of ["kind", "name", "status"] as const) {
       if (filter[key] !== undefined) {
         where.push(`${key} = @${key}`);

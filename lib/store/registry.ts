@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { canonicalJson } from "../canonical-json.js";
 import { Module, type Tunable } from "../module.js";
+import { isPlainObject } from "../plain-object.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import type { CompiledSignature } from "../signature/compile.js";
 import { configuredStorePath, openStoreSync, storeError } from "./db.js";
@@ -89,6 +90,7 @@ export class Registry {
       throw new ValidationError("registry.store expects { moduleInstance } to be a Module (Predict, ChainOfThought or your own)", { field: "moduleInstance" });
     }
     checkName(name);
+    const metadataJson = metadataText(metadata);
     const state = stateOf(moduleInstance);
     const score = typeof metadata.score === "number" && Number.isFinite(metadata.score) ? metadata.score : lastScore(moduleInstance) ?? null;
     const createdAt = new Date().toISOString();
@@ -98,7 +100,7 @@ export class Registry {
        SELECT @name, COALESCE(MAX(version), 0) + 1, @created_at, @score, @metadata_json, @state_json, @module_class
        FROM registry_versions WHERE name = @name RETURNING version`,
     ).get({
-      name, created_at: createdAt, score, metadata_json: JSON.stringify(metadata), state_json: JSON.stringify(state),
+      name, created_at: createdAt, score, metadata_json: metadataJson, state_json: JSON.stringify(state),
       module_class: moduleInstance.constructor.name,
     }));
     const version = row!.version;
@@ -224,6 +226,24 @@ function applyState(target: Module, state: StoredState, what: string): void {
 
 function signatureOf(p: Tunable & Module): CompiledSignature | undefined {
   return (p as { compiledSignature?: CompiledSignature }).compiledSignature;
+}
+
+/** The metadata as stored, or a `ValidationError` before anything is written. */
+function metadataText(metadata: unknown): string {
+  if (!isPlainObject(metadata)) {
+    throw new ValidationError(
+      `registry.store: metadata must be an object such as { note: "..." }; received ${Array.isArray(metadata) ? "an array" : metadata === null ? "null" : typeof metadata}`,
+      { field: "metadata" },
+    );
+  }
+  try {
+    return JSON.stringify(metadata);
+  } catch (error) {
+    throw new ValidationError(
+      `registry.store: metadata cannot be stored as JSON (${error instanceof Error ? error.message : String(error)}); give plain values: strings, numbers, booleans, arrays, objects`,
+      { field: "metadata" },
+    );
+  }
 }
 
 function fingerprint(sig: CompiledSignature | undefined): string {

@@ -157,6 +157,15 @@ describe("bad input", () => {
     expect(() => lab.finishRun("no-such-run", { status: "completed" })).toThrow(/Unknown run id/);
   });
 
+  it("runs() with an unknown kind or status is a ValidationError listing the known ones, not an empty list", () => {
+    const lab = LabStore.open(file("filter.sqlite"));
+    lab.startRun({ kind: "optimization", name: "MIPROv2" });
+    expect(() => lab.runs({ kind: "optimisation" as "optimization" })).toThrow(ValidationError);
+    expect(() => lab.runs({ kind: "optimisation" as "optimization" })).toThrow(/runs\(\{ kind \}\) expects "evaluation" or "optimization"; received "optimisation"/);
+    expect(() => lab.runs({ status: "done" as "completed" })).toThrow(/runs\(\{ status \}\) expects "running", "completed" or "failed"; received "done"/);
+    expect(lab.runs({ kind: "optimization", status: "running" })).toHaveLength(1);
+  });
+
   it("recording the same index twice is a ValidationError naming the run and the index", () => {
     const lab = LabStore.open(file("dup.sqlite"));
     const id = lab.startRun({ kind: "evaluation", name: "dup" });

@@ -130,6 +130,19 @@ describe("store and load in one process", () => {
     await expect(registry.store({ moduleInstance: new SentimentProgram(), name: " " })).rejects.toThrow(/non-empty string/);
     expect(() => Registry.register(class NotAModule {} as unknown as new () => Module)).toThrow(ValidationError);
   });
+
+  it("rejects metadata that is not a JSON object, naming the field, and stores nothing", async () => {
+    const registry = freshRegistry();
+    const m = new SentimentProgram();
+    await expect(registry.store({ moduleInstance: m, name: "x", metadata: { runs: 3n } })).rejects.toThrow(ValidationError);
+    await expect(registry.store({ moduleInstance: m, name: "x", metadata: { runs: 3n } })).rejects.toThrow(
+      /registry\.store: metadata cannot be stored as JSON \(Do not know how to serialize a BigInt\); give plain values: strings, numbers, booleans, arrays, objects/,
+    );
+    await expect(registry.store({ moduleInstance: m, name: "x", metadata: "a note" as unknown as Record<string, unknown> })).rejects.toThrow(
+      /registry\.store: metadata must be an object such as \{ note: "\.\.\." \}; received string/,
+    );
+    expect(await registry.versions("x")).toEqual([]);
+  });
 });
 
 describe("store in one process, load in another", () => {
