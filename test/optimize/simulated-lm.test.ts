@@ -52,6 +52,15 @@ describe("SimulatedLM", () => {
     expect(lm.requests.map((r) => r.decision)).toEqual(["default", "rule:Look for food words"]);
   });
 
+  it("does not apply a rule whose phrase is only in the inputs or a demo, not in the instruction", async () => {
+    const rule = { phrase: "look for food words", answer: () => ({ topic: "food" }) };
+    const lm = new SimulatedLM({ rules: [rule] });
+    const withDemo = new Predict(Topic, { demos: [new FewShotExample({ input: { text: "please look for food words" }, output: { topic: "music" }, id: "d9" })] });
+    expect((await new Predict(Topic).call({ text: "look for food words in this" }, { lm })).topic).toBe("sport");
+    expect((await withDemo.call({ text: "zzz" }, { lm })).topic).toBe("music");
+    expect(lm.requests.map((r) => r.decision)).toEqual(["default", "demo:0"]);
+  });
+
   it("ignores instruction and demos when prompt-blind", async () => {
     const lm = new SimulatedLM({ promptBlind: true, rules: [{ phrase: "topic", answer: () => ({ topic: "music" }) }] });
     const r = await new Predict(Topic, { demos }).call({ text: "the band played a loud song" }, { lm });
