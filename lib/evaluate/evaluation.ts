@@ -1,4 +1,4 @@
-import { ValidationError } from "../errors.js";
+import { preview, ValidationError } from "../errors.js";
 import { describeError, Instrumentation, inSpan } from "../instrument/bus.js";
 import { checkModule, type Module } from "../module.js";
 import { FewShotExample } from "../prompt/few-shot.js";
@@ -172,7 +172,7 @@ function checkExamples(given: readonly FewShotExample[]): FewShotExample[] {
     throw new ValidationError("Evaluation.evaluate: testExamples is empty; expected at least one FewShotExample with expected outputs", { field: "testExamples" });
   }
   const examples = given.map((e, i) => {
-    const example = e instanceof FewShotExample ? e : FewShotExample.fromJSON(e);
+    const example = e instanceof FewShotExample ? e : exampleFromJSON(e, i);
     if (Object.keys(example.output).length === 0) {
       throw new ValidationError(
         `testExamples[${i}]${idText(example)} has no expected output fields; expected e.g. output: { label: "..." } to compare predictions with`,
@@ -195,6 +195,20 @@ function checkExamples(given: readonly FewShotExample[]): FewShotExample[] {
     }
   });
   return examples;
+}
+
+/** A plain `{ input, output, id }` as a `FewShotExample`; anything else is an error naming its position. */
+function exampleFromJSON(value: unknown, i: number): FewShotExample {
+  const wrong = (detail: string) => new ValidationError(
+    `testExamples[${i}] must be a FewShotExample or { input, output, id }; received ${preview(value)}${detail}`,
+    { field: `testExamples[${i}]` },
+  );
+  if (value === null || typeof value !== "object") throw wrong("");
+  try {
+    return FewShotExample.fromJSON(value);
+  } catch (error) {
+    throw wrong(` (${error instanceof Error ? error.message : String(error)})`);
+  }
 }
 
 function idText(example: FewShotExample): string {

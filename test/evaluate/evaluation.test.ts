@@ -140,6 +140,14 @@ describe("Evaluation", () => {
     ];
     await expect(evaluation.evaluate({ moduleInstance: m, testExamples: partial }))
       .rejects.toThrow('testExamples[1] is missing expected output field "topic" (testExamples[0] has it)');
+    // A plain object in the wrong shape, or null, is named by its position and shown.
+    const misshapen = [one[0]!, { inputs: { sentence: "b" }, outputs: { sentiment: "negative" } }] as unknown as FewShotExample[];
+    await expect(evaluation.evaluate({ moduleInstance: m, testExamples: misshapen })).rejects.toThrow(ValidationError);
+    await expect(evaluation.evaluate({ moduleInstance: m, testExamples: misshapen })).rejects.toThrow(
+      'testExamples[1] must be a FewShotExample or { input, output, id }; received {"inputs":{"sentence":"b"},"outputs":{"sentiment":"negative"}} (FewShotExample input must be an object keyed by input field names)',
+    );
+    await expect(evaluation.evaluate({ moduleInstance: m, testExamples: [null] as unknown as FewShotExample[] }))
+      .rejects.toThrow("testExamples[0] must be a FewShotExample or { input, output, id }; received null");
   });
 
   it("never changes the module it evaluates", async () => {
