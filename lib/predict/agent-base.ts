@@ -79,10 +79,20 @@ export abstract class StepExtractAgent<I extends Shape, O extends Shape, R> exte
   /**
    * The step predictor's demos followed by the extractor's. Setting sends each demo to the predictor
    * it was written for: demos whose outputs are step fields to `step`, demos of the task's own
-   * outputs to `extract`. Assign a new array rather than pushing into the one returned.
+   * outputs to `extract`. The array returned is a view: a change made in it (`agent.demos[0] = x`,
+   * `push`, `splice`, as optimizers do) is sent on like an assignment, so no prompt keeps a demo
+   * that was replaced.
    */
   get demos(): FewShotExample[] {
-    return [...this.step.demos, ...this.extract.demos];
+    const view = [...this.step.demos, ...this.extract.demos];
+    const sendOn = (done: boolean): boolean => {
+      this.demos = view;
+      return done;
+    };
+    return new Proxy(view, {
+      set: (target, key, value) => sendOn(Reflect.set(target, key, value)),
+      deleteProperty: (target, key) => sendOn(Reflect.deleteProperty(target, key)),
+    });
   }
 
   set demos(demos: FewShotExample[]) {

@@ -8,12 +8,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import {
+  ChainOfThought,
+  CodeAct,
   FewShotExample,
   Instrumentation,
   LM,
   MemoryManager,
   Module,
   Predict,
+  ProgramOfThought,
   Prompt,
   ReAct,
   RedisStore,
@@ -172,6 +175,28 @@ describe("issue 9: prompts and modules", () => {
     const changed = values.sentence === "mutated behind the cache";
     expect(sent(3).includes("mutated behind the cache")).toBe(changed);
     expect(changed).toBe(false);
+  });
+
+  it("Stale prompts, every predictor kind: agent.demos[0] = … and push in place reach the prompts of ReAct, CodeAct, ChainOfThought, ProgramOfThought", () => {
+    const Q = Signature.define({ name: "Q9", input: { q: z.string() }, output: { a: z.string() } });
+    const qd = (q: string) => new FewShotExample({ input: { q }, output: { a: "x" } });
+    const systems = (m: Module) => m.namedPredictors().map(([, p]) => (p as Predict).prompt().system()).join("\n");
+    for (const agent of [new ReAct(Q, { tools: [] }), new CodeAct(Q), new ChainOfThought(Q), new ProgramOfThought(Q)] as Module[]) {
+      const tuned = agent as unknown as { demos: FewShotExample[] };
+      tuned.demos = [qd("original demo question")];
+      expect(systems(agent)).toContain("original demo question");
+      tuned.demos[0] = qd("replaced demo question");
+      tuned.demos.push(qd("pushed demo question"));
+      const after = systems(agent);
+      expect({ kind: agent.constructor.name, replaced: after.includes("replaced demo question"), pushed: after.includes("pushed demo question"), stale: after.includes("original demo question") })
+        .toEqual({ kind: agent.constructor.name, replaced: true, pushed: true, stale: false });
+      expect(tuned.demos.map((d) => d.input.q)).toEqual(["replaced demo question", "pushed demo question"]);
+      tuned.demos.reverse();
+      expect(systems(agent).indexOf("pushed demo question")).toBeLessThan(systems(agent).indexOf("replaced demo question"));
+      tuned.demos.splice(0, 1);
+      expect(tuned.demos.map((d) => d.input.q)).toEqual(["replaced demo question"]);
+      expect(systems(agent)).not.toContain("pushed demo question");
+    }
   });
 
   it("Module.clone() copies a back-reference and a shared sub-module once", () => {
