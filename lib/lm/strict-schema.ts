@@ -101,6 +101,9 @@ function acceptsNull(schema: Record<string, unknown>): boolean {
   return Array.isArray(anyOf) && anyOf.some((s) => isPlainObject(s) && acceptsNull(s));
 }
 
+/** Keywords of which a strict subschema needs one. */
+const TYPED_BY = ["type", "anyOf", "$ref", "enum", "const"] as const;
+
 /** Keywords OpenAI's strict mode rejects wherever they appear. */
 const UNSUPPORTED_KEYWORDS = [
   "patternProperties", "propertyNames", "unevaluatedProperties", "minProperties", "maxProperties",
@@ -123,6 +126,10 @@ function findProblem(node: unknown, pointer: string): string | undefined {
   const at = pointer === "" ? "/" : pointer;
   for (const keyword of UNSUPPORTED_KEYWORDS) {
     if (node[keyword] !== undefined) return `${at}: strict mode does not support "${keyword}"`;
+  }
+  // z.any() / z.unknown() give `{}`: OpenAI wants every subschema to say what it holds.
+  if (!TYPED_BY.some((keyword) => node[keyword] !== undefined)) {
+    return `${at}: a schema without a type (any value); strict mode needs ${TYPED_BY.map((k) => `"${k}"`).join(", ").replace(/, ([^,]*)$/, " or $1")}`;
   }
   const isObjectSchema = node["type"] === "object" || (Array.isArray(node["type"]) && node["type"].includes("object"));
   if (isObjectSchema && node["additionalProperties"] !== false) {

@@ -116,6 +116,11 @@ describe("strictSchemaProblem", () => {
       .toBe('/properties/x/anyOf/1: strict mode does not support "not"');
     expect(strictSchemaProblem(object({ m: { type: "object", patternProperties: { "^a": { type: "string" } }, additionalProperties: false } })))
       .toBe('/properties/m: strict mode does not support "patternProperties"');
+    // z.any() / z.unknown(): OpenAI rejects a subschema without a type ("schema must have a 'type' key").
+    expect(strictSchemaProblem(object({ list: { type: "array", items: {} } })))
+      .toBe('/properties/list/items: a schema without a type (any value); strict mode needs "type", "anyOf", "$ref", "enum" or "const"');
+    expect(strictSchemaProblem(object({ v: { description: "anything" } })))
+      .toBe('/properties/v: a schema without a type (any value); strict mode needs "type", "anyOf", "$ref", "enum" or "const"');
     expect(strictSchemaProblem({ type: "array", items: { type: "string" } }))
       .toBe('/: the root must be an object schema, received type "array"');
   });

@@ -342,6 +342,11 @@ describe("issue 9: LM cache and strict output", () => {
     const fallback = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => JSON.stringify(l).includes("lm.structured.fallback"));
     expect(fallback).toHaveLength(1);
     expect(fallback[0]!.level).toBe("debug");
+    // Any other schema strict mode cannot express falls back too: z.unknown() is `{}`, which has no type.
+    const Anything = Signature.define({ name: "Anything9", input: { text: z.string() }, output: { v: z.unknown(), w: z.array(z.any()) } });
+    a.reply({ v: 1, w: [] });
+    await new Predict(Anything).call({ text: "x" }, { lm });
+    expect(a.requests[2]!.body.response_format.json_schema.strict).toBe(false);
     // At info level it is not shown.
     lines.length = 0;
     configure((c) => {
