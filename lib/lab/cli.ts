@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { TypelmError, ValidationError } from "../errors.js";
@@ -64,7 +65,11 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       if (kind !== undefined && kind !== "evaluation" && kind !== "optimization") {
         throw new ValidationError(`--kind expects evaluation or optimization; received ${kind}`, { field: "kind" });
       }
-      io.stdout(runsTable(LabStore.open(join(cwd, ".typelm", "lab.sqlite")), kind, count(values.limit, "limit")));
+      const limit = count(values.limit, "limit");
+      if (limit === 0) throw new ValidationError("--limit expects a whole number ≥ 1; received 0", { field: "limit" });
+      const path = join(cwd, ".typelm", "lab.sqlite");
+      // Listing must not leave a new, empty store behind in a folder that had none.
+      io.stdout(existsSync(path) ? runsTable(LabStore.open(path), kind, limit) : `No lab store at ${path} (typelm reproduce creates it).\n`);
       return 0;
     }
     io.stderr(`Unknown command "${command}".\n\n${USAGE}`);

@@ -94,6 +94,7 @@ export async function reproduce(options: ReproduceOptions): Promise<ReproduceOut
   const cwd = resolve(options.cwd ?? process.cwd());
   const log = options.log ?? (() => {});
   const labPath = join(cwd, ".typelm", "lab.sqlite");
+  const dir = reportDir(join(cwd, "reports", experiment.name));
   const data = limited(await loadDataset(experiment.dataset), limit);
   const model = await chooseModel({
     lm: options.lm, env: options.env, cachePath: options.cache === false ? undefined : labPath, ollamaProbeMs: options.ollamaProbeMs,
@@ -118,7 +119,9 @@ export async function reproduce(options: ReproduceOptions): Promise<ReproduceOut
     const baseline = await evaluate(program, `${experiment.name} baseline`);
     log(`baseline: ${formatMetrics(baseline.metrics)}`);
     log(`MIPROv2 (${experiment.mipro.mode}, seed ${seed}) on ${data.train.length} train / ${data.dev.length} dev examples`);
-    const mipro = new MIPROv2({ ...experiment.mipro, seed, promptModel: model.lm });
+    // A small --limit leaves fewer training examples than the experiment's demos: use them all rather than stop after the baseline.
+    const kDemos = Math.min(experiment.mipro.kDemos, data.train.length);
+    const mipro = new MIPROv2({ ...experiment.mipro, kDemos, seed, promptModel: model.lm });
     const tuned = await mipro.compile({ moduleInstance: program, trainingExamples: data.train, validationExamples: data.dev });
     log(`optimized: evaluating ${data.test.length} test examples`);
     const optimized = await evaluate(tuned, `${experiment.name} optimized`);
@@ -142,13 +145,11 @@ export async function reproduce(options: ReproduceOptions): Promise<ReproduceOut
       baseline: evaluationResult(baseline, experiment),
       optimized: evaluationResult(optimized, experiment),
       optimizer: {
-        name: "MIPROv2", mode: experiment.mipro.mode, kDemos: experiment.mipro.kDemos, bestTrial: run?.bestTrial ?? null,
+        name: "MIPROv2", mode: experiment.mipro.mode, kDemos, bestTrial: run?.bestTrial ?? null,
         trials: (run?.trials ?? []).map((t) => ({ index: t.index, kind: t.kind, score: t.score, choices: t.choices, error: t.error })),
       },
       program: programOf(tuned),
     };
-    const dir = join(cwd, "reports", experiment.name);
-    mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "results.json"), JSON.stringify(results, null, 2) + "\n");
     const charts = await drawCharts(dir, baseline, optimized, run);
     writeFileSync(join(dir, "report.md"), renderReport({
@@ -164,6 +165,20 @@ export async function reproduce(options: ReproduceOptions): Promise<ReproduceOut
   }
 }
 
+/** Makes the report folder before the run, so a folder that cannot be written stops it at once with its path. */
+function reportDir(dir: string): string {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw new ConfigurationError(
+      `Cannot write the report to ${dir}: ${error instanceof Error ? error.message : String(error)}. ` +
+        "Expected a folder that can be created and written; remove what is in the way or run from another directory.",
+      { cause: error },
+    );
+  }
+  return dir;
+}
+
 /** One call before the run, so a model that cannot be reached stops it with a clear error instead of a run of failed rows. */
 async function preflight(program: Module, example: FewShotExample | undefined, model: ModelChoice): Promise<void> {
   if (example === undefined) throw new ValidationError("The test split is empty: nothing to evaluate (is --limit 0?)", { field: "limit" });
@@ -172,7 +187,7 @@ async function preflight(program: Module, example: FewShotExample | undefined, m
   } catch (error) {
     if (!(error instanceof LMError || error instanceof ConfigurationError)) return; // it answered; a bad reply is scored later
     throw new ConfigurationError(
-      `The model ${model.id} (from ${model.source}) could not be used: ${error.message}. ` +
+      `The model ${model.id} (from ${model.source}) could not be used: ${error.message.replace(/\.+$/, "")}. ` +
         "Check that the server is running and reachable (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST) and that its key is set, " +
         "or choose another model with --lm provider/model (or leave --lm and TYPELM_LM unset for the offline stand-in).",
       { cause: error },

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LM, LabStore, Registry } from "../../lib/index.js";
@@ -57,8 +57,43 @@ describe("typelm command line: usage and bad input", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("The model openai/gpt-4o-mini (from --lm) could not be used");
     expect(r.stderr).toContain("--lm provider/model");
+    expect(r.stderr).not.toMatch(/\w\.\. /); // the provider's message ends with a full stop: not two
     expect(r.stderr).not.toContain("sk-test-unreachable");
     expect(existsSync(join(dir, "unreachable/reports/poem-sentiment/results.json"))).toBe(false);
+  });
+});
+
+describe("typelm reproduce with a small --limit", () => {
+  it("--limit below the experiment's demo count runs with fewer demos instead of failing after the baseline", async () => {
+    const cwd = join(dir, "tiny");
+    const r = await cli(["reproduce", "poem-sentiment", "--limit", "2"], cwd);
+    expect(r).toMatchObject({ code: 0, stdout: `${join(cwd, "reports/poem-sentiment/report.md")}\n` });
+    const results = JSON.parse(readFileSync(join(cwd, "reports/poem-sentiment/results.json"), "utf8"));
+    expect(results.optimizer.kDemos).toBe(2);
+    expect(results.program.self.demos.length).toBeLessThanOrEqual(2);
+  }, 60000);
+});
+
+describe("typelm reproduce with a report folder it cannot write", () => {
+  it("stops before the run with an error naming the folder, not a stack trace after it", async () => {
+    const cwd = join(dir, "blocked");
+    mkdirSync(join(cwd, "reports"), { recursive: true });
+    writeFileSync(join(cwd, "reports/poem-sentiment"), "a file where the report folder goes");
+    const r = await cli(["reproduce", "poem-sentiment", "--limit", "3"], cwd);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`typelm reproduce: Cannot write the report to ${join(cwd, "reports/poem-sentiment")}`);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    expect(r.stderr).not.toContain("baseline:");
+  });
+});
+
+describe("typelm runs", () => {
+  it("in a folder without a lab store says so and creates nothing; --limit 0 is refused", async () => {
+    const cwd = join(dir, "no-store");
+    const r = await cli(["runs"], cwd);
+    expect(r).toMatchObject({ code: 0, stdout: `No lab store at ${join(cwd, ".typelm/lab.sqlite")} (typelm reproduce creates it).\n` });
+    expect(existsSync(join(cwd, ".typelm"))).toBe(false);
+    expect(await cli(["runs", "--limit", "0"], cwd)).toMatchObject({ code: 1, stderr: expect.stringContaining("--limit expects a whole number ≥ 1; received 0") });
   });
 });
 
