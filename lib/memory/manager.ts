@@ -1,17 +1,25 @@
 import { ValidationError, preview } from "../errors.js";
 import { DEFAULT_SEARCH_LIMIT, type MemoryRecord, type MemoryStore } from "./record.js";
 
-function requireText(field: string, value: unknown): string {
-  if (typeof value !== "string" || value.trim() === "") {
+/**
+ * A non-empty string. Text must also hold more than spaces; an id, user id or tag is any non-empty
+ * string (" " is a user id like any other: the Redis store encodes every character into its keys).
+ */
+function requireText(field: string, value: unknown, blankAllowed = false): string {
+  if (typeof value !== "string" || value === "" || (!blankAllowed && value.trim() === "")) {
     throw new ValidationError(`Memory ${field}: expected a non-empty string, received ${preview(value)}`, { field });
   }
   return value;
 }
 
+function requireName(field: string, value: unknown): string {
+  return requireText(field, value, true);
+}
+
 function normalizeTags(value: unknown): string[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new ValidationError(`Memory tags: expected an array of strings, received ${preview(value)}`, { field: "tags" });
-  value.forEach((tag, i) => requireText(`tags[${i}]`, tag));
+  value.forEach((tag, i) => requireName(`tags[${i}]`, tag));
   return [...new Set(value as string[])];
 }
 
@@ -23,7 +31,7 @@ export class MemoryManager {
   async storeMemory(text: string, options: { userId: string; tags?: string[] }): Promise<string> {
     const record = await this.store.store({
       text: requireText("text", text),
-      userId: requireText("userId", options?.userId),
+      userId: requireName("userId", options?.userId),
       tags: normalizeTags(options?.tags),
     });
     return record.id;
@@ -31,7 +39,7 @@ export class MemoryManager {
 
   /** The record with this id, or null. */
   async retrieveMemory(id: string): Promise<MemoryRecord | null> {
-    return this.store.retrieve(requireText("id", id));
+    return this.store.retrieve(requireName("id", id));
   }
 
   /** The user's records carrying every given tag and containing `query` (case-insensitive), newest first. */
@@ -44,7 +52,7 @@ export class MemoryManager {
       throw new ValidationError(`Memory query: expected a string, received ${preview(options.query)}`, { field: "query" });
     }
     return this.store.search({
-      userId: requireText("userId", options?.userId),
+      userId: requireName("userId", options?.userId),
       tags: normalizeTags(options.tags),
       query: options.query || undefined,
       limit,
@@ -53,7 +61,7 @@ export class MemoryManager {
 
   /** Changes text and/or tags; returns the updated record, or null when there is no such id. */
   async updateMemory(id: string, changes: { text?: string; tags?: string[] }): Promise<MemoryRecord | null> {
-    return this.store.update(requireText("id", id), {
+    return this.store.update(requireName("id", id), {
       text: changes.text === undefined ? undefined : requireText("text", changes.text),
       tags: changes.tags === undefined ? undefined : normalizeTags(changes.tags),
     });
@@ -61,6 +69,6 @@ export class MemoryManager {
 
   /** Deletes a record; returns whether one was deleted. */
   async deleteMemory(id: string): Promise<boolean> {
-    return this.store.delete(requireText("id", id));
+    return this.store.delete(requireName("id", id));
   }
 }

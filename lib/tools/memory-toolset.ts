@@ -90,7 +90,7 @@ export class MemoryToolset extends Toolset {
   /** `store_memory`, `retrieve_memory`, `search_memories`; bound to one user with `{ userId }`. */
   static override toTools(options: MemoryToolsetOptions = {}): Tool[] {
     const manager: ManagerSource = () => options.manager ?? Memory.manager;
-    if (options.userId !== undefined && (typeof options.userId !== "string" || options.userId.trim() === "")) {
+    if (options.userId !== undefined && (typeof options.userId !== "string" || options.userId === "")) {
       throw new ValidationError(`MemoryToolset.toTools userId: expected a non-empty string, received ${preview(options.userId)}`, {
         field: "userId",
       });
