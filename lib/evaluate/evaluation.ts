@@ -5,7 +5,7 @@ import { FewShotExample } from "../prompt/few-shot.js";
 import type { LabStore } from "../store/lab-store.js";
 import { noteScore } from "../store/module-score.js";
 import type { EvaluationRow } from "../store/records.js";
-import { describeFields } from "./fields.js";
+import { checkExpectedFields, describeFields } from "./fields.js";
 import { progressBar } from "./progress.js";
 import { AdaptiveConcurrency } from "./rate-limiter.js";
 import { startRecording } from "./recorder.js";
@@ -79,6 +79,9 @@ export class Evaluation {
     const { onExample } = args;
     const moduleInstance = checkModule("Evaluation.evaluate", args.moduleInstance);
     const examples = checkExamples(args.testExamples);
+    // Built-in metrics compare each expected field with the prediction's field of that name; a metric
+    // function may read the expected outputs any way it likes.
+    if ((args.metrics ?? []).every((m) => typeof m === "string")) checkExpectedFields(moduleInstance, examples);
     const fields = describeFields(moduleInstance, examples);
     const metrics = resolveMetrics(args.metrics, fields);
     const metricNames = metrics.map((m) => m.name);

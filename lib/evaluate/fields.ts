@@ -4,6 +4,7 @@ import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { Shape } from "../signature/signature.js";
 import { canonicalJson } from "../canonical-json.js";
+import { ValidationError } from "../errors.js";
 
 /** How an expected output field is compared by `f1_score`, `confusion` and `perLabel`. */
 export interface FieldInfo {
@@ -53,6 +54,30 @@ export function labelOf(value: unknown): string | null {
 export function textOf(value: unknown): string {
   if (value === undefined || value === null) return "";
   return typeof value === "string" ? value : canonicalJson(value);
+}
+
+/**
+ * When the module is a single predictor (Predict, ChainOfThought ...), its output fields are all it
+ * can return, so an expected field outside them (a typo, another task's data) could only ever score
+ * 0 on a built-in metric: a `ValidationError` before any model call. A composed module's `forward`
+ * may return fields of its own making, so it is not checked.
+ */
+export function checkExpectedFields(moduleInstance: Module, examples: readonly FewShotExample[]): void {
+  const predictors = moduleInstance.namedPredictors();
+  if (predictors.length !== 1 || predictors[0]![1] !== moduleInstance) return;
+  const signature = (moduleInstance as { signature?: { name?: string; output?: Shape } }).signature;
+  if (signature?.output === undefined) return;
+  const produced = Object.keys(signature.output);
+  examples.forEach((example, i) => {
+    const field = Object.keys(example.output).find((f) => !produced.includes(f));
+    if (field === undefined) return;
+    const id = example.id === undefined ? "" : ` (id "${example.id}")`;
+    throw new ValidationError(
+      `testExamples[${i}]${id} expects output field "${field}", which ${moduleInstance.constructor.name} (signature ${signature.name ?? "?"}) never produces; ` +
+        `its output fields: ${produced.join(", ")}. Rename the expected field or evaluate the module that produces it`,
+      { field: `testExamples[${i}].output.${field}` },
+    );
+  });
 }
 
 function declaredOutputs(moduleInstance: Module): Map<string, z.ZodType> {

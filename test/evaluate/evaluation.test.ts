@@ -150,6 +150,34 @@ describe("Evaluation", () => {
       .rejects.toThrow("testExamples[0] must be a FewShotExample or { input, output, id }; received null");
   });
 
+  it("refuses an expected output field that a single predictor never produces (a typo would score every example 0)", async () => {
+    const lm = new ScriptedLM([]);
+    const m = new Predict(Classify).configure((c) => { c.lm = lm; });
+    const typo = [new FewShotExample({ input: { sentence: "a" }, output: { sentment: "positive" }, id: "t-1" })];
+    const evaluation = new Evaluation({ record: false, progress: false });
+    await expect(evaluation.evaluate({ moduleInstance: m, testExamples: typo })).rejects.toThrow(ValidationError);
+    await expect(evaluation.evaluate({ moduleInstance: m, testExamples: typo })).rejects.toThrow(
+      'testExamples[0] (id "t-1") expects output field "sentment", which Predict (signature Classify) never produces; its output fields: sentiment',
+    );
+    await expect(evaluation.evaluate({ moduleInstance: m, testExamples: typo, metrics: ["accuracy", "f1_score"] })).rejects.toThrow(/never produces/);
+    expect(lm.requests).toHaveLength(0);
+    // A metric function reads the expected outputs its own way: not checked.
+    const graded = new Predict(Classify).configure((c) => { c.lm = new ScriptedLM([{ sentiment: "positive" }]); });
+    const own = await evaluation.evaluate({ moduleInstance: graded, testExamples: typo, metrics: [(e, p) => e.output.sentment === p.sentiment] });
+    expect(own.metrics).toEqual({ metric0: 1 });
+    // A composed module may return fields of its own making: those are not checked.
+    class Renames extends Module {
+      inner = new Predict(Classify);
+      async forward(inputs: { sentence: string }) {
+        const p = await this.inner.call(inputs);
+        return { mood: p.sentiment };
+      }
+    }
+    const composed = new Renames().configure((c) => { c.lm = new ScriptedLM([{ sentiment: "positive" }]); });
+    const report = await evaluation.evaluate({ moduleInstance: composed, testExamples: [new FewShotExample({ input: { sentence: "a" }, output: { mood: "positive" } })] });
+    expect(report.accuracy).toBe(1);
+  });
+
   it("never changes the module it evaluates", async () => {
     const m = new Predict(Classify, { instruction: "Be careful." }).configure((c) => { c.lm = new ScriptedLM(() => ({ sentiment: "neutral" })); });
     const before = JSON.stringify(m.dumpState());
