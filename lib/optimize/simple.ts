@@ -133,7 +133,7 @@ export class SimpleOptimizer {
         summary: {
           baselineScore: baseline, bestScore: best.score, gain: baseline === null ? null : best.score! - baseline,
           instructions: best.instructions, demoIds: best.demoIds, trials: trials.length, failedTrials: trials.filter((t) => t.error !== null).length,
-          lmCalls: rec.usageTotals().lmCalls,
+          ...rec.usageTotals(),
         },
       });
       return result;

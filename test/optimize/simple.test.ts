@@ -44,6 +44,11 @@ describe("SimpleOptimizer", () => {
       expect(t.demoIds.self!.filter((id) => scored.has(id))).toEqual([]);
       expect(t.lmCalls).toBe(15);
     }
+    // The summary totals the trials' usage, as MIPROv2's and GEPA's do.
+    const sum = (k: "lmCalls" | "inputTokens" | "outputTokens" | "cost") => run.trials.reduce((a, t) => a + t[k], 0);
+    expect(sum("inputTokens")).toBeGreaterThan(0);
+    expect(run.summary).toMatchObject({ lmCalls: sum("lmCalls"), inputTokens: sum("inputTokens"), outputTokens: sum("outputTokens"), cost: sum("cost") });
+    expect(stored.summary).toEqual(run.summary);
   });
 
   it("resumes an interrupted run from its recorded trials and ends like an uninterrupted one", async () => {
