@@ -191,3 +191,19 @@ describe.each(["langfuse", "newrelic", "otel"] as const)("%s with a collector th
     if (collector) expect(collector.received.length).toBeGreaterThanOrEqual(1);
   });
 });
+
+describe("flush on exit", () => {
+  it("sends the queued spans when the process is about to exit normally, with no flush() call", async () => {
+    const r = await receiver();
+    useVendor("newrelic", r.url);
+    switchOn("newrelic");
+    await predict("bye");
+    const queuedAt = performance.now();
+    // Batches leave every second on their own; well before that, only the exit hook can have sent them.
+    expect(r.received).toHaveLength(0);
+    process.emit("beforeExit", 0);
+    while (r.received.length === 0 && performance.now() - queuedAt < 800) await new Promise((done) => setTimeout(done, 10));
+    expect(r.received).toHaveLength(1);
+    expect(r.received[0]!.spans.map((s) => s.name).sort()).toEqual(["chat scripted", "module Predict", "predict Echo"]);
+  });
+});
