@@ -15,24 +15,34 @@ const recordInside = new WeakMap<z.ZodType, boolean>();
 const hasTemporal = (schema: z.ZodType) => inside(schema, (kind) => kind === "date" || kind === "datetime" || kind === "instant", temporalInside);
 const hasRecord = (schema: z.ZodType) => inside(schema, (kind) => kind === "record", recordInside);
 
+/**
+ * Whether a value of `kind` can occur anywhere inside `schema`. Only the asked schema's answer is
+ * cached: while a recursive schema is being walked, the parts met again are skipped, so a partial
+ * answer for an inner part would be wrong if it were kept.
+ */
 function inside(schema: z.ZodType, wanted: (kind: string) => boolean, cache: WeakMap<z.ZodType, boolean>): boolean {
   const hit = cache.get(schema);
   if (hit !== undefined) return hit;
-  cache.set(schema, false); // cycle guard: a recursive schema is decided by its other parts
-  const k = resolve(schema).kind;
-  const within = (s: z.ZodType) => inside(s, wanted, cache);
-  let found = wanted(k.kind);
-  if (!found) {
-    switch (k.kind) {
-      case "array": found = within(k.element); break;
-      case "object": found = Object.values(k.shape).some(within); break;
-      case "record": found = within(k.value); break;
-      case "union": found = k.options.some(within); break;
-      default: found = false;
-    }
-  }
+  const found = reaches(schema, wanted, new Set());
   cache.set(schema, found);
   return found;
+}
+
+function reaches(schema: z.ZodType, wanted: (kind: string) => boolean, seen: Set<object>): boolean {
+  const r = resolve(schema);
+  // Keyed by the resolved base: getter-based recursion makes a new `.optional()` wrapper each time.
+  if (seen.has(r.base)) return false;
+  seen.add(r.base);
+  const k = r.kind;
+  if (wanted(k.kind)) return true;
+  const within = (s: z.ZodType) => reaches(s, wanted, seen);
+  switch (k.kind) {
+    case "array": return within(k.element);
+    case "object": return Object.values(k.shape).some(within);
+    case "record": return within(k.value);
+    case "union": return k.options.some(within);
+    default: return false;
+  }
 }
 
 function invalid(sigName: string, path: string, expected: string, received: unknown, detail?: string): never {
