@@ -94,7 +94,6 @@ export async function reproduce(options: ReproduceOptions): Promise<ReproduceOut
   const cwd = resolve(options.cwd ?? process.cwd());
   const log = options.log ?? (() => {});
   const labPath = join(cwd, ".typelm", "lab.sqlite");
-  const dir = reportDir(join(cwd, "reports", experiment.name));
   const data = limited(await loadDataset(experiment.dataset), limit);
   const model = await chooseModel({
     lm: options.lm, env: options.env, cachePath: options.cache === false ? undefined : labPath, ollamaProbeMs: options.ollamaProbeMs,
@@ -111,6 +110,7 @@ export async function reproduce(options: ReproduceOptions): Promise<ReproduceOut
     const lab = LabStore.open(labPath);
     const program = experiment.program(data.signature);
     await preflight(program, data.test[0], model);
+    const dir = reportDir(join(cwd, "reports", experiment.name));
 
     const evaluate = (moduleInstance: Module, name: string) => new Evaluation({ name, lab }).evaluate({
       moduleInstance, testExamples: data.test, metrics: experiment.metrics,
