@@ -403,11 +403,16 @@ describe("issue 9: tools and sandbox", () => {
 
   it("Sandbox compiles the WebAssembly module once across sandboxes", async () => {
     const wasm = (globalThis as unknown as { WebAssembly: Record<string, (...args: unknown[]) => unknown> }).WebAssembly;
-    const original = wasm.compile!;
+    const original = { compile: wasm.compile!, instantiate: wasm.instantiate! };
     let compiles = 0;
     wasm.compile = (...args: unknown[]) => {
       compiles += 1;
-      return original.apply(wasm, args);
+      return original.compile.apply(wasm, args);
+    };
+    // instantiate(bytes) compiles too; instantiate(module) does not.
+    wasm.instantiate = (...args: unknown[]) => {
+      if (!(args[0] instanceof (wasm.Module as unknown as new () => object))) compiles += 1;
+      return original.instantiate.apply(wasm, args);
     };
     try {
       const boxes = await Promise.all(Array.from({ length: 4 }, () => Sandbox.create()));
@@ -417,7 +422,7 @@ describe("issue 9: tools and sandbox", () => {
       more.dispose();
       expect(compiles).toBeLessThanOrEqual(1);
     } finally {
-      wasm.compile = original;
+      Object.assign(wasm, original);
     }
   });
 });
