@@ -1,3 +1,4 @@
+import { ValidationError } from "../errors.js";
 import { show, type MimeBundle } from "./bundle.js";
 import { chartBundle } from "./chart.js";
 import { formatNumber, htmlTable, textTable } from "./html.js";
@@ -11,6 +12,9 @@ export interface MetricsOptions {
 /** The metrics bundle: one bar per metric and report, side by side, and the same numbers as a table. */
 export async function metricsBundle(reports: ReportInput | readonly ReportInput[], options: MetricsOptions = {}): Promise<MimeBundle> {
   const list: readonly ReportInput[] = Array.isArray(reports) ? reports : [reports as ReportInput];
+  if (list.length === 0) {
+    throw new ValidationError("display.metrics: nothing to draw: no reports were given. Pass an Evaluation report, a lab store run, or an array of them.", { field: "reports" });
+  }
   const seen = new Map<string, number>();
   // Two runs with one name would share a bar: the second becomes "name (2)".
   const unique = (label: string) => {
@@ -26,6 +30,14 @@ export async function metricsBundle(reports: ReportInput | readonly ReportInput[
   }));
   const names = [...new Set(runs.flatMap((r) => [...r.metrics.keys()]))];
   const values = runs.flatMap((r) => names.filter((n) => r.metrics.has(n)).map((n) => ({ run: r.label, metric: n, value: r.metrics.get(n)! })));
+  if (values.length === 0) {
+    // An empty chart would look like a drawing failure; say why instead.
+    throw new ValidationError(
+      `display.metrics: nothing to draw: ${runs.map((r) => JSON.stringify(r.label)).join(", ")} ${runs.length === 1 ? "has" : "have"} no metric values and no rows ` +
+        "(a run that has not finished an example yet?). Pass a finished Evaluation report or lab.run(id) of a run with rows.",
+      { field: "reports" },
+    );
+  }
   const spec = {
     title: "Metrics by run",
     data: { values },

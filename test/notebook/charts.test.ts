@@ -73,6 +73,13 @@ describe("display.metrics", () => {
     expect([...new Set(values.map((v) => v.run))]).toEqual(["eval", "eval (2)"]);
   });
 
+  it("refuses to draw an empty chart: no reports, or a run with no rows and no metric values yet", async () => {
+    await expect(display.metrics([])).rejects.toThrow("display.metrics: nothing to draw: no reports were given");
+    await expect(display.metrics({ name: "just started", rows: [] })).rejects.toThrow(
+      'display.metrics: nothing to draw: "just started" has no metric values and no rows',
+    );
+  });
+
   it("escapes run names in the HTML", async () => {
     const bundle = (await display.metrics({ ...optimized, name: "<script>alert(1)</script>" }))!;
     expect(bundle["text/html"]).not.toContain("<script>");
