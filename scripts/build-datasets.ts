@@ -2,10 +2,17 @@
 // committed. Every choice is deterministic: rows are picked by ranking sha256(`${SEED}\n${key}`), so
 // a rebuild from the same sources gives byte-identical files (the hashes in each ATTRIBUTION.md).
 import { createHash } from "node:crypto";
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 
 const raw = process.argv[2] ?? "../shared/datasets-raw";
+if (!existsSync(join(raw, "poem-sentiment"))) {
+  process.stderr.write(
+    `build-datasets: the raw folder ${resolve(raw)} does not hold the sources (expected poem-sentiment/, banking77/, gsm8k/ and restaurant8k/ as published). ` +
+      "Give the folder as an argument: npm run build:datasets -- <raw folder>\n",
+  );
+  process.exit(1);
+}
 const SEED = "typelm-datasets-1";
 
 type Row = Record<string, unknown> & { id: string };
