@@ -1,7 +1,9 @@
+import { ValidationError } from "../errors.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
 import { show, type MimeBundle } from "./bundle.js";
 import { chartBundle, type VegaLiteSpec } from "./chart.js";
 import { formatNumber, htmlTable, textTable, type Cell } from "./html.js";
+import { expectObject } from "./input.js";
 
 /** What the candidates chart reads from a run: its trials (the rest of an `OptimizationRun` is optional). */
 export type CandidatesInput = Pick<OptimizationRun, "trials"> & Partial<Pick<OptimizationRun, "name" | "bestTrial" | "id">>;
@@ -133,6 +135,9 @@ function trialRows(run: CandidatesInput): (string | Cell)[][] {
 
 /** The candidates bundle: a score-per-trial chart (with the parent tree for GEPA) and a table of what each trial tried. */
 export async function candidatesBundle(run: CandidatesInput): Promise<MimeBundle> {
+  const expected = "an optimization run (optimizer.lastRun after compile, or lab.run(id))";
+  expectObject(run, "display.candidates", expected);
+  if (!Array.isArray(run.trials)) throw new ValidationError(`display.candidates expects ${expected}; received an object without trials`, { field: "display.candidates" });
   const headers = ["trial", "kind", "parents", "score", "instructions", "demo ids"];
   const rows = trialRows(run);
   const points = candidatePoints(run.trials);

@@ -3,7 +3,8 @@ import type { EvaluationRow } from "../store/records.js";
 import { show, type MimeBundle } from "./bundle.js";
 import { chartBundle } from "./chart.js";
 import { htmlTable, textTable } from "./html.js";
-import { reportRows, type ReportInput } from "./report.js";
+import { expectObject } from "./input.js";
+import { REPORT_EXPECTED, reportRows, type ReportInput } from "./report.js";
 
 /** What a failed example "predicted": it counts against its true label instead of vanishing. */
 export const FAILED = "(failed)";
@@ -40,6 +41,7 @@ export interface ConfusionMatrix {
  * `EvaluationReport` knows the declared labels), else counted from the rows (a lab store run).
  */
 export function confusionMatrix(report: ReportInput, field?: string): ConfusionMatrix {
+  expectObject(report, "display.confusion", REPORT_EXPECTED);
   if (typeof report.confusion === "function") {
     const own = report.confusion(field);
     const failed = own.unanswered.some((n) => n > 0);

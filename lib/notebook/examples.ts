@@ -1,5 +1,6 @@
 import { show, type MimeBundle } from "./bundle.js";
 import { htmlTable, showValue, textTable } from "./html.js";
+import { expectArray } from "./input.js";
 
 /** An example as `FewShotExample` holds it (dataset rows and demos alike). */
 export interface ExampleInput {
@@ -15,6 +16,7 @@ export interface ExamplesOptions {
 
 /** The examples bundle: one row per example, one column per input and output field. */
 export function examplesBundle(examples: readonly ExampleInput[], options: ExamplesOptions = {}): MimeBundle {
+  expectArray(examples, "display.examples", "an array of examples (FewShotExample[], a dataset split or a predictor's demos)");
   const limit = options.limit ?? 20;
   const shown = examples.slice(0, limit);
   const inputs = [...new Set(shown.flatMap((e) => Object.keys(e.input ?? {})))];

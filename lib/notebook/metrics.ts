@@ -2,7 +2,8 @@ import { ValidationError } from "../errors.js";
 import { show, type MimeBundle } from "./bundle.js";
 import { chartBundle } from "./chart.js";
 import { formatNumber, htmlTable, textTable } from "./html.js";
-import { reportMetrics, reportRows, type ReportInput } from "./report.js";
+import { expectObject } from "./input.js";
+import { REPORT_EXPECTED, reportMetrics, reportRows, type ReportInput } from "./report.js";
 
 export interface MetricsOptions {
   /** One label per report, in order (default: each report's `name`, else "run 1", "run 2", ...). */
@@ -12,6 +13,7 @@ export interface MetricsOptions {
 /** The metrics bundle: one bar per metric and report, side by side, and the same numbers as a table. */
 export async function metricsBundle(reports: ReportInput | readonly ReportInput[], options: MetricsOptions = {}): Promise<MimeBundle> {
   const list: readonly ReportInput[] = Array.isArray(reports) ? reports : [reports as ReportInput];
+  list.forEach((report, i) => expectObject(report, "display.metrics", `${REPORT_EXPECTED}, or an array of them`, Array.isArray(reports) ? ` as reports[${i}]` : ""));
   if (list.length === 0) {
     throw new ValidationError("display.metrics: nothing to draw: no reports were given. Pass an Evaluation report, a lab store run, or an array of them.", { field: "reports" });
   }

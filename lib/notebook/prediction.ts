@@ -1,6 +1,7 @@
 import { Prediction } from "../predict/prediction.js";
 import { show, type MimeBundle } from "./bundle.js";
 import { htmlTable, showValue, textTable } from "./html.js";
+import { expectObject } from "./input.js";
 
 /** Output fields of a prediction, `reasoning` first (it explains the rest); an agent's history is left to `display.trace`. */
 export function predictionFields(prediction: object): [string, unknown][] {
@@ -13,6 +14,7 @@ export function predictionFields(prediction: object): [string, unknown][] {
 
 /** The bundle for one prediction: its fields, and how it was made (model, tokens, cache) when known. */
 export function predictionBundle(prediction: object): MimeBundle {
+  expectObject(prediction, "display.prediction", "a prediction (what a predictor's call returned)");
   const rows = predictionFields(prediction).map(([k, v]) => [k, showValue(v)]);
   const meta = Prediction.meta(prediction);
   const caption = meta

@@ -20,6 +20,9 @@ export interface ReportInput {
 /** Metric names Evaluation computes as a whole (macro-F1 is not a mean of per-row scores). */
 const NAMED_METRICS = ["accuracy", "f1_score", "exact_match", "token_f1"];
 
+/** What the metric and confusion helpers accept, for their error messages. */
+export const REPORT_EXPECTED = "an Evaluation report or a lab store evaluation run (lab.run(id))";
+
 export function reportRows(report: ReportInput): readonly EvaluationRow[] {
   const rows = report.results ?? report.rows;
   if (!Array.isArray(rows)) {

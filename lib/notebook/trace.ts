@@ -1,6 +1,7 @@
 import { ValidationError } from "../errors.js";
 import { show, type MimeBundle } from "./bundle.js";
 import { escapeHtml, showValue } from "./html.js";
+import { expectObject } from "./input.js";
 import { predictionFields } from "./prediction.js";
 
 /** One agent step, whatever the agent: a ReAct tool call, a CodeAct or ProgramOfThought code run. */
@@ -39,6 +40,7 @@ function toStep(raw: unknown, position: number): TimelineStep {
 
 /** The steps of an agent result (`history`), a ProgramOfThought result (`attempts`) or a `MaxIterationsError`. */
 export function traceSteps(agentResult: object): TimelineStep[] {
+  expectObject(agentResult, "display.trace", "an agent result (a ReAct, CodeAct or ProgramOfThought result, or a MaxIterationsError)");
   const r = agentResult as { history?: unknown; attempts?: unknown };
   const steps = Array.isArray(r.history) ? r.history : Array.isArray(r.attempts) ? r.attempts : null;
   if (!steps) {

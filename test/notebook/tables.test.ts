@@ -167,3 +167,31 @@ describe("display.runs on a real lab store", () => {
     }
   });
 });
+
+describe("every helper given nothing (an unset variable, lab.run of an unknown id)", () => {
+  it("raises ValidationError naming the helper, what it expects and what came, not a TypeError", async () => {
+    const { ValidationError } = await import("../../lib/index.js");
+    const calls: [string, (value: never) => unknown][] = [
+      ["display.prediction", (v) => display.prediction(v)],
+      ["display.trace", (v) => display.trace(v)],
+      ["display.examples", (v) => display.examples(v)],
+      ["display.candidates", (v) => display.candidates(v)],
+      ["display.metrics", (v) => display.metrics(v)],
+      ["display.confusion", (v) => display.confusion(v)],
+    ];
+    for (const [name, call] of calls) {
+      for (const [value, shown] of [[undefined, "undefined"], [null, "null"]] as const) {
+        let error: unknown;
+        try {
+          await call(value as never);
+        } catch (e) {
+          error = e;
+        }
+        expect([name, error]).toEqual([name, expect.any(ValidationError)]);
+        expect((error as Error).message).toMatch(new RegExp(`^${name.replace(".", "\\.")} expects .+; received ${shown}`));
+      }
+    }
+    // A run object without trials (e.g. a run summary from lab.runs()) is named too.
+    await expect(display.candidates({} as never)).rejects.toThrow(/^display\.candidates expects .+; received an object without trials/);
+  });
+});
