@@ -15,5 +15,7 @@ extra=()
 # Containers and CI machines often run as root, which Jupyter refuses without this flag.
 [ "$(id -u)" = 0 ] && extra+=(--allow-root)
 echo "Starting Jupyter Notebook on notebooks/ (kernel: TypeScript (tslab)); open the URL with the token printed below."
-echo "URL: http://127.0.0.1:$port/ (Ctrl-C stops it)"
-exec /usr/bin/jupyter-notebook --no-browser --ip=127.0.0.1 --port="$port" --notebook-dir="$PWD/notebooks" "${extra[@]}"
+echo "URL: http://127.0.0.1:$port/ (Ctrl-C stops it; LAB_PORT=<port> for another port)"
+# No port retries: Jupyter would move to the next free port and the URL above would be wrong.
+exec /usr/bin/jupyter-notebook --no-browser --ip=127.0.0.1 --port="$port" --NotebookApp.port_retries=0 \
+  --notebook-dir="$PWD/notebooks" "${extra[@]}"
