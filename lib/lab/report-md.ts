@@ -85,7 +85,7 @@ export function renderReport(input: ReportInput): string {
 
   out.push("## Optimized program", "");
   for (const [path, p] of Object.entries(r.program)) {
-    out.push(`### \`${path}\``, "", "Instruction:", "", ...p.instruction.split("\n").map((l) => `> ${l}`), "");
+    out.push(`### \`${path}\``, "", "Instruction:", "", ...markdownText(p.instruction).split("\n").map((l) => `> ${l}`), "");
     if (p.demos.length === 0) out.push("No demos.", "");
     else {
       out.push("| demo | input | output |", "|---|---|---|");
@@ -126,6 +126,12 @@ function cell(value: Record<string, unknown>): string {
   return escape(Object.entries(value).map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`).join("; "));
 }
 
+/** Model and dataset text as text: GitHub's markdown would otherwise render HTML in it. */
+function markdownText(text: string): string {
+  return text.replace(/[&<>]/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : "&gt;"));
+}
+
+/** Text for a table cell: as text, on one line, pipes kept from ending the cell. */
 function escape(text: string): string {
-  return text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+  return markdownText(text).replace(/\|/g, "\\|").replace(/\n/g, " ");
 }
