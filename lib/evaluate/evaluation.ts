@@ -52,6 +52,8 @@ export class Evaluation {
   readonly progress: boolean | undefined;
   readonly record: boolean;
   readonly name: string;
+  /** The `name` option as given (undefined when defaulted), for the report. */
+  private readonly givenName: string | undefined;
   readonly lab: LabStore | null | undefined;
 
   constructor(options: EvaluationOptions = {}) {
@@ -63,6 +65,7 @@ export class Evaluation {
     this.progress = options.progress;
     this.record = options.record ?? true;
     this.name = options.name ?? "evaluation";
+    this.givenName = options.name;
     this.lab = options.lab;
   }
 
@@ -160,7 +163,7 @@ export class Evaluation {
       recordError: recorder.failure,
     });
     return new EvaluationReport(
-      { metrics: values, results: rows, failures: failed, feedback, inputTokens, outputTokens, cost, durationMs, runId },
+      { metrics: values, results: rows, failures: failed, feedback, inputTokens, outputTokens, cost, durationMs, runId, name: this.givenName },
       fields,
     ) as ReportOf<M>;
   }

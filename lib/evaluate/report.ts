@@ -31,6 +31,8 @@ export interface EvaluationSummary {
   durationMs: number;
   /** The lab store run id, or null when the run was not recorded. */
   runId: string | null;
+  /** The `name` given to the Evaluation (charts label the run with it), else undefined. */
+  name?: string | undefined;
 }
 
 /** What `Evaluation.evaluate` returns. */
@@ -44,6 +46,7 @@ export class EvaluationReport implements EvaluationSummary {
   readonly cost: number;
   readonly durationMs: number;
   readonly runId: string | null;
+  readonly name: string | undefined;
   /** Set for a built-in metric when it was asked for (every metric is also `report[name]`). */
   declare readonly accuracy?: number;
   declare readonly f1_score?: number;
@@ -61,6 +64,7 @@ export class EvaluationReport implements EvaluationSummary {
     this.cost = summary.cost;
     this.durationMs = summary.durationMs;
     this.runId = summary.runId;
+    this.name = summary.name;
     this.#fields = fields;
     for (const [name, value] of Object.entries(summary.metrics)) {
       // A user metric named like a report field ("results", "cost", ...) is only in `metrics`.
@@ -97,7 +101,7 @@ export class EvaluationReport implements EvaluationSummary {
   toJSON(): EvaluationSummary {
     return {
       metrics: this.metrics, results: this.results, failures: this.failures, feedback: this.feedback,
-      inputTokens: this.inputTokens, outputTokens: this.outputTokens, cost: this.cost, durationMs: this.durationMs, runId: this.runId,
+      inputTokens: this.inputTokens, outputTokens: this.outputTokens, cost: this.cost, durationMs: this.durationMs, runId: this.runId, name: this.name,
     };
   }
 

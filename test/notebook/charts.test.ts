@@ -196,4 +196,17 @@ describe("with a real Evaluation report", () => {
     ]);
     expectChartBundle((await display.confusion(report))!);
   });
+
+  it("labels each run with the name its Evaluation was given, and numbers unnamed ones", async () => {
+    const program = new Predict(Classify);
+    program.configure((c) => { c.lm = lm; });
+    const run = (name?: string) =>
+      new Evaluation({ record: false, progress: false, ...(name === undefined ? {} : { name }) })
+        .evaluate({ moduleInstance: program, testExamples: examples, metrics: ["accuracy"] });
+    const reports = [await run("baseline"), await run("tuned"), await run()];
+    expect(reports.map((r) => r.name)).toEqual(["baseline", "tuned", undefined]);
+    const bundle = (await display.metrics(reports))!;
+    const runs = (bundle["application/vnd.vegalite.v5+json"]!.data as { values: { run: string }[] }).values.map((v) => v.run);
+    expect(runs).toEqual(["baseline", "tuned", "run 3"]);
+  });
 });
