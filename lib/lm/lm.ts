@@ -110,7 +110,7 @@ export class LM extends BaseLM {
       const client = (this.#client ??= this.#definition.create({ apiKey: this.#apiKey, baseURL: this.#baseURL }));
       // Loading the SDK is not part of any attempt: a slow first import must not count as a timeout.
       await client.ready();
-      return withRetry({ provider, model }, currentPolicy(), (signal, timeoutMs) =>
+      return withRetry({ provider, model, endpoint: this.#endpoint }, currentPolicy(), (signal, timeoutMs) =>
         client.complete(request, { model, temperature, maxTokens, timeoutMs }, signal));
     };
 

@@ -8,6 +8,8 @@ import { signalRateLimited, signalSucceeded } from "./rate-signal.js";
 export interface RetryTarget {
   provider: string;
   model: string;
+  /** The server, as the cache names it (scheme, host, path; never credentials): said when it cannot be reached. */
+  endpoint?: string;
 }
 
 /** One attempt: receives a signal that aborts when the attempt's time is up. */
@@ -77,7 +79,7 @@ export function backoffMs(failure: Failure, attempt: number, retryDelaySeconds: 
 }
 
 function toLMError(target: RetryTarget, failure: Failure, attempts: number, policy: Readonly<LMPolicy>): LMError {
-  const what = describe(failure, policy);
+  const what = describe(target, failure, policy);
   const tries = attempts === 1 ? "1 attempt" : `${attempts} attempts`;
   const why = failure.retryable ? `gave up after ${tries}` : `not retried (${what} is not a transient failure)`;
   return new LMError(
@@ -87,11 +89,11 @@ function toLMError(target: RetryTarget, failure: Failure, attempts: number, poli
   );
 }
 
-function describe(failure: Failure, policy: Readonly<LMPolicy>): string {
+function describe(target: RetryTarget, failure: Failure, policy: Readonly<LMPolicy>): string {
   switch (failure.kind) {
     case "http": return `HTTP ${failure.status}`;
-    case "timeout": return `no reply within httpTimeout ${policy.httpTimeout}s`;
-    case "connection": return "connection failed";
+    case "timeout": return `no reply${target.endpoint === undefined ? "" : ` from ${target.endpoint}`} within httpTimeout ${policy.httpTimeout}s`;
+    case "connection": return target.endpoint === undefined ? "connection failed" : `connection to ${target.endpoint} failed`;
     case "invalid-response": return "malformed response body";
     default: return "request error";
   }

@@ -1,11 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { LMError } from "../../lib/errors.js";
 import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
 import { retryAfterFrom, classifyFailure } from "../../lib/lm/failure.js";
 import { LM } from "../../lib/lm/lm.js";
 import { backoffMs } from "../../lib/lm/retry.js";
 import type { FakeProvider } from "../../lib/testing/fake-provider.js";
-import { lmFor, PROVIDER_NAMES, withFakeProvider } from "./helpers.js";
+import { lmFor, PROVIDER_NAMES, TEST_KEY, withFakeProvider } from "./helpers.js";
 
 const messages = [{ role: "user" as const, content: "hello" }];
 
@@ -78,13 +80,28 @@ describe.each(PROVIDER_NAMES)("retries through the %s SDK", (provider) => {
     const error = await failure(lmFor(provider, fake).chat({ messages }));
     expect(fake.requests).toHaveLength(2);
     expect(error).toMatchObject({ status: undefined, retryable: true, attempts: 2 });
-    expect(error.message).toContain("no reply within httpTimeout 0.1s");
+    const server = provider === "openai" ? fake.openaiBaseURL : fake.url;
+    expect(error.message).toContain(`no reply from ${server.replace(/\/+$/, "")} within httpTimeout 0.1s`);
   });
 
   it("retries a dropped connection", async () => {
     fake.dropConnection({ times: 2 }).reply("ok");
     expect((await lmFor(provider, fake).chat({ messages })).content).toBe("ok");
     expect(fake.requests).toHaveLength(3);
+  });
+
+  it("names the server it could not reach, and never the key", async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    LM.configure((c) => { c.maxRetries = 1; });
+    const base = provider === "openai" ? `http://127.0.0.1:${closed}/v1` : `http://127.0.0.1:${closed}`;
+    const error = await failure(lmFor(provider, fake, { baseURL: base }).chat({ messages }));
+    expect(error.message).toContain(`connection to ${base} failed`);
+    expect(error.message).not.toContain(TEST_KEY);
   });
 
   it("retries a body cut off half-way", async () => {
