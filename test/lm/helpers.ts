@@ -24,13 +24,14 @@ export function lmFor(provider: ProviderName, fake: FakeProvider, options: LMOpt
 }
 
 /** Turns on the logger subscriber at debug level and returns the lines it writes (undo with `resetConfiguration`). */
-export function captureLogLines(): string[] {
+export function captureLogLines(formatter?: "json" | "text"): string[] {
   const lines: string[] = [];
   configure((c) => {
     c.instrumentation.enabled = true;
     c.instrumentation.subscribers = ["logger"];
     c.logger.output = (line) => lines.push(line);
     c.logger.level = "debug";
+    if (formatter !== undefined) c.logger.formatter = formatter;
   });
   return lines;
 }

@@ -33,6 +33,7 @@ import {
 import { ScriptedLM, startFakeProvider, type FakeProvider } from "../../lib/testing/index.js";
 import { closeStore } from "../../lib/store/db.js";
 import { describeWithRedis } from "../memory/with-redis.js";
+import { captureLogLines } from "../lm/helpers.js";
 
 afterEach(() => {
   resetConfiguration();
@@ -317,14 +318,7 @@ describe("issue 9: LM cache and strict output", () => {
 
   it("OpenAI strict structured output with a z.record falls back to strict: false, with a debug-level event", async () => {
     a.reset();
-    const lines: string[] = [];
-    configure((c) => {
-      c.instrumentation.enabled = true;
-      c.instrumentation.subscribers = ["logger"];
-      c.logger.output = (line) => lines.push(line);
-      c.logger.level = "debug";
-      c.logger.formatter = "json";
-    });
+    const lines = captureLogLines("json");
     const Tally = Signature.define({ name: "Tally9", input: { text: z.string() }, output: { counts: z.record(z.string(), z.number()) } });
     const Plain = Signature.define({ name: "Plain9", input: { text: z.string() }, output: { n: z.number() } });
     const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-issue9-key-000", baseURL: a.openaiBaseURL, structuredOutputs: true });
