@@ -4,7 +4,7 @@ import { metricScore } from "../evaluate/metric.js";
 import type { Module, Tunable } from "../module.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import { withTrace, type TraceEntry } from "../predict/trace.js";
-import { exampleId } from "./examples.js";
+import type { IdentifiedExample } from "./examples.js";
 import type { Random } from "./random.js";
 import { describeError } from "../instrument/bus.js";
 
@@ -13,13 +13,15 @@ export type DemoSets = Record<string, FewShotExample[][]>;
 
 export interface BootstrapOptions {
   program: Module;
-  trainingExamples: readonly FewShotExample[];
+  /** The demo pool: the training examples demos may come from, with their ids (never scored by the search). */
+  pool: readonly IdentifiedExample[];
   metric: Metric;
+  /** Demos per set: the quota of bootstrapped demos (labelled set, unshuffled set), and the most a shuffled set draws. */
   kDemos: number;
   /** How many demo sets per predictor, set 0 (as given) included. */
   numSets: number;
-  /** How many training examples the program is run on. */
-  runs: number;
+  /** Labelled demos the teacher carries into each run (never the example being run); 0 for none. */
+  teacherDemos: number;
   /** A run's trace is kept when the metric scores it at least this. */
   threshold: number;
   /** Program runs at once. */
@@ -29,8 +31,14 @@ export interface BootstrapOptions {
 
 export interface BootstrapResult {
   sets: DemoSets;
+  /** Distinct pool examples the teacher was run on (each at most once). */
   tried: number;
+  /** Of those, the runs the metric passed. */
   kept: number;
+  /** Per set (index 0 and 1 included, as 0): how many bootstrapped demos the set asked for. */
+  quotas: number[];
+  /** The ids of the labelled demos the teacher carried, per predictor path. */
+  teacherDemoIds: Record<string, string[]>;
   /** `id: Name: message` of each example whose run or metric failed (the example is skipped). */
   failures: string[];
 }
@@ -42,67 +50,122 @@ export function labelledFits(predictor: Tunable & Module, example: FewShotExampl
   return sig.inputs.every((f) => !f.required || f.name in example.input) && sig.outputs.some((f) => f.name in example.output);
 }
 
+/** One teacher run: per predictor path, the demo its calls gave (empty when the run failed the metric). */
+interface Outcome {
+  demos: Map<string, FewShotExample>;
+  failure?: string;
+}
+
 /**
- * Candidate demo sets per predictor, as in MIPROv2: run the program on training examples, keep the
- * traces the metric passes (each predictor call in a kept trace becomes a demo of that predictor),
- * then build sets: 0 = the predictor's own demos, 1 = labelled training examples, 2.. = random
- * draws of bootstrapped demos topped up with labelled ones.
+ * Candidate demo sets per predictor, as DSPy's `create_n_fewshot_demo_sets` builds them for MIPROv2:
+ * set 0 = the predictor's own demos, set 1 = `kDemos` labelled pool examples, set 2 = demos
+ * bootstrapped from the pool in its order until `kDemos` runs passed, sets 3.. = the same from a
+ * seeded shuffle of the pool with a quota drawn from 1..kDemos. Bootstrapping runs a teacher (the
+ * program carrying `teacherDemos` labelled demos, minus the example being run) on pool examples one
+ * after another until the set's quota of runs passed the metric, or the pool runs out; a passed
+ * run's predictor calls become demos of those predictors (one call per predictor per run, a seeded
+ * choice when it made several). A set the pool could not fill is topped up with labelled examples.
+ * Each pool example is run at most once (the teacher is the same for every set, so its outcome is too).
  */
 export async function bootstrapDemoSets(o: BootstrapOptions): Promise<BootstrapResult> {
   const predictors = o.program.namedPredictors();
-  const pools = new Map<string, FewShotExample[]>(predictors.map(([path]) => [path, []]));
-  const order = o.random.shuffle(o.trainingExamples.map((ex, i) => [ex, exampleId(ex, "trainingExamples", i)] as const));
-  // Runs go `concurrency` at a time; their outcomes are read in the seeded order, so the pools do
-  // not depend on which call answered first.
-  const outcome = async ([example, id]: readonly [FewShotExample, string]): Promise<{ id: string; trace: TraceEntry[]; failure?: string }> => {
+  const labelled = new Map(predictors.map(([path, predictor]) => [path,
+    o.pool.filter((e) => labelledFits(predictor, e.example)).map((e) => new FewShotExample({ input: e.example.input, output: e.example.output, id: e.id }))]));
+  const teacherDemos = new Map(predictors.map(([path]) => [path, o.teacherDemos > 0 ? o.random.sample(labelled.get(path)!, o.teacherDemos) : []]));
+  const salt = o.random.int(1_000_000_000);
+  const outcomes = new Map<string, Promise<Outcome>>();
+
+  const runOne = async ({ example, id }: IdentifiedExample): Promise<Outcome> => {
+    const teacher = o.program.clone();
+    const paths = new Map<object, string>();
+    for (const [path, p] of teacher.namedPredictors()) {
+      paths.set(p, path);
+      const carried = teacherDemos.get(path) ?? [];
+      if (carried.length > 0) p.demos = carried.filter((d) => d.id !== id);
+    }
     try {
-      const { result, trace } = await withTrace(() => o.program.call(example.input));
+      const { result, trace } = await withTrace(() => teacher.call(example.input));
       const values = typeof (result as { toJSON?: unknown }).toJSON === "function" ? (result as { toJSON(): Record<string, unknown> }).toJSON() : (result as Record<string, unknown>);
       const score = metricScore(await o.metric(example, values, trace), o.metric.name || "metric").score;
-      return { id, trace: score >= o.threshold ? trace : [] };
+      const demos = new Map<string, FewShotExample>();
+      if (score < o.threshold) return { demos };
+      const calls = new Map<string, TraceEntry[]>();
+      for (const entry of trace) {
+        const path = paths.get(entry.predictor);
+        if (path !== undefined) calls.set(path, [...(calls.get(path) ?? []), entry]);
+      }
+      for (const [path, list] of calls) {
+        const entry = list.length === 1 ? list[0]! : list[Math.floor(seededUnit(`${salt}\0${id}\0${path}`) * list.length)]!;
+        demos.set(path, new FewShotExample({ input: entry.inputs, output: entry.prediction.toJSON(), id }));
+      }
+      return { demos };
     } catch (error) {
-      return { id, trace: [], failure: `${id}: ${describeError(error)}` };
+      return { demos: new Map(), failure: `${id}: ${describeError(error)}` };
     }
   };
-  const chosen = order.slice(0, o.runs);
-  const outcomes: Awaited<ReturnType<typeof outcome>>[] = [];
-  for (let i = 0; i < chosen.length; i += o.concurrency) outcomes.push(...(await Promise.all(chosen.slice(i, i + o.concurrency).map(outcome))));
-  const failures = outcomes.flatMap((r) => (r.failure === undefined ? [] : [r.failure]));
-  let kept = 0;
-  for (const { id, trace } of outcomes) {
-    if (trace.length === 0) continue;
-    kept++;
-    for (const entry of trace) {
-      const found = predictors.find(([, p]) => p === entry.predictor);
-      if (found === undefined) continue;
-      pools.get(found[0])!.push(new FewShotExample({ input: entry.inputs, output: entry.prediction.toJSON(), id }));
+  const outcomeOf = (e: IdentifiedExample): Promise<Outcome> => {
+    let found = outcomes.get(e.id);
+    if (found === undefined) outcomes.set(e.id, (found = runOne(e)));
+    return found;
+  };
+
+  /** Bootstrapped demos per path from `order`, stopping once `quota` runs passed (runs go `concurrency` at a time, read in order). */
+  const bootstrap = async (order: readonly IdentifiedExample[], quota: number): Promise<Map<string, FewShotExample[]>> => {
+    const found = new Map<string, FewShotExample[]>(predictors.map(([path]) => [path, []]));
+    let passed = 0;
+    for (let i = 0; i < order.length && passed < quota; i += o.concurrency) {
+      const chunk = order.slice(i, i + o.concurrency);
+      const results = await Promise.all(chunk.map(outcomeOf));
+      for (const r of results) {
+        if (passed >= quota) break;
+        if (r.demos.size === 0) continue;
+        passed++;
+        for (const [path, demo] of r.demos) found.get(path)!.push(demo);
+      }
     }
+    return found;
+  };
+
+  const topUp = (path: string, set: FewShotExample[], size: number): FewShotExample[] => {
+    const have = new Set(set.map((d) => d.id));
+    for (const d of o.random.shuffle(labelled.get(path)!)) {
+      if (set.length >= size) break;
+      if (!have.has(d.id)) set.push(d);
+    }
+    return set;
+  };
+
+  const sets: DemoSets = Object.fromEntries(predictors.map(([path, p]) => [path, [[...p.demos]]]));
+  const quotas = [0];
+  for (let s = 1; s < o.numSets; s++) {
+    if (s === 1 && [...labelled.values()].some((l) => l.length > 0)) {
+      quotas.push(0);
+      for (const [path] of predictors) sets[path]!.push(o.random.sample(labelled.get(path)!, o.kDemos));
+      continue;
+    }
+    const quota = s <= 2 ? o.kDemos : 1 + o.random.int(o.kDemos);
+    const order = s <= 2 ? o.pool : o.random.shuffle(o.pool);
+    quotas.push(quota);
+    const found = await bootstrap(order, quota);
+    for (const [path] of predictors) sets[path]!.push(topUp(path, found.get(path)!.slice(0, quota), quota));
   }
-  if (failures.length === Math.min(o.runs, order.length) && failures.length > 0) {
+
+  const settled = await Promise.all(outcomes.values());
+  const failures = settled.flatMap((r) => (r.failure === undefined ? [] : [r.failure]));
+  if (settled.length > 0 && failures.length === settled.length) {
     throw new TypelmError(`Bootstrapping failed on every training example it tried; the first failure: ${failures[0]}`);
   }
-  const sets: DemoSets = {};
-  for (const [path, predictor] of predictors) {
-    const labelled = o.trainingExamples.map((ex, i) => new FewShotExample({ input: ex.input, output: ex.output, id: exampleId(ex, "trainingExamples", i) }))
-      .filter((ex) => labelledFits(predictor, ex));
-    const pool = pools.get(path)!;
-    const list: FewShotExample[][] = [[...predictor.demos]];
-    for (let s = 1; s < o.numSets; s++) {
-      if (s === 1 && labelled.length > 0) {
-        list.push(o.random.sample(labelled, o.kDemos));
-        continue;
-      }
-      const chosen = o.random.sample(pool, o.kDemos);
-      const have = new Set(chosen.map((d) => d.id));
-      for (const d of o.random.shuffle(labelled)) {
-        if (chosen.length >= o.kDemos) break;
-        if (!have.has(d.id)) chosen.push(d);
-      }
-      list.push(chosen);
-    }
-    sets[path] = list;
-  }
-  return { sets, tried: Math.min(o.runs, order.length), kept, failures };
+  return {
+    sets, tried: settled.length, kept: settled.filter((r) => r.demos.size > 0).length, quotas, failures,
+    teacherDemoIds: Object.fromEntries([...teacherDemos].map(([path, demos]) => [path, demos.map((d) => d.id!)])),
+  };
+}
+
+/** A number in [0, 1) from a string (FNV-1a): the choice among a run's calls does not depend on run order. */
+function seededUnit(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h / 4294967296;
 }
 
 /** Demo sets in JSON form (for the bootstrap trial's record) and back. */

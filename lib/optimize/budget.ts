@@ -23,9 +23,11 @@ export function resolveMode(mode: unknown): MIPROMode {
 }
 
 /**
- * Trials for N candidates and P predictors, DSPy's rule: max(2·(2P)·log2 N, 1.5·N), rounded down —
+ * Trials for N candidates and P predictors, DSPy's rule: max(2·V·log2 N, 1.5·N), rounded down, with
+ * V = 2P search variables (instruction and demo set per predictor), V = P in a zero-shot run —
  * enough for the search to see every candidate about once and each variable's choices several times.
  */
-export function trialsFor(candidates: number, predictors: number): number {
-  return Math.max(1, Math.floor(Math.max(2 * (2 * predictors) * Math.log2(Math.max(candidates, 1)), 1.5 * candidates)));
+export function trialsFor(candidates: number, predictors: number, zeroShot = false): number {
+  const variables = zeroShot ? predictors : 2 * predictors;
+  return Math.max(1, Math.floor(Math.max(2 * variables * Math.log2(Math.max(candidates, 1)), 1.5 * candidates)));
 }

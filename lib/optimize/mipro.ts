@@ -1,3 +1,4 @@
+import { canonicalJson } from "../canonical-json.js";
 import { resolveLM } from "../config.js";
 import { TypelmError, ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
@@ -7,7 +8,7 @@ import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import { noteScore } from "../store/module-score.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
-import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON } from "./bootstrap.js";
+import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON, type DemoSets } from "./bootstrap.js";
 import { FULL_EVAL_EVERY, MODES, resolveMode, trialsFor, type MIPROMode } from "./budget.js";
 import { choiceKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
 import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
@@ -41,6 +42,8 @@ export interface MIPROv2Options {
   promptModel?: LanguageModel;
   /** A bootstrapped run's trace becomes demos when the metric scores it at least this (default 1). */
   bootstrapThreshold?: number;
+  /** Temperature of each instruction proposal (default 1.0, as DSPy's init_temperature); each proposal also gets its own rollout id. */
+  proposalTemperature?: number;
   /** Examples evaluated at once (default 8). */
   concurrency?: number;
   /** A progress bar on standard error when it is a terminal (default); `false` never draws one. */
@@ -50,7 +53,10 @@ export interface MIPROv2Options {
 export interface CompileArgs {
   moduleInstance: Module;
   trainingExamples: readonly FewShotExample[];
-  /** Scored for the search (default: the training examples). */
+  /**
+   * Scored for the search. Default: a seeded split of the training examples, 20% demo pool and
+   * 80% validation, as DSPy does, so no example is scored while it is a demo in the prompt.
+   */
   validationExamples?: readonly FewShotExample[];
   /** The id of an interrupted run in the lab store to continue. */
   resume?: string;
@@ -59,14 +65,26 @@ export interface CompileArgs {
 /** The numbers one compile works with, after mode, options and data sizes. */
 export interface MIPROBudget {
   mode: MIPROMode;
+  /** Instruction candidates per predictor (the current one included). */
   candidates: number;
+  /** Demo sets per predictor (set 0, the demos as given, included); 1 when kDemos is 0. */
   demoSets: number;
   trials: number;
   minibatchSize: number;
   validationSize: number;
   fullEvalEvery: number;
+  /** Expected teacher runs of the bootstrap (README: half the runs passing), at most the demo pool. */
   bootstrapRuns: number;
+  /** Demo sets bootstrapped only to show the proposer (kDemos 0: DSPy's 3-demo sets), else 0. */
+  proposerSets: number;
 }
+
+/** The demo sets a zero-shot run still bootstraps to show the proposer, and their size (DSPy's BOOTSTRAPPED_FEWSHOT_EXAMPLES_IN_CONTEXT). */
+const ZERO_SHOT_PROPOSER_DEMOS = 3;
+
+/** Share of the training examples that become validation examples when none are given (DSPy: 80%, at most 1000). */
+const SPLIT_VALIDATION_SHARE = 0.8;
+const SPLIT_VALIDATION_MAX = 1000;
 
 /**
  * MIPROv2 (Opsahl-Ong et al. 2024): bootstraps candidate demo sets, proposes grounded candidate
@@ -88,22 +106,32 @@ export class MIPROv2 {
     this.options = options;
   }
 
-  /** The budget for a program with `predictors` predictors and these data sizes (what the README's table computes). */
+  /**
+   * The budget for a program with `predictors` predictors, `training` demo-pool examples and
+   * `validation` validation examples (what the README's table computes).
+   */
   budget(predictors: number, training: number, validation: number): MIPROBudget {
     const o = this.options;
     const mode = resolveMode(o.mode);
     const preset = MODES[mode];
     const kDemos = o.kDemos ?? 4;
-    const candidates = o.numCandidates ?? preset.candidates;
+    // DSPy's auto modes give the demo sets N and the instructions N/2 when demos are searched
+    // ("better to spend optimization budget on few-shot examples"); numCandidates sets both.
+    const n = o.numCandidates ?? preset.candidates;
+    const candidates = o.numCandidates ?? (kDemos === 0 ? n : Math.max(1, Math.floor(n / 2)));
     const validationSize = Math.min(validation, o.validationSize ?? preset.validationSize);
+    const demoSets = kDemos === 0 ? 1 : n;
+    const proposerSets = kDemos === 0 ? n : 0;
+    const k = kDemos === 0 ? ZERO_SHOT_PROPOSER_DEMOS : kDemos;
+    const bootstrapped = kDemos === 0 ? n - 1 : n - 2; // sets filled by the teacher
     return {
-      mode, candidates,
-      demoSets: kDemos === 0 ? 1 : candidates,
-      trials: o.numTrials ?? trialsFor(candidates, predictors),
+      mode, candidates, demoSets,
+      trials: o.numTrials ?? trialsFor(n, predictors, kDemos === 0),
       minibatchSize: Math.min(validationSize, o.minibatchSize ?? preset.minibatchSize),
       validationSize,
       fullEvalEvery: o.fullEvalEvery ?? FULL_EVAL_EVERY,
-      bootstrapRuns: kDemos === 0 ? 0 : Math.min(training, kDemos * Math.max(0, candidates - 2)),
+      bootstrapRuns: bootstrapped <= 0 ? 0 : Math.min(training, 2 * k + (k + 1) * Math.max(0, bootstrapped - 1)),
+      proposerSets,
     };
   }
 
@@ -116,31 +144,29 @@ export class MIPROv2 {
     const { moduleInstance, resume } = args;
     const predictors = tunablePredictors("MIPROv2", moduleInstance);
     const train = checkExamples(args.trainingExamples, "trainingExamples", "MIPROv2");
-    const val = args.validationExamples === undefined ? train : checkExamples(args.validationExamples, "validationExamples", "MIPROv2");
+    const given = args.validationExamples === undefined ? undefined : checkExamples(args.validationExamples, "validationExamples", "MIPROv2");
     const kDemos = this.options.kDemos ?? 4;
-    if (kDemos > train.length) {
-      throw new ValidationError(
-        `MIPROv2 kDemos is ${kDemos} but there are only ${train.length} training examples to draw demos from: lower kDemos to at most ${train.length} or add training examples`,
-        { field: "kDemos" },
-      );
-    }
     const seed = this.options.seed ?? 0;
+    const split = splitExamples(train, given, seed, kDemos);
+    const { pool, val } = split;
     const metric = this.options.metric ?? defaultMetric;
     const concurrency = this.options.concurrency ?? 8;
-    const b = this.budget(predictors.length, train.length, val.length);
+    const b = this.budget(predictors.length, pool.length, val.length);
     const promptModel = this.options.promptModel ?? resolveLM(undefined, moduleInstance.config.lm);
     const valSet = val.length > b.validationSize ? new Random(seed, "validation").sample(val, b.validationSize) : val;
+    const proposalTemperature = this.options.proposalTemperature ?? 1;
     const config = {
       module: moduleInstance.constructor.name, predictors: predictors.map(([p]) => p), ...b, kDemos, seed,
-      metric: metric.name || "metric", promptModel: promptModel.id, bootstrapThreshold: this.options.bootstrapThreshold ?? 1,
-      trainingExamples: train.length, validationExamples: val.length, data: dataFingerprint([...train, ...val]),
+      metric: metric.name || "metric", promptModel: promptModel.id, bootstrapThreshold: this.options.bootstrapThreshold ?? 1, proposalTemperature,
+      trainingExamples: train.length, validationExamples: given?.length ?? null, validation: split.validation, demoPool: pool.length,
+      data: dataFingerprint([...train, ...(given ?? [])]),
     };
     // Bootstrap, proposal and baseline, the search trials, and at most one full evaluation per fullEvalEvery trials.
     const total = 3 + b.trials + Math.ceil(b.trials / b.fullEvalEvery);
     const rec = RunRecorder.start("MIPROv2", config, resume, { bar: { progress: this.options.progress, unit: "trials", total, upperBound: true } });
     this.lastRun = rec.run;
     try {
-      return await this.search(moduleInstance, rec, { train, valSet, b, kDemos, seed, metric, concurrency, promptModel });
+      return await this.search(moduleInstance, rec, { pool, valSet, split, b, kDemos, seed, metric, concurrency, promptModel, proposalTemperature });
     } catch (error) {
       throw rec.fail(error);
     }
@@ -148,30 +174,40 @@ export class MIPROv2 {
 
   private async search<M extends Module>(
     program: M, rec: RunRecorder,
-    s: { train: Example[]; valSet: Example[]; b: MIPROBudget; kDemos: number; seed: number; metric: Metric; concurrency: number; promptModel: LanguageModel },
+    s: {
+      pool: Example[]; valSet: Example[]; split: Split; b: MIPROBudget; kDemos: number; seed: number; metric: Metric; concurrency: number;
+      promptModel: LanguageModel; proposalTemperature: number;
+    },
   ): Promise<M> {
     const { b, metric, concurrency } = s;
     const paths = program.namedPredictors().map(([p]) => p);
-    const trainExamples = s.train.map((e) => e.example);
+    const zeroShot = s.kDemos === 0;
 
-    // 1. Demo candidates.
+    // 1. Demo candidates. A zero-shot run still bootstraps a few demo sets, only to show the proposer.
     const boot = await rec.trial({ kind: "bootstrap", choices: {} }, async () => {
       const r = await bootstrapDemoSets({
-        program: program.clone(), trainingExamples: trainExamples, metric, kDemos: s.kDemos, numSets: b.demoSets, runs: b.bootstrapRuns,
+        program: program.clone(), pool: s.pool, metric, kDemos: zeroShot ? ZERO_SHOT_PROPOSER_DEMOS : s.kDemos,
+        numSets: zeroShot ? b.proposerSets : b.demoSets, teacherDemos: zeroShot ? 0 : s.kDemos,
         threshold: this.options.bootstrapThreshold ?? 1, random: new Random(s.seed, "bootstrap"), concurrency,
       });
       return {
         kind: "bootstrap", choices: {}, instructions: {}, demoIds: {}, score: r.tried === 0 ? null : r.kept / r.tried,
-        data: { sets: demoSetsToJSON(r.sets), tried: r.tried, kept: r.kept, failures: r.failures },
+        data: {
+          sets: demoSetsToJSON(r.sets), tried: r.tried, kept: r.kept, quotas: r.quotas, teacherDemoIds: r.teacherDemoIds,
+          forProposerOnly: zeroShot, failures: r.failures,
+        },
       };
     });
     failIfErrored(boot);
-    const demoSets = demoSetsFromJSON(boot.data.sets);
+    const bootstrapped = demoSetsFromJSON(boot.data.sets);
+    // The search's demo sets: the bootstrapped ones, or in a zero-shot run only set 0 (the demos as given).
+    const demoSets: DemoSets = zeroShot ? Object.fromEntries(Object.entries(bootstrapped).map(([p, sets]) => [p, sets.slice(0, 1)])) : bootstrapped;
 
     // 2. Instruction candidates.
     const proposal = await rec.trial({ kind: "propose", choices: {} }, async () => {
       const p = await proposeInstructions({
-        program, trainingExamples: trainExamples, demoSets, numCandidates: b.candidates, lm: s.promptModel, random: new Random(s.seed, "propose"),
+        program, trainingExamples: s.pool.map((e) => e.example), demoSets: bootstrapped, numCandidates: b.candidates, lm: s.promptModel,
+        random: new Random(s.seed, "propose"), temperature: s.proposalTemperature,
       });
       return { kind: "propose", choices: {}, instructions: {}, demoIds: {}, score: null, data: { ...p } };
     });
@@ -191,9 +227,13 @@ export class MIPROv2 {
 
     const random = new Random(s.seed, "search");
     const params = paths.flatMap((p) => [{ name: `${p}.instruction`, size: b.candidates }, { name: `${p}.demos`, size: b.demoSets }]);
+    const asParams = (choices: Choices): Record<string, number> =>
+      Object.fromEntries(paths.flatMap((p) => [[`${p}.instruction`, choices[p]!.instruction], [`${p}.demos`, choices[p]!.demos]]));
     // Startup covers every candidate once when the trials allow it (then the model takes over).
     const tpe = new CategoricalTPE(params, random, { startupTrials: Math.min(b.trials, Math.max(b.candidates, b.demoSets)) });
-    const history: Observation[] = [];
+    // The TPE learns from every score of a configuration: the baseline's and each full evaluation's
+    // go into its history too (DSPy adds both to the Optuna study), not only minibatch scores.
+    const history: Observation[] = baseline.score === null ? [] : [{ params: asParams(zero), score: baseline.score }];
     const seen = new Map<string, { choices: Choices; scores: number[]; order: number }>();
     for (let t = 0; t < b.trials; t++) {
       const suggestion = tpe.suggest(history);
@@ -218,6 +258,7 @@ export class MIPROv2 {
       if (pick === undefined) continue;
       fullyEvaluated.add(pick.key);
       const full = await evaluate("full", pick.choices, s.valSet, { afterTrial: t, minibatchMean: pick.mean });
+      if (full.score !== null) history.push({ params: asParams(pick.choices), score: full.score });
       if (full.score !== null && (best === undefined || full.score > best.score!)) best = full;
     }
 
@@ -233,6 +274,8 @@ export class MIPROv2 {
       status: "completed", score: best.score, bestTrial: best.index,
       summary: {
         baselineScore: baseline.score, bestScore: best.score, gain: baseline.score === null ? null : best.score! - baseline.score,
+        validation: s.split.validation, validationExamples: s.valSet.length, demoPool: s.pool.length,
+        ...(s.split.droppedFromPool > 0 ? { droppedFromPool: s.split.droppedFromPool } : {}),
         instructions: best.instructions, demoIds: best.demoIds, trials: trials.length, failedTrials: trials.filter((t) => t.error !== null).length,
         ...rec.usageTotals(),
       },
@@ -244,4 +287,61 @@ export class MIPROv2 {
 /** Bootstrap and proposal are needed by everything after them: their failure ends the run (recorded first). */
 function failIfErrored(trial: Trial): void {
   if (trial.error !== null) throw new TypelmError(`MIPROv2 ${trial.kind} step failed (trial ${trial.index}): ${trial.error}`);
+}
+
+/** Where the demos come from and what is scored. */
+interface Split {
+  pool: Example[];
+  val: Example[];
+  validation: "given" | "split";
+  /** Training examples left out of the demo pool because a validation example has the same inputs. */
+  droppedFromPool: number;
+}
+
+/**
+ * The demo pool and the validation examples. Without validation examples: a seeded shuffle of the
+ * training examples, 80% (at most 1000) validation and the rest the demo pool, as DSPy does. With
+ * them: the training examples are the pool, less any whose inputs a validation example has, so no
+ * example is ever scored while it is a demo in its own prompt.
+ */
+function splitExamples(train: Example[], given: Example[] | undefined, seed: number, kDemos: number): Split {
+  let split: Split;
+  if (given === undefined) {
+    if (train.length < 2) {
+      throw new ValidationError(
+        "MIPROv2.compile: without validationExamples the training examples are split into a demo pool and validation examples, which needs at least 2; " +
+          `received ${train.length}. Add training examples or pass validationExamples`,
+        { field: "trainingExamples" },
+      );
+    }
+    const shuffled = new Random(seed, "split").shuffle(train);
+    const validation = Math.min(SPLIT_VALIDATION_MAX, Math.max(1, Math.floor(train.length * SPLIT_VALIDATION_SHARE)));
+    const cut = train.length - validation;
+    split = { pool: shuffled.slice(0, cut), val: shuffled.slice(cut), validation: "split", droppedFromPool: 0 };
+  } else {
+    const scored = new Set(given.map((e) => canonicalJson(e.example.input)));
+    const pool = train.filter((e) => !scored.has(canonicalJson(e.example.input)));
+    split = { pool, val: given, validation: "given", droppedFromPool: train.length - pool.length };
+  }
+  if (kDemos > split.pool.length) {
+    const where = split.validation === "split"
+      ? `the demo pool holds ${split.pool.length} (20% of the ${train.length} training examples; the other 80% are the validation examples)`
+      : split.droppedFromPool > 0
+        ? `the demo pool holds ${split.pool.length} (${split.droppedFromPool} of the ${train.length} training examples have the inputs of a validation example and are never demos)`
+        : `there are only ${train.length} training examples to draw demos from`;
+    throw new ValidationError(
+      `MIPROv2 kDemos is ${kDemos} but ${where}: lower kDemos to at most ${split.pool.length}, add training examples, or pass validationExamples`,
+      { field: "kDemos" },
+    );
+  }
+  // A zero-shot search puts no demos in the prompts it scores: its bootstrap only shows the proposer demos.
+  if (split.pool.length === 0 && kDemos === 0) return { ...split, pool: train };
+  if (split.pool.length === 0) {
+    throw new ValidationError(
+      "MIPROv2.compile: every training example has the inputs of a validation example, so none can be a demo without being scored in its own prompt; " +
+        "pass validation examples that are not in trainingExamples, or leave validationExamples out to split the training examples",
+      { field: "validationExamples" },
+    );
+  }
+  return split;
 }

@@ -34,6 +34,20 @@ export class DescribeProgram extends Signature {
   static override output = { programDescription: z.string() };
 }
 
+/** One predictor's role in the program (DSPy's DescribeModule): one call per predictor. */
+export class DescribeModule extends Signature {
+  static override description =
+    "Below is the structure of a program that solves a task with calls to language models, with a description of the program. " +
+    "Describe the purpose of one of its modules in this program.";
+  static override input = {
+    programStructure: z.string().describe("the program's modules and predictors with their typed input and output fields"),
+    programDescription: z.string().describe("what task the program solves and how (may be empty)"),
+    programExample: z.string().describe("an example of the program in use"),
+    module: z.string().describe("the module to describe: its path, instruction and typed fields"),
+  };
+  static override output = { moduleDescription: z.string().describe("the module's role in the program") };
+}
+
 /** One new instruction for one predictor. */
 export class ProposeInstruction extends Signature {
   static override description =
@@ -43,7 +57,8 @@ export class ProposeInstruction extends Signature {
     datasetSummary: z.string().describe("a description of the dataset"),
     programStructure: z.string(),
     programDescription: z.string(),
-    predictor: z.string().describe("the predictor to write the instruction for: its path and fields"),
+    predictor: z.string().describe("the predictor to write the instruction for: its path, current instruction and typed fields with their descriptions and allowed values"),
+    moduleDescription: z.string().describe("the predictor's role in the program (may be empty)"),
     taskDemos: z.string().describe("example inputs and outputs of this predictor (may be empty)"),
     basicInstruction: z.string().describe("the predictor's current instruction"),
     tip: z.string().describe("a suggestion for how to write the new instruction (may be empty)"),

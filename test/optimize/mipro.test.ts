@@ -73,22 +73,38 @@ describe("MIPROv2 on a SimulatedLM task", () => {
     expect(run.trials.filter((t) => t.kind === "minibatch" && JSON.stringify(t.choices) !== JSON.stringify({ self: { instruction: 0, demos: 0 } })).length).toBeGreaterThan(0);
   });
 
-  it("bootstraps demos only from runs the metric passed, plus labelled examples", async () => {
-    const { program, mipro } = setup(2);
+  it("bootstraps demos with a teacher carrying labelled demos (never the example itself) until each set's quota of passed runs", async () => {
+    const { lm, program, mipro } = setup(2);
     await mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val });
     const boot = mipro.lastRun!.trials.find((t) => t.kind === "bootstrap")!;
     const sets = (boot.data.sets as Record<string, { id: string; input: { text: string }; output: { label: string } }[][]>).self!;
+    const quotas = boot.data.quotas as number[];
     const byId = new Map(train.map((ex) => [ex.id, ex]));
+    expect(sets).toHaveLength(6);
     expect(sets[0]).toEqual([]);
-    expect(sets.slice(1).every((set) => set.length === 3)).toBe(true);
+    // Set 1 is labelled only; set 2 bootstraps kDemos (3); sets 3..5 draw a quota from 1..kDemos.
+    expect(quotas.slice(0, 3)).toEqual([0, 0, 3]);
+    for (const q of quotas.slice(3)) expect(q).toBeGreaterThanOrEqual(1);
+    for (const q of quotas.slice(3)) expect(q).toBeLessThanOrEqual(3);
+    sets.slice(1).forEach((set, i) => expect(set.length).toBe(i === 0 ? 3 : quotas[i + 1]));
     for (const d of sets.flat()) {
       expect(d.output).toEqual(byId.get(d.id)!.output);
       expect(d.input).toEqual(byId.get(d.id)!.input);
     }
-    // The unoptimized program answers "animal" to everything, so only animal examples pass the metric.
-    expect(boot.data).toMatchObject({ tried: 12, failures: [] });
+    // The teacher ran each pool example at most once, and never with that example among its demos.
+    const teacherIds = (boot.data.teacherDemoIds as Record<string, string[]>).self!;
+    expect(teacherIds).toHaveLength(3);
+    const bootstrapRequests = lm.requests.slice(0, boot.data.tried as number);
+    expect(bootstrapRequests.length).toBe(boot.data.tried);
+    const texts = bootstrapRequests.map((r) => String(r.read.inputs.text));
+    expect(new Set(texts).size).toBe(texts.length);
+    for (const r of bootstrapRequests) {
+      expect(r.read.demos.length).toBeGreaterThanOrEqual(2);
+      expect(r.read.demos.map((d) => d.input.text)).not.toContain(r.read.inputs.text);
+    }
     expect(boot.data.kept).toBeGreaterThan(0);
-    expect(boot.data.kept).toBeLessThan(12);
+    expect(boot.data.kept).toBeLessThanOrEqual(boot.data.tried as number);
+    expect(boot.data.failures).toEqual([]);
   });
 
   it("runs its proposal steps on a SimulatedLM: a rule on the proposer's instruction writes the candidates from the prompt's tip and summary", async () => {
@@ -99,7 +115,7 @@ describe("MIPROv2 on a SimulatedLM task", () => {
         { phrase: "propose a new instruction", answer: (i) => ({ proposedInstruction: `Label it. Data: ${i.datasetSummary} Tip: ${i.tip}` }) },
       ],
     });
-    const mipro = new MIPROv2({ kDemos: 2, mode: "light", seed: 4, promptModel });
+    const mipro = new MIPROv2({ kDemos: 2, mode: "light", numCandidates: 6, seed: 4, promptModel });
     await mipro.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train, validationExamples: val });
     const data = mipro.lastRun!.trials.find((t) => t.kind === "propose")!.data as { instructions: { self: string[] }; tips: { self: string[] }; failures: string[] };
     expect(data.instructions.self[0]).toBe("Label the text.");
@@ -112,7 +128,7 @@ describe("MIPROv2 on a SimulatedLM task", () => {
 
   it("keeps the current instruction for proposals that come back empty, and lists them", async () => {
     const lm = taskModel();
-    const mipro = new MIPROv2({ kDemos: 2, mode: "light", seed: 4, promptModel: new SimulatedLM() });
+    const mipro = new MIPROv2({ kDemos: 2, mode: "light", numCandidates: 6, seed: 4, promptModel: new SimulatedLM() });
     await mipro.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train, validationExamples: val });
     const data = mipro.lastRun!.trials.find((t) => t.kind === "propose")!.data as { instructions: { self: string[] }; failures: string[] };
     expect(data.instructions.self).toEqual(Array(6).fill("Label the text."));
@@ -182,8 +198,15 @@ describe("MIPROv2 on a SimulatedLM task", () => {
     await expect(mk({}).compile({ moduleInstance: program, trainingExamples: train, validationExamples: [] })).rejects.toThrow(/validationExamples must be a non-empty array/);
     const missing = [...train.slice(0, 5), new FewShotExample({ input: { text: "x" }, output: {}, id: "bad" })];
     await expect(mk({}).compile({ moduleInstance: program, trainingExamples: missing })).rejects.toThrow(/trainingExamples\[5\] \(id "bad"\) has no expected value for output field "label"/);
-    await expect(mk({ kDemos: 8 }).compile({ moduleInstance: program, trainingExamples: train.slice(0, 5) })).rejects.toThrow(
+    await expect(mk({ kDemos: 8 }).compile({ moduleInstance: program, trainingExamples: train.slice(0, 5), validationExamples: val })).rejects.toThrow(
       /kDemos is 8 but there are only 5 training examples/,
+    );
+    await expect(mk({ kDemos: 4 }).compile({ moduleInstance: program, trainingExamples: train.slice(0, 10) })).rejects.toThrow(
+      /kDemos is 4 but the demo pool holds 2 \(20% of the 10 training examples; the other 80% are the validation examples\)/,
+    );
+    await expect(mk({ kDemos: 1 }).compile({ moduleInstance: program, trainingExamples: train.slice(0, 1) })).rejects.toThrow(/needs at least 2; received 1/);
+    await expect(mk({ kDemos: 1 }).compile({ moduleInstance: program, trainingExamples: train, validationExamples: train })).rejects.toThrow(
+      /kDemos is 1 but the demo pool holds 0 \(30 of the 30 training examples have the inputs of a validation example/,
     );
     expect(() => new MIPROv2({ mode: "turbo" as never })).toThrow(ValidationError);
     expect(() => new MIPROv2({ mode: "turbo" as never })).toThrow(/mode "turbo" is not known: expected "light", "balanced" or "heavy"/);
