@@ -2,6 +2,15 @@ import { ValidationError } from "../errors.js";
 import type { EvaluationRow } from "../store/records.js";
 import { labelOf, type FieldInfo } from "./fields.js";
 import { labelsOf, perLabel as labelStats, type LabelStats } from "./metrics.js";
+import { bootstrapInterval, metricStatistic, type Interval } from "./stats.js";
+
+/** The expected-field kinds of each report, for `compare` (which recomputes `f1_score` on resamples). */
+const FIELDS = new WeakMap<object, readonly FieldInfo[]>();
+
+/** The field kinds an `EvaluationReport` was scored with; undefined for any other object. */
+export function fieldsOf(report: object): readonly FieldInfo[] | undefined {
+  return FIELDS.get(report);
+}
 
 /** Counts of gold label (row) against predicted label (column) for one output field. */
 export interface ConfusionMatrix {
@@ -33,6 +42,11 @@ export interface EvaluationSummary {
   runId: string | null;
   /** The `name` given to the Evaluation (charts label the run with it), else undefined. */
   name?: string | undefined;
+  /**
+   * Metric name → 95% confidence interval `[low, high]`: percentile bootstrap over the examples
+   * (2,000 resamples, seed 0). Computed from the rows when not given.
+   */
+  ci?: Record<string, Interval>;
 }
 
 /** What `Evaluation.evaluate` returns. */
@@ -53,6 +67,7 @@ export class EvaluationReport implements EvaluationSummary {
   declare readonly exact_match?: number;
   declare readonly token_f1?: number;
   readonly #fields: readonly FieldInfo[];
+  #ci: Record<string, Interval> | undefined;
 
   constructor(summary: EvaluationSummary, fields: readonly FieldInfo[]) {
     this.metrics = summary.metrics;
@@ -66,10 +81,29 @@ export class EvaluationReport implements EvaluationSummary {
     this.runId = summary.runId;
     this.name = summary.name;
     this.#fields = fields;
+    this.#ci = summary.ci;
+    FIELDS.set(this, fields);
     for (const [name, value] of Object.entries(summary.metrics)) {
       // A user metric named like a report field ("results", "cost", ...) is only in `metrics`.
       if (!(name in this)) Object.defineProperty(this, name, { value, enumerable: true });
     }
+  }
+
+  /**
+   * Metric name → 95% confidence interval `[low, high]` of its value: a percentile bootstrap over the
+   * examples (2,000 resamples of the rows with replacement, seed 0, so the same rows give the same
+   * interval). A mean metric is the mean of each resample's scores; `f1_score` is recomputed (macro-F1)
+   * on each resample. Computed on first read.
+   */
+  get ci(): Record<string, Interval> {
+    if (this.#ci === undefined) {
+      const ci: Record<string, Interval> = {};
+      for (const [name, value] of Object.entries(this.metrics)) {
+        ci[name] = bootstrapInterval(this.results.length, metricStatistic(name, this.results, this.#fields, value));
+      }
+      this.#ci = ci;
+    }
+    return this.#ci;
   }
 
   /** The confusion matrix of a classification field (default: the first label field). */
@@ -102,6 +136,7 @@ export class EvaluationReport implements EvaluationSummary {
     return {
       metrics: this.metrics, results: this.results, failures: this.failures, feedback: this.feedback,
       inputTokens: this.inputTokens, outputTokens: this.outputTokens, cost: this.cost, durationMs: this.durationMs, runId: this.runId, name: this.name,
+      ci: this.ci,
     };
   }
 
