@@ -111,3 +111,31 @@ function resolveScopedLM(): LanguageModel | undefined {
 export function resolveStrategy(own: StrategyInterface | undefined): StrategyInterface {
   return own ?? globalConfig.strategy;
 }
+
+/** Per-call sampling settings (the `temperature` and `rolloutId` call options) in force for model calls. */
+export interface Sampling {
+  /** Beats the LM's own `temperature`. */
+  temperature?: number | undefined;
+  /** Makes otherwise identical requests distinct: it enters the response cache key, never the provider request. */
+  rolloutId?: string | number | undefined;
+}
+
+const samplingScope = new AsyncLocalStorage<Sampling>();
+
+/**
+ * Runs `fn` with `sampling` applying to every model call inside it, including those of child modules
+ * called without options. Each setting given beats the enclosing scope's; one not given is inherited.
+ */
+export function withSampling<T>(sampling: Sampling, fn: () => T): T {
+  if (sampling.temperature === undefined && sampling.rolloutId === undefined) return fn();
+  const outer = samplingScope.getStore();
+  return samplingScope.run({
+    temperature: sampling.temperature ?? outer?.temperature,
+    rolloutId: sampling.rolloutId ?? outer?.rolloutId,
+  }, fn);
+}
+
+/** The sampling settings in force here (innermost call's options first); empty outside any. */
+export function currentSampling(): Sampling {
+  return samplingScope.getStore() ?? {};
+}

@@ -1,4 +1,4 @@
-import { withModuleLM, type ModuleConfig } from "./config.js";
+import { withModuleLM, withSampling, type ModuleConfig, type Sampling } from "./config.js";
 import { ValidationError } from "./errors.js";
 import { describeError, Instrumentation, inSpan } from "./instrument/bus.js";
 import type { LanguageModel } from "./lm/types.js";
@@ -8,6 +8,43 @@ import { FewShotExample } from "./prompt/few-shot.js";
 export interface CallOptions {
   /** Use this model for this call (beats every configured one). */
   lm?: LanguageModel;
+  /**
+   * Sampling temperature for every model call made inside this call (child modules and agent steps
+   * included); beats the LM's own `temperature`. A finite number >= 0.
+   */
+  temperature?: number;
+  /**
+   * Marks the requests of this call as one rollout: calls differing only in `rolloutId` are distinct
+   * requests, so neither the response cache nor coalescing of identical in-flight calls merges them.
+   * Never sent to the provider. Without it, cache keys are those of a request without the option.
+   */
+  rolloutId?: string | number;
+}
+
+/** The sampling options of `options`, checked (`ValidationError` naming the option). */
+export function callSampling(options: CallOptions): Sampling {
+  const { temperature, rolloutId } = options;
+  if (temperature !== undefined && (typeof temperature !== "number" || !Number.isFinite(temperature) || temperature < 0)) {
+    throw new ValidationError(`temperature must be a finite number >= 0; received ${describeValue(temperature)}`, { field: "temperature" });
+  }
+  if (rolloutId !== undefined && typeof rolloutId !== "string" && !(typeof rolloutId === "number" && Number.isFinite(rolloutId))) {
+    throw new ValidationError(`rolloutId must be a string or a finite number; received ${describeValue(rolloutId)}`, { field: "rolloutId" });
+  }
+  return { temperature, rolloutId };
+}
+
+/**
+ * Runs `fn` with the call options' `temperature` and `rolloutId` (checked first) applying to every
+ * model call inside it; the innermost call's options win.
+ */
+export function withCallSampling<T>(options: CallOptions, fn: () => T): T {
+  return withSampling(callSampling(options), fn);
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === "number" || typeof value === "boolean" || value === null) return String(value);
+  if (typeof value === "string") return JSON.stringify(value);
+  return typeof value;
 }
 
 /** What optimizers tune: anything with an instruction and demos that reach its prompt. */
@@ -57,7 +94,7 @@ export abstract class Module<I = any, O = any> {
     try {
       // A predictor resolves its own LM (per-call option first); only modules with children need a scope.
       const lm = isTunable(this) ? undefined : options.lm ?? this.config.lm;
-      const result = await withModuleLM(lm, () => this.forward(inputs, options));
+      const result = await withCallSampling(options, () => withModuleLM(lm, () => this.forward(inputs, options)));
       Instrumentation.emit("module.forward.end", { module: name, ok: true, durationMs: performance.now() - started });
       return result;
     } catch (error) {

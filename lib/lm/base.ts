@@ -48,6 +48,7 @@ export abstract class BaseLM implements LanguageModel {
     Instrumentation.emit("lm.chat.start", {
       provider, model, messageCount: request.messages.length, structured: request.responseSchema !== undefined,
       temperature: request.temperature ?? this.temperature, maxTokens: request.maxTokens ?? this.maxTokens, messages: request.messages,
+      ...(request.rolloutId === undefined ? {} : { rolloutId: request.rolloutId }),
     });
     let response: LMResponse;
     try {

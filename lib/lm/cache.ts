@@ -26,6 +26,8 @@ export interface CacheKeyParts {
   temperature: number | undefined;
   maxTokens: number | undefined;
   responseSchema: { name: string; schema: JsonSchema } | undefined;
+  /** The request's `rolloutId`; when absent the key is exactly that of a request without one. */
+  rolloutId?: string | number | undefined;
 }
 
 export interface CachedReply {
@@ -62,7 +64,11 @@ function isCompleteReply(reply: Pick<CachedReply, "finishReason">): boolean {
   return reply.finishReason !== undefined && COMPLETE_FINISH_REASONS.has(reply.finishReason);
 }
 
-/** The request as stored and hashed. Version-tagged so a change of key recipe never serves stale rows. */
+/**
+ * The request as stored and hashed. Version-tagged so a change of key recipe never serves stale rows.
+ * `rolloutId` is added only when set, so a request without one keeps the key (and stored text) it
+ * always had and existing cache files still answer it.
+ */
 export function cacheRequestJson(parts: CacheKeyParts): string {
   return canonicalJson({
     v: 2,
@@ -73,6 +79,7 @@ export function cacheRequestJson(parts: CacheKeyParts): string {
     temperature: parts.temperature ?? null,
     maxTokens: parts.maxTokens ?? null,
     responseSchema: parts.responseSchema ?? null,
+    ...(parts.rolloutId === undefined ? {} : { rolloutId: parts.rolloutId }),
   });
 }
 

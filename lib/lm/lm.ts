@@ -2,7 +2,7 @@ import { globalConfig } from "../config.js";
 import { ConfigurationError } from "../errors.js";
 import { redactString, registerSecret } from "../instrument/redact.js";
 import { BaseLM, type BaseLMOptions } from "./base.js";
-import { cacheKey, cacheRequestJson, endpointId, ResponseCache, type CacheOptions } from "./cache.js";
+import { cacheKey, cacheRequestJson, endpointId, ResponseCache, type CacheKeyParts, type CacheOptions } from "./cache.js";
 import { configurePolicy, currentPolicy, resetPolicy, type LMPolicy } from "./policy.js";
 import { estimateCost } from "./prices.js";
 import { PROVIDERS, type Provider, type ProviderDefinition, type ProviderReply } from "./providers/index.js";
@@ -105,6 +105,7 @@ export class LM extends BaseLM {
     const { provider, model } = this;
     const temperature = request.temperature ?? this.temperature;
     const maxTokens = request.maxTokens ?? this.maxTokens;
+    // `request.rolloutId` is not a provider parameter: it reaches the cache key below and nothing else.
 
     const call = async (): Promise<ProviderReply> => {
       const client = (this.#client ??= this.#definition.create({ apiKey: this.#apiKey, baseURL: this.#baseURL }));
@@ -119,9 +120,12 @@ export class LM extends BaseLM {
     if (cache === undefined) {
       reply = await call();
     } else {
-      const parts = {
+      const parts: CacheKeyParts = {
         provider, endpoint: this.#endpoint, model, messages: request.messages, temperature, maxTokens,
         responseSchema: request.responseSchema,
+        // Only when set: without it the key is byte-for-byte that of earlier versions. Its own key
+        // also keeps calls of different rollouts out of each other's in-flight coalescing.
+        ...(request.rolloutId === undefined ? {} : { rolloutId: request.rolloutId }),
       };
       const requestJson = cacheRequestJson(parts);
       const outcome = await cache.getOrCall(cacheKey(requestJson), parts, requestJson, call);

@@ -22,6 +22,11 @@ export interface LMRequest {
   /** Per-call overrides of the LM's own settings. */
   temperature?: number;
   maxTokens?: number;
+  /**
+   * Makes this request distinct from an otherwise identical one with another (or no) `rolloutId`:
+   * it enters the response cache key (only when set) and is never sent to the provider.
+   */
+  rolloutId?: string | number;
 }
 
 export interface TokenUsage {

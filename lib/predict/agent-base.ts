@@ -1,5 +1,5 @@
 import { withModuleLM } from "../config.js";
-import { Module, type CallOptions } from "../module.js";
+import { Module, withCallSampling, type CallOptions } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { InputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
@@ -31,8 +31,9 @@ export abstract class PredictorPairAgent<I extends Shape, O extends Shape, R> ex
   }
 
   async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<R> {
-    // Applies this agent's configured LM to its inner predictors when forward is called directly.
-    return withModuleLM(this.config.lm, () => this.run(inputs, options));
+    // Applies this agent's configured LM and the call's sampling options to its inner predictors
+    // when forward is called directly (`call` has already scoped them).
+    return withCallSampling(options, () => withModuleLM(this.config.lm, () => this.run(inputs, options)));
   }
 
   protected abstract run(inputs: InputOf<I>, options: CallOptions): Promise<R>;

@@ -1,9 +1,9 @@
-import { resolveLM, resolveStrategy } from "../config.js";
+import { currentSampling, resolveLM, resolveStrategy } from "../config.js";
 import { convertOutputs } from "../convert/output.js";
 import { validateInputs } from "../convert/input.js";
 import { describeError, Instrumentation, inSpan } from "../instrument/bus.js";
 import type { LanguageModel } from "../lm/types.js";
-import { Module, type CallOptions, type Tunable } from "../module.js";
+import { Module, withCallSampling, type CallOptions, type Tunable } from "../module.js";
 import { Prompt } from "../prompt/prompt.js";
 import { parseToonReply } from "../prompt/toon-data.js";
 import { compiled, type CompiledSignature } from "../signature/compile.js";
@@ -86,7 +86,8 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
     const sig = this.compiledSignature;
     const values = validateInputs(sig, inputs);
     const lm = resolveLM(options.lm, this.config.lm);
-    return (await this.predictValues(values, lm)) as Typed<OutputOf<O>>;
+    // `call` has already put the sampling options in scope; this covers `forward` called directly.
+    return (await withCallSampling(options, () => this.predictValues(values, lm))) as Typed<OutputOf<O>>;
   }
 
   /** One model call on already-validated input values. Agents use it for their inner steps. */
@@ -100,6 +101,8 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
     const native = strategy.useStructuredOutputs(lm);
     const dataFormat = native ? "json" : lm.dataFormat;
     const prompt = this.prompt(lm.schemaFormat, dataFormat);
+    // The `temperature` / `rolloutId` of the innermost call running (this one's, or an enclosing module's).
+    const { temperature, rolloutId } = currentSampling();
     const started = performance.now();
     Instrumentation.emit("prediction.start", { predictor: this.constructor.name, signature: sig.name, model: lm.id });
     try {
@@ -108,6 +111,8 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
         signature: this.signature,
         inputs: values,
         responseSchema: native ? { name: sig.name, schema: sig.outputJsonSchema } : undefined,
+        ...(temperature === undefined ? {} : { temperature }),
+        ...(rolloutId === undefined ? {} : { rolloutId }),
       });
       const json = dataFormat === "toon" ? parseToonReply(response.content) : strategy.extractJson(this.signature, response);
       const outputs = convertOutputs(sig, json, response.content);

@@ -11,6 +11,10 @@ export interface ScriptedRequest {
   inputs: Record<string, unknown> | undefined;
   /** Set when the predictor asked for native structured output. */
   responseSchema: LMRequest["responseSchema"];
+  /** The temperature in force: the call's `temperature` option, else the LM's own; undefined when neither is set. */
+  temperature: number | undefined;
+  /** The call's `rolloutId` option; undefined when not given. */
+  rolloutId: string | number | undefined;
 }
 
 /** A string is the model's raw text; an object is written as a well-formed reply in the prompt's data format. */
@@ -21,6 +25,8 @@ export interface ScriptedLMOptions {
   schemaFormat?: SchemaFormat;
   dataFormat?: DataFormat;
   structuredOutputs?: boolean;
+  /** The LM's own temperature: what `ScriptedRequest.temperature` shows when a call sets none. */
+  temperature?: number;
   /** The model name reported in events and results (default "scripted"). */
   model?: string;
   /** Artificial latency per call, in milliseconds. */
@@ -59,6 +65,8 @@ export class ScriptedLM extends BaseLM {
       signature: request.signature,
       inputs: request.inputs,
       responseSchema: request.responseSchema,
+      temperature: request.temperature ?? this.temperature,
+      rolloutId: request.rolloutId,
     };
     this.requests.push(req);
     let reply: ScriptedReply;

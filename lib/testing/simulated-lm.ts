@@ -3,12 +3,26 @@ import type { DataFormat, LMRequest, LMResponse, SchemaFormat } from "../lm/type
 import { readPrompt, type FieldShape, type ReadPrompt } from "./read-prompt.js";
 import { estimatedResponse, writeReply } from "./reply.js";
 
+/**
+ * The sampling settings of a request: `temperature` in force (the call's option, else the LM's own)
+ * and the call's `rolloutId`; each undefined when not set.
+ */
+export interface SimulatedSampling {
+  temperature: number | undefined;
+  rolloutId: string | number | undefined;
+}
+
 /** A task the simulated model solves only when its phrase is in the instruction. */
 export interface SimulatedRule {
   /** Matched case-insensitively against the prompt's instruction text. */
   phrase: string;
-  /** The correct outputs for these input values (a string is sent as the raw reply). */
-  answer: (inputs: Record<string, unknown>) => Record<string, unknown> | string;
+  /**
+   * The correct outputs for these input values (a string is sent as the raw reply). `sampling` is the
+   * request's temperature and rolloutId, so a rule can answer each rollout differently (e.g. a
+   * proposer giving a different instruction per `rolloutId`); the answer must depend on nothing
+   * else for the model to stay deterministic.
+   */
+  answer: (inputs: Record<string, unknown>, sampling: SimulatedSampling) => Record<string, unknown> | string;
 }
 
 export interface SimulatedLMOptions {
@@ -21,6 +35,8 @@ export interface SimulatedLMOptions {
   promptBlind?: boolean;
   schemaFormat?: SchemaFormat;
   dataFormat?: DataFormat;
+  /** The LM's own temperature: what a rule's `sampling.temperature` is when a call sets none. */
+  temperature?: number;
   /** Model name in events and results (default "simulated"). */
   model?: string;
   /** Artificial latency per call, in milliseconds. */
@@ -34,6 +50,8 @@ export interface SimulatedRequest {
   read: ReadPrompt;
   /** `rule:<phrase>`, `demo:<index>` (0-based, the nearest demo copied) or `default`. */
   decision: string;
+  /** The request's temperature in force and rolloutId (what a rule's `answer` received). */
+  sampling: SimulatedSampling;
 }
 
 /** Lower-case letter/digit runs: the tokens compared between inputs and demo inputs. */
@@ -79,7 +97,9 @@ function defaults(fields: Record<string, FieldShape>): Record<string, unknown> {
 /**
  * A deterministic, prompt-sensitive language model for tests and offline runs. It reads only the
  * text of the messages it is sent, and answers (the README's "SimulatedLM" section says the same):
- * 1. a rule whose phrase is in the instruction → that rule's answer for the input values;
+ * 1. a rule whose phrase is in the instruction → that rule's answer for the input values (and the
+ *    request's sampling settings, `{ temperature, rolloutId }`: the only thing besides the messages
+ *    it is given, so a rule can vary its answer by rollout);
  * 2. else, with demos in the prompt → the outputs of the demo whose input tokens overlap the call's
  *    input tokens most (Jaccard; ties go to the earlier demo), missing fields filled as in 3;
  * 3. else → for each output field the first enum value (the first label), "", 0, false or [].
@@ -107,13 +127,16 @@ export class SimulatedLM extends BaseLM {
   }
 
   /** The answer and the reason for it, without recording a request (what `complete` sends). */
-  answer(read: ReadPrompt): { reply: Record<string, unknown> | string; decision: string } {
+  answer(
+    read: ReadPrompt,
+    sampling: SimulatedSampling = { temperature: this.temperature, rolloutId: undefined },
+  ): { reply: Record<string, unknown> | string; decision: string } {
     const base = defaults(read.outputs);
     if (!this.promptBlind) {
       const instruction = read.instruction.toLowerCase();
       const rule = this.rules.find((r) => instruction.includes(r.phrase.toLowerCase()));
       if (rule) {
-        const reply = rule.answer(read.inputs);
+        const reply = rule.answer(read.inputs, sampling);
         return { reply: typeof reply === "string" ? reply : { ...base, ...reply }, decision: `rule:${rule.phrase}` };
       }
       if (read.demos.length > 0) {
@@ -132,8 +155,9 @@ export class SimulatedLM extends BaseLM {
 
   protected async complete(request: LMRequest): Promise<LMResponse> {
     const read = readPrompt(request.messages);
-    const { reply, decision } = this.answer(read);
-    this.requests.push({ messages: request.messages, read, decision });
+    const sampling: SimulatedSampling = { temperature: request.temperature ?? this.temperature, rolloutId: request.rolloutId };
+    const { reply, decision } = this.answer(read, sampling);
+    this.requests.push({ messages: request.messages, read, decision, sampling });
     if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
     const content = typeof reply === "string" ? reply : writeReply(reply, request.responseSchema !== undefined, this.dataFormat);
     return estimatedResponse(request.messages, content, this.provider, this.model);
