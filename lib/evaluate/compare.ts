@@ -139,3 +139,32 @@ function checkReport(report: unknown, which: string): asserts report is Comparab
     ids.add(id);
   }
 }
+
+/** A difference with its sign: "+0.269", "-0.050", "0.000" for none. */
+export function signed(value: number, digits = 3): string {
+  const text = Math.abs(value).toFixed(digits);
+  if (Number(text) === 0) return (0).toFixed(digits);
+  return `${value > 0 ? "+" : "-"}${text}`;
+}
+
+/** Two significant digits: "p = 0.065", "p = 0.5", "p = 0.0002", "p < 0.0001", "p = 1". */
+export function formatPValue(p: number): string {
+  if (p < 0.0001) return "p < 0.0001";
+  if (p < 0.001) return `p = ${p.toFixed(4)}`;
+  return `p = ${Number(p.toPrecision(2))}`;
+}
+
+/** "significant at the 5% level" or "not significant at the 5% level". */
+export function significanceWords(c: Pick<Comparison, "significant" | "confidence">): string {
+  const level = Number(((1 - c.confidence) * 100).toPrecision(6));
+  return `${c.significant ? "significant" : "not significant"} at the ${level}% level`;
+}
+
+/**
+ * The comparison in one line: "+0.269 (95% CI +0.183 to +0.356), p < 0.0001, McNemar exact: significant
+ * at the 5% level".
+ */
+export function describeComparison(c: Pick<Comparison, "diff" | "ci" | "pValue" | "test" | "significant" | "confidence">): string {
+  const percent = Number((c.confidence * 100).toPrecision(6));
+  return `${signed(c.diff)} (${percent}% CI ${signed(c.ci[0])} to ${signed(c.ci[1])}), ${formatPValue(c.pValue)}, ${c.test}: ${significanceWords(c)}`;
+}

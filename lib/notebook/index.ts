@@ -2,6 +2,7 @@
 // returns it elsewhere; chart helpers are async (vega and resvg load on first use).
 import { inNotebook } from "./bundle.js";
 import { displayCandidates } from "./candidates.js";
+import { displayCompare } from "./compare.js";
 import { displayConfusion } from "./confusion.js";
 import { displayExamples } from "./examples.js";
 import { displayMetrics } from "./metrics.js";
@@ -18,6 +19,7 @@ export const display = {
   confusion: displayConfusion,
   runs: displayRuns,
   examples: displayExamples,
+  compare: displayCompare,
 };
 
 export { watchProgress, inNotebook };
@@ -26,6 +28,7 @@ export { confusionMatrix } from "./confusion.js";
 export type { MimeBundle } from "./bundle.js";
 export type { VegaLiteSpec, RenderedChart } from "./chart.js";
 export type { CandidatesInput } from "./candidates.js";
+export type { CompareDisplayOptions } from "./compare.js";
 export type { ConfusionMatrix } from "./confusion.js";
 export type { ExampleInput, ExamplesOptions } from "./examples.js";
 export type { MetricsOptions } from "./metrics.js";

@@ -3,14 +3,17 @@ import { show, type MimeBundle } from "./bundle.js";
 import { chartBundle } from "./chart.js";
 import { formatNumber, htmlTable, textTable } from "./html.js";
 import { expectObject } from "./input.js";
-import { REPORT_EXPECTED, reportMetrics, reportRows, type ReportInput } from "./report.js";
+import { REPORT_EXPECTED, reportIntervals, reportMetrics, reportRows, type ReportInput } from "./report.js";
 
 export interface MetricsOptions {
   /** One label per report, in order (default: each report's `name`, else "run 1", "run 2", ...). */
   labels?: readonly string[];
 }
 
-/** The metrics bundle: one bar per metric and report, side by side, and the same numbers as a table. */
+/**
+ * The metrics bundle: one bar per metric and report, side by side, with the report's 95% interval
+ * (`report.ci`) as an error bar, and the same numbers as a table.
+ */
 export async function metricsBundle(reports: ReportInput | readonly ReportInput[], options: MetricsOptions = {}): Promise<MimeBundle> {
   const list: readonly ReportInput[] = Array.isArray(reports) ? reports : [reports as ReportInput];
   list.forEach((report, i) => expectObject(report, "display.metrics", `${REPORT_EXPECTED}, or an array of them`, Array.isArray(reports) ? ` as reports[${i}]` : ""));
@@ -27,11 +30,18 @@ export async function metricsBundle(reports: ReportInput | readonly ReportInput[
   const runs = list.map((report, i) => ({
     label: unique(options.labels?.[i] ?? report.name ?? `run ${i + 1}`),
     metrics: reportMetrics(report),
+    intervals: reportIntervals(report),
     examples: reportRows(report).length,
     failures: reportRows(report).filter((r) => r.error).length,
   }));
   const names = [...new Set(runs.flatMap((r) => [...r.metrics.keys()]))];
-  const values = runs.flatMap((r) => names.filter((n) => r.metrics.has(n)).map((n) => ({ run: r.label, metric: n, value: r.metrics.get(n)! })));
+  // A metric's 95% interval (report.ci) rides along as low/high, drawn as an error bar over its bar.
+  const values = runs.flatMap((r) => names.filter((n) => r.metrics.has(n)).map((n) => {
+    const interval = r.intervals.get(n);
+    const value = { run: r.label, metric: n, value: r.metrics.get(n)! };
+    return interval === undefined ? value : { ...value, low: interval[0], high: interval[1] };
+  }));
+  const withIntervals = values.some((v) => "low" in v);
   if (values.length === 0) {
     // An empty chart would look like a drawing failure; say why instead.
     throw new ValidationError(
@@ -53,11 +63,28 @@ export async function metricsBundle(reports: ReportInput | readonly ReportInput[
     },
     layer: [
       { mark: { type: "bar" } },
-      { mark: { type: "text", dy: -6, fontSize: 10 }, encoding: { text: { field: "value", type: "quantitative", format: ".2f" } } },
+      ...(withIntervals
+        ? [{
+          transform: [{ filter: "isValid(datum.low) && isValid(datum.high)" }],
+          mark: { type: "errorbar", ticks: { size: 8 }, thickness: 1.5, color: "#333" },
+          encoding: { y: { field: "low", type: "quantitative", title: "score" }, y2: { field: "high" }, color: { value: "#333" } },
+        }]
+        : []),
+      {
+        // The value is written above the bar, or above its error bar.
+        transform: [{ calculate: "isValid(datum.high) ? max(datum.high, datum.value) : datum.value", as: "top" }],
+        mark: { type: "text", dy: -6, fontSize: 10 },
+        encoding: { y: { field: "top", type: "quantitative", title: "score" }, text: { field: "value", type: "quantitative", format: ".2f" } },
+      },
     ],
   };
   const headers = ["run", ...names, "examples", "failures"];
-  const rows = runs.map((r) => [r.label, ...names.map((n) => formatNumber(r.metrics.get(n))), String(r.examples), String(r.failures)]);
+  const cell = (r: (typeof runs)[number], n: string) => {
+    const interval = r.intervals.get(n);
+    const value = formatNumber(r.metrics.get(n));
+    return interval === undefined || !r.metrics.has(n) ? value : `${value} (${formatNumber(interval[0])}–${formatNumber(interval[1])})`;
+  };
+  const rows = runs.map((r) => [r.label, ...names.map((n) => cell(r, n)), String(r.examples), String(r.failures)]);
   const table = textTable(headers, rows);
   return chartBundle(spec, `metrics: ${names.join(", ")}`, table, htmlTable(headers, rows));
 }

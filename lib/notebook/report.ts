@@ -13,6 +13,8 @@ export interface ReportInput {
   /** Metric name → value over the run (the report's own numbers; macro-F1 cannot be rebuilt from rows). */
   metrics?: Record<string, number>;
   summary?: Record<string, unknown>;
+  /** Metric name → 95% interval `[low, high]` (an `EvaluationReport`'s `ci`); drawn as error bars. */
+  ci?: Readonly<Record<string, readonly [number, number]>>;
   /** The report's own confusion matrix; used when present, so its label order (enum order) is kept. */
   confusion?(field?: string): { field: string; labels: string[]; matrix: number[][]; unanswered: number[] };
 }
@@ -56,4 +58,17 @@ export function reportMetrics(report: ReportInput): Map<string, number> {
     else if (rows.length) metrics.set(name, rows.reduce((sum, r) => sum + (r.scores?.[name] ?? 0), 0) / rows.length);
   }
   return metrics;
+}
+
+/** Metric name → `[low, high]` from the report's `ci`, for the metrics that have a finite interval. */
+export function reportIntervals(report: ReportInput): Map<string, readonly [number, number]> {
+  const out = new Map<string, readonly [number, number]>();
+  const ci = report.ci;
+  if (ci === null || typeof ci !== "object") return out;
+  for (const [name, interval] of Object.entries(ci)) {
+    if (Array.isArray(interval) && interval.length === 2 && interval.every((v) => typeof v === "number" && Number.isFinite(v))) {
+      out.set(name, [interval[0], interval[1]]);
+    }
+  }
+  return out;
 }
