@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { describeComparison } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { OptimizationRun } from "../store/records.js";
 import type { Experiment } from "./experiments.js";
@@ -58,9 +59,26 @@ export function renderReport(input: ReportInput): string {
     : `Model: ${model.description}.`);
   out.push("", `# ${r.experiment}`, "", experiment.summary, "");
   const names = Object.keys(r.baseline.metrics);
-  out.push("| test split | baseline | optimized |", "|---|---|---|");
-  for (const name of names) out.push(`| ${name} | ${fmt(r.baseline.metrics[name])} | ${fmt(r.optimized.metrics[name])} |`);
+  // results.json written before the statistics existed has no ci or comparison: the report goes without them.
+  const withCi = r.baseline.ci !== undefined && r.optimized.ci !== undefined;
+  out.push(withCi ? "| test split | baseline (95% CI) | optimized (95% CI) |" : "| test split | baseline | optimized |", "|---|---|---|");
+  for (const name of names) {
+    out.push(`| ${name} | ${withInterval(r.baseline, name)} | ${withInterval(r.optimized, name)} |`);
+  }
   out.push(`| failed examples | ${r.baseline.failures} / ${r.baseline.examples} | ${r.optimized.failures} / ${r.optimized.examples} |`, "");
+  const comparisons = names.filter((name) => r.comparison?.[name] !== undefined);
+  for (const name of comparisons) {
+    const c = r.comparison[name]!;
+    out.push(`**${name}**, optimized − baseline: ${describeComparison(c)} (${c.better} examples better, ${c.worse} worse, of ${c.n}).`, "");
+  }
+  if (comparisons.length > 0) {
+    out.push(
+      "Baseline and optimized are paired by example id on the same test examples. The intervals are percentile bootstrap intervals " +
+        "(2,000 resamples of the examples, seed 0; of the difference, paired); p is the exact McNemar test when every score is 0 or 1, " +
+        "else a paired sign-flip permutation test.",
+      "",
+    );
+  }
 
   const split = (s: string) => {
     const x = r.dataset.splits[s]!;
@@ -116,6 +134,12 @@ function confusion(out: string[], which: string, e: EvaluationResult): void {
     for (const [label, s] of Object.entries(e.perLabel)) out.push(`| ${label} | ${fmt(s.precision)} | ${fmt(s.recall)} | ${fmt(s.f1)} | ${s.support} |`);
     out.push("");
   }
+}
+
+/** "0.452 (0.356–0.548)": the value and its 95% interval, when results.json has it. */
+function withInterval(e: EvaluationResult, name: string): string {
+  const interval = e.ci?.[name];
+  return interval === undefined ? fmt(e.metrics[name]) : `${fmt(e.metrics[name])} (${fmt(interval[0])}–${fmt(interval[1])})`;
 }
 
 function fmt(value: number | null | undefined): string {

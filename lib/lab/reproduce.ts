@@ -2,8 +2,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { globalConfig } from "../config.js";
 import { ConfigurationError, LMError, ValidationError } from "../errors.js";
+import { compare, describeComparison } from "../evaluate/compare.js";
 import { Evaluation } from "../evaluate/evaluation.js";
 import type { EvaluationReport } from "../evaluate/report.js";
+import type { Interval, PairedTest } from "../evaluate/stats.js";
 import { Instrumentation } from "../instrument/bus.js";
 import type { Module } from "../module.js";
 import { MIPROv2 } from "../optimize/mipro.js";
@@ -36,10 +38,30 @@ export interface ReproduceOptions {
 /** One evaluation as results.json keeps it: only what the same inputs reproduce exactly. */
 export interface EvaluationResult {
   metrics: Record<string, number>;
+  /** Metric name → 95% interval (percentile bootstrap, 2,000 resamples, seed 0): `report.ci`. */
+  ci: Record<string, Interval>;
   failures: number;
   examples: number;
   confusion: { field: string; labels: string[]; matrix: number[][]; unanswered: number[] } | null;
   perLabel: Record<string, { precision: number; recall: number; f1: number; support: number }> | null;
+}
+
+/** Optimized against baseline on one metric, paired by example: `compare(baseline, optimized)`. */
+export interface ComparisonResult {
+  /** Baseline and optimized values, and optimized − baseline. */
+  a: number;
+  b: number;
+  diff: number;
+  /** Paired bootstrap interval of the difference at `confidence`. */
+  ci: Interval;
+  confidence: number;
+  pValue: number;
+  significant: boolean;
+  test: PairedTest;
+  /** Pairs, and how many examples scored higher / lower after optimization. */
+  n: number;
+  better: number;
+  worse: number;
 }
 
 export interface PredictorResult {
@@ -62,6 +84,8 @@ export interface ReproduceResults {
   };
   baseline: EvaluationResult;
   optimized: EvaluationResult;
+  /** Metric name → optimized against baseline. */
+  comparison: Record<string, ComparisonResult>;
   optimizer: {
     name: "MIPROv2";
     mode: string;
@@ -144,12 +168,14 @@ export async function reproduce(options: ReproduceOptions): Promise<ReproduceOut
       },
       baseline: evaluationResult(baseline, experiment),
       optimized: evaluationResult(optimized, experiment),
+      comparison: comparisonResults(baseline, optimized),
       optimizer: {
         name: "MIPROv2", mode: experiment.mipro.mode, kDemos, bestTrial: run?.bestTrial ?? null,
         trials: (run?.trials ?? []).map((t) => ({ index: t.index, kind: t.kind, score: t.score, choices: t.choices, error: t.error })),
       },
       program: programOf(tuned),
     };
+    for (const [metric, c] of Object.entries(results.comparison)) log(`${metric}: optimized − baseline ${describeComparison(c)}`);
     writeFileSync(join(dir, "results.json"), JSON.stringify(results, null, 2) + "\n");
     const charts = await drawCharts(dir, baseline, optimized, run);
     writeFileSync(join(dir, "report.md"), renderReport({
@@ -199,11 +225,24 @@ function evaluationResult(report: EvaluationReport, experiment: Experiment): Eva
   const field = experiment.labelField;
   return {
     metrics: report.metrics,
+    ci: report.ci,
     failures: report.failures.length,
     examples: report.results.length,
     confusion: field === undefined ? null : report.confusion(field),
     perLabel: field === undefined ? null : report.perLabel(field),
   };
+}
+
+/** Each metric of the run, optimized against baseline (no timings: the same rows give the same bytes). */
+export function comparisonResults(baseline: EvaluationReport, optimized: EvaluationReport): Record<string, ComparisonResult> {
+  return Object.fromEntries(Object.keys(baseline.metrics).map((metric) => {
+    const c = compare(baseline, optimized, { metric });
+    const result: ComparisonResult = {
+      a: c.a, b: c.b, diff: c.diff, ci: c.ci, confidence: c.confidence, pValue: c.pValue, significant: c.significant, test: c.test,
+      n: c.n, better: c.better.length, worse: c.worse.length,
+    };
+    return [metric, result];
+  }));
 }
 
 function programOf(module: Module): Record<string, PredictorResult> {
