@@ -4,13 +4,14 @@ import { TypelmError, ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
 import { defaultMetric, type Metric } from "../evaluate/metric.js";
 import type { LanguageModel } from "../lm/types.js";
-import type { Module } from "../module.js";
+import { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import { noteScore } from "../store/module-score.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
 import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON, type DemoSets } from "./bootstrap.js";
 import { FULL_EVAL_EVERY, MODES, resolveMode, trialsFor, type MIPROMode } from "./budget.js";
-import { choiceKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
+import { choiceKey, configKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
+import { ScoreMemo } from "./memo.js";
 import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
 import { proposeInstructions } from "./propose.js";
@@ -48,6 +49,18 @@ export interface MIPROv2Options {
   concurrency?: number;
   /** A progress bar on standard error when it is a terminal (default); `false` never draws one. */
   progress?: boolean;
+  /**
+   * USD: once the recorded trials have cost this much the run stops (status "stopped") and returns
+   * the best program fully evaluated so far (the program as given when none was); the trial that
+   * crossed the limit is recorded. Costs come from the price table (0 for models without a price).
+   */
+  maxCost?: number;
+  /**
+   * Score each (configuration, example) pair once per run and reuse it when a later trial meets it
+   * again (default true). `false` asks the model again every time: only for measuring what the memo
+   * saves (`npm run bench:mipro-memo`).
+   */
+  memo?: boolean;
 }
 
 export interface CompileArgs {
@@ -182,107 +195,146 @@ export class MIPROv2 {
     const { b, metric, concurrency } = s;
     const paths = program.namedPredictors().map(([p]) => p);
     const zeroShot = s.kDemos === 0;
-
-    // 1. Demo candidates. A zero-shot run still bootstraps a few demo sets, only to show the proposer.
-    const boot = await rec.trial({ kind: "bootstrap", choices: {} }, async () => {
-      const r = await bootstrapDemoSets({
-        program: program.clone(), pool: s.pool, metric, kDemos: zeroShot ? ZERO_SHOT_PROPOSER_DEMOS : s.kDemos,
-        numSets: zeroShot ? b.proposerSets : b.demoSets, teacherDemos: zeroShot ? 0 : s.kDemos,
-        threshold: this.options.bootstrapThreshold ?? 1, random: new Random(s.seed, "bootstrap"), concurrency,
-      });
-      return {
-        kind: "bootstrap", choices: {}, instructions: {}, demoIds: {}, score: r.tried === 0 ? null : r.kept / r.tried,
-        data: {
-          sets: demoSetsToJSON(r.sets), tried: r.tried, kept: r.kept, quotas: r.quotas, teacherDemoIds: r.teacherDemoIds,
-          forProposerOnly: zeroShot, failures: r.failures,
-        },
-      };
-    });
-    failIfErrored(boot);
-    const bootstrapped = demoSetsFromJSON(boot.data.sets);
-    // The search's demo sets: the bootstrapped ones, or in a zero-shot run only set 0 (the demos as given).
-    const demoSets: DemoSets = zeroShot ? Object.fromEntries(Object.entries(bootstrapped).map(([p, sets]) => [p, sets.slice(0, 1)])) : bootstrapped;
-
-    // 2. Instruction candidates.
-    const proposal = await rec.trial({ kind: "propose", choices: {} }, async () => {
-      const p = await proposeInstructions({
-        program, trainingExamples: s.pool.map((e) => e.example), demoSets: bootstrapped, numCandidates: b.candidates, lm: s.promptModel,
-        random: new Random(s.seed, "propose"), temperature: s.proposalTemperature,
-      });
-      return { kind: "propose", choices: {}, instructions: {}, demoIds: {}, score: null, data: { ...p } };
-    });
-    failIfErrored(proposal);
-    const candidates: Candidates = { instructions: proposal.data.instructions as Record<string, string[]>, demoSets };
-
-    // 3. Baseline, then the search.
-    const evaluate = async (kind: string, choices: Choices, examples: Example[], data: Record<string, unknown>): Promise<Trial> =>
-      rec.trial({ kind, choices: choices as Trial["choices"] }, async () => {
-        const r = await scoreOn(configured(program, candidates, choices), examples, metric, concurrency);
-        return { kind, ...describeChoices(candidates, choices), score: r.score, exampleScores: r.exampleScores, data: { ...data, failures: r.failures } };
-      });
+    const maxCost = this.options.maxCost;
+    const memo = this.options.memo === false ? undefined : new ScoreMemo();
     const zero: Choices = Object.fromEntries(paths.map((p) => [p, { instruction: 0, demos: 0 }]));
-    const baseline = await evaluate("baseline", zero, s.valSet, {});
-    let best: Trial | undefined = baseline.score === null ? undefined : baseline;
-    const fullyEvaluated = new Set([choiceKey(zero)]);
+    let baseline: Trial | undefined;
+    let best: Trial | undefined;
+    let candidates: Candidates | undefined;
+    let stopped = false;
+    /** Ends the search (cleanly) once the recorded trials reached maxCost; the crossing trial is already recorded. */
+    const stopIfOverCost = (): void => {
+      if (rec.overCost(maxCost)) throw COST_LIMIT;
+    };
+    try {
+      // 1. Demo candidates. A zero-shot run still bootstraps a few demo sets, only to show the proposer.
+      const boot = await rec.trial({ kind: "bootstrap", choices: {} }, async () => {
+        const r = await bootstrapDemoSets({
+          program: program.clone(), pool: s.pool, metric, kDemos: zeroShot ? ZERO_SHOT_PROPOSER_DEMOS : s.kDemos,
+          numSets: zeroShot ? b.proposerSets : b.demoSets, teacherDemos: zeroShot ? 0 : s.kDemos,
+          threshold: this.options.bootstrapThreshold ?? 1, random: new Random(s.seed, "bootstrap"), concurrency,
+        });
+        return {
+          kind: "bootstrap", choices: {}, instructions: {}, demoIds: {}, score: r.tried === 0 ? null : r.kept / r.tried,
+          data: {
+            sets: demoSetsToJSON(r.sets), tried: r.tried, kept: r.kept, quotas: r.quotas, teacherDemoIds: r.teacherDemoIds,
+            forProposerOnly: zeroShot, failures: r.failures,
+          },
+        };
+      });
+      failIfErrored(boot);
+      stopIfOverCost();
+      const bootstrapped = demoSetsFromJSON(boot.data.sets);
+      // The search's demo sets: the bootstrapped ones, or in a zero-shot run only set 0 (the demos as given).
+      const demoSets: DemoSets = zeroShot ? Object.fromEntries(Object.entries(bootstrapped).map(([p, sets]) => [p, sets.slice(0, 1)])) : bootstrapped;
 
-    const random = new Random(s.seed, "search");
-    const params = paths.flatMap((p) => [{ name: `${p}.instruction`, size: b.candidates }, { name: `${p}.demos`, size: b.demoSets }]);
-    const asParams = (choices: Choices): Record<string, number> =>
-      Object.fromEntries(paths.flatMap((p) => [[`${p}.instruction`, choices[p]!.instruction], [`${p}.demos`, choices[p]!.demos]]));
-    // Startup covers every candidate once when the trials allow it (then the model takes over).
-    const tpe = new CategoricalTPE(params, random, { startupTrials: Math.min(b.trials, Math.max(b.candidates, b.demoSets)) });
-    // The TPE learns from every score of a configuration: the baseline's and each full evaluation's
-    // go into its history too (DSPy adds both to the Optuna study), not only minibatch scores.
-    const history: Observation[] = baseline.score === null ? [] : [{ params: asParams(zero), score: baseline.score }];
-    const seen = new Map<string, { choices: Choices; scores: number[]; order: number }>();
-    for (let t = 0; t < b.trials; t++) {
-      const suggestion = tpe.suggest(history);
-      const choices: Choices = Object.fromEntries(paths.map((p) => [p, { instruction: suggestion[`${p}.instruction`]!, demos: suggestion[`${p}.demos`]! }]));
-      const batch = random.sample(s.valSet, b.minibatchSize);
-      const trial = await evaluate("minibatch", choices, batch, { trial: t });
-      if (trial.score !== null) {
-        history.push({ params: suggestion, score: trial.score });
-        const key = choiceKey(choices);
-        const entry = seen.get(key) ?? { choices, scores: [], order: seen.size };
-        entry.scores.push(trial.score);
-        seen.set(key, entry);
+      // 2. Instruction candidates.
+      const proposal = await rec.trial({ kind: "propose", choices: {} }, async () => {
+        const p = await proposeInstructions({
+          program, trainingExamples: s.pool.map((e) => e.example), demoSets: bootstrapped, numCandidates: b.candidates, lm: s.promptModel,
+          random: new Random(s.seed, "propose"), temperature: s.proposalTemperature,
+        });
+        return { kind: "propose", choices: {}, instructions: {}, demoIds: {}, score: null, data: { ...p } };
+      });
+      failIfErrored(proposal);
+      stopIfOverCost();
+      const found: Candidates = { instructions: proposal.data.instructions as Record<string, string[]>, demoSets };
+      candidates = found;
+
+      // 3. Baseline, then the search.
+      // One score per (configuration, example) per run: a pair met again is taken from the memo (also
+      // the pairs of replayed trials, so a resumed run reuses what the interrupted one scored).
+      const evaluate = async (kind: string, choices: Choices, examples: Example[], data: Record<string, unknown>): Promise<Trial> => {
+        const config = configKey(found, choices);
+        const trial = await rec.trial({ kind, choices: choices as Trial["choices"] }, async () => {
+          const candidate = configured(program, found, choices);
+          const r = await scoreOn(s.split.shared > 0 ? withoutOwnDemos(candidate, s.valSet) : candidate, examples, metric, concurrency, {
+            memo: memo === undefined ? undefined : { memo, config },
+          });
+          return {
+            kind, ...describeChoices(found, choices), score: r.score, exampleScores: r.exampleScores, reused: r.reused, data: { ...data, failures: r.failures },
+          };
+        });
+        memo?.rememberTrial(config, trial);
+        return trial;
+      };
+      baseline = await evaluate("baseline", zero, s.valSet, {});
+      best = baseline.score === null ? undefined : baseline;
+      stopIfOverCost();
+      const fullyEvaluated = new Set([choiceKey(zero)]);
+
+      const random = new Random(s.seed, "search");
+      const params = paths.flatMap((p) => [{ name: `${p}.instruction`, size: b.candidates }, { name: `${p}.demos`, size: b.demoSets }]);
+      const asParams = (choices: Choices): Record<string, number> =>
+        Object.fromEntries(paths.flatMap((p) => [[`${p}.instruction`, choices[p]!.instruction], [`${p}.demos`, choices[p]!.demos]]));
+      // Startup covers every candidate once when the trials allow it (then the model takes over).
+      const tpe = new CategoricalTPE(params, random, { startupTrials: Math.min(b.trials, Math.max(b.candidates, b.demoSets)) });
+      // The TPE learns from every score of a configuration: the baseline's and each full evaluation's
+      // go into its history too (DSPy adds both to the Optuna study), not only minibatch scores.
+      const history: Observation[] = best === undefined ? [] : [{ params: asParams(zero), score: best.score! }];
+      const seen = new Map<string, { choices: Choices; scores: number[]; order: number }>();
+      for (let t = 0; t < b.trials; t++) {
+        const suggestion = tpe.suggest(history);
+        const choices: Choices = Object.fromEntries(paths.map((p) => [p, { instruction: suggestion[`${p}.instruction`]!, demos: suggestion[`${p}.demos`]! }]));
+        const batch = random.sample(s.valSet, b.minibatchSize);
+        const trial = await evaluate("minibatch", choices, batch, { trial: t });
+        if (trial.score === null) stopIfOverCost();
+        if (trial.score !== null) {
+          history.push({ params: suggestion, score: trial.score });
+          const key = choiceKey(choices);
+          const entry = seen.get(key) ?? { choices, scores: [], order: seen.size };
+          entry.scores.push(trial.score);
+          seen.set(key, entry);
+          stopIfOverCost();
+        }
+        if ((t + 1) % b.fullEvalEvery !== 0 && t !== b.trials - 1) continue;
+        // The combination with the best mean minibatch score that has not had its full evaluation yet.
+        let pick: { key: string; choices: Choices; mean: number } | undefined;
+        for (const [key, e] of seen) {
+          if (fullyEvaluated.has(key)) continue;
+          const mean = e.scores.reduce((a, v) => a + v, 0) / e.scores.length;
+          if (pick === undefined || mean > pick.mean) pick = { key, choices: e.choices, mean };
+        }
+        if (pick === undefined) continue;
+        fullyEvaluated.add(pick.key);
+        const full = await evaluate("full", pick.choices, s.valSet, { afterTrial: t, minibatchMean: pick.mean });
+        if (full.score !== null) history.push({ params: asParams(pick.choices), score: full.score });
+        if (full.score !== null && (best === undefined || full.score > best.score!)) best = full;
+        stopIfOverCost();
       }
-      if ((t + 1) % b.fullEvalEvery !== 0 && t !== b.trials - 1) continue;
-      // The combination with the best mean minibatch score that has not had its full evaluation yet.
-      let pick: { key: string; choices: Choices; mean: number } | undefined;
-      for (const [key, e] of seen) {
-        if (fullyEvaluated.has(key)) continue;
-        const mean = e.scores.reduce((a, v) => a + v, 0) / e.scores.length;
-        if (pick === undefined || mean > pick.mean) pick = { key, choices: e.choices, mean };
-      }
-      if (pick === undefined) continue;
-      fullyEvaluated.add(pick.key);
-      const full = await evaluate("full", pick.choices, s.valSet, { afterTrial: t, minibatchMean: pick.mean });
-      if (full.score !== null) history.push({ params: asParams(pick.choices), score: full.score });
-      if (full.score !== null && (best === undefined || full.score > best.score!)) best = full;
+    } catch (error) {
+      if (error !== COST_LIMIT) throw error;
+      stopped = true;
     }
 
     // 4. The best fully evaluated configuration.
     const trials = rec.run.trials;
-    if (best === undefined) {
+    if (best === undefined && !stopped) {
       const failed = trials.find((t) => t.error !== null);
       throw new TypelmError(`MIPROv2: no full validation evaluation succeeded, so there is nothing to return; first failure: trial ${failed?.index}: ${failed?.error}`);
     }
-    const result = configured(program, candidates, best.choices as Choices) as M;
-    noteScore(result, best.score!);
+    // Stopped by maxCost before any configuration was scored: the program as given.
+    const result = (best === undefined || candidates === undefined ? program.clone() : configured(program, candidates, best.choices as Choices)) as M;
+    if (best !== undefined) noteScore(result, best.score!);
+    const baselineScore = baseline?.score ?? null;
     rec.finish({
-      status: "completed", score: best.score, bestTrial: best.index,
+      status: stopped ? "stopped" : "completed", score: best?.score ?? null, bestTrial: best?.index ?? null,
       summary: {
-        baselineScore: baseline.score, bestScore: best.score, gain: baseline.score === null ? null : best.score! - baseline.score,
+        baselineScore, bestScore: best?.score ?? null, gain: baselineScore === null || best === undefined ? null : best.score! - baselineScore,
         validation: s.split.validation, validationExamples: s.valSet.length, demoPool: s.pool.length,
         ...(s.split.droppedFromPool > 0 ? { droppedFromPool: s.split.droppedFromPool } : {}),
-        instructions: best.instructions, demoIds: best.demoIds, trials: trials.length, failedTrials: trials.filter((t) => t.error !== null).length,
-        ...rec.usageTotals(),
+        ...(s.split.shared > 0 ? { sharedWithValidation: s.split.shared } : {}),
+        instructions: best?.instructions ?? null, demoIds: best?.demoIds ?? null, trials: trials.length, failedTrials: trials.filter((t) => t.error !== null).length,
+        reused: trials.reduce((n, t) => n + (t.reused ?? 0), 0),
+        ...rec.usageTotals(), ...rec.costSummary(maxCost, stopped),
       },
     });
     return result;
   }
 }
+
+/** Thrown inside the search when the recorded trials reached maxCost; caught where the run ends. */
+const COST_LIMIT = Symbol("maxCost reached");
 
 /** Bootstrap and proposal are needed by everything after them: their failure ends the run (recorded first). */
 function failIfErrored(trial: Trial): void {
@@ -296,13 +348,20 @@ interface Split {
   validation: "given" | "split";
   /** Training examples left out of the demo pool because a validation example has the same inputs. */
   droppedFromPool: number;
+  /**
+   * Given validation examples that are also in the demo pool (the pool would have been smaller
+   * than kDemos without them): when one is scored, its own demo is taken out of that prompt.
+   */
+  shared: number;
 }
 
 /**
  * The demo pool and the validation examples. Without validation examples: a seeded shuffle of the
  * training examples, 80% (at most 1000) validation and the rest the demo pool, as DSPy does. With
- * them: the training examples are the pool, less any whose inputs a validation example has, so no
- * example is ever scored while it is a demo in its own prompt.
+ * them: the training examples are the pool, less any whose inputs a validation example has — unless
+ * that leaves fewer than kDemos (e.g. the same list given twice), in which case they stay and each
+ * is left out of its own prompt when scored (`withoutOwnDemos`). Either way no example is ever
+ * scored while it is a demo in its own prompt.
  */
 function splitExamples(train: Example[], given: Example[] | undefined, seed: number, kDemos: number): Split {
   let split: Split;
@@ -317,31 +376,48 @@ function splitExamples(train: Example[], given: Example[] | undefined, seed: num
     const shuffled = new Random(seed, "split").shuffle(train);
     const validation = Math.min(SPLIT_VALIDATION_MAX, Math.max(1, Math.floor(train.length * SPLIT_VALIDATION_SHARE)));
     const cut = train.length - validation;
-    split = { pool: shuffled.slice(0, cut), val: shuffled.slice(cut), validation: "split", droppedFromPool: 0 };
+    split = { pool: shuffled.slice(0, cut), val: shuffled.slice(cut), validation: "split", droppedFromPool: 0, shared: 0 };
   } else {
     const scored = new Set(given.map((e) => canonicalJson(e.example.input)));
     const pool = train.filter((e) => !scored.has(canonicalJson(e.example.input)));
-    split = { pool, val: given, validation: "given", droppedFromPool: train.length - pool.length };
+    split = pool.length >= Math.max(1, kDemos)
+      ? { pool, val: given, validation: "given", droppedFromPool: train.length - pool.length, shared: 0 }
+      : { pool: train, val: given, validation: "given", droppedFromPool: 0, shared: train.length - pool.length };
   }
   if (kDemos > split.pool.length) {
     const where = split.validation === "split"
       ? `the demo pool holds ${split.pool.length} (20% of the ${train.length} training examples; the other 80% are the validation examples)`
-      : split.droppedFromPool > 0
-        ? `the demo pool holds ${split.pool.length} (${split.droppedFromPool} of the ${train.length} training examples have the inputs of a validation example and are never demos)`
-        : `there are only ${train.length} training examples to draw demos from`;
+      : `there are only ${train.length} training examples to draw demos from`;
     throw new ValidationError(
       `MIPROv2 kDemos is ${kDemos} but ${where}: lower kDemos to at most ${split.pool.length}, add training examples, or pass validationExamples`,
       { field: "kDemos" },
     );
   }
-  // A zero-shot search puts no demos in the prompts it scores: its bootstrap only shows the proposer demos.
-  if (split.pool.length === 0 && kDemos === 0) return { ...split, pool: train };
-  if (split.pool.length === 0) {
-    throw new ValidationError(
-      "MIPROv2.compile: every training example has the inputs of a validation example, so none can be a demo without being scored in its own prompt; " +
-        "pass validation examples that are not in trainingExamples, or leave validationExamples out to split the training examples",
-      { field: "validationExamples" },
-    );
-  }
   return split;
+}
+
+/**
+ * `program` scored so that an example never meets itself as a demo: when the inputs of the call are
+ * those of a demo (or of a validation example whose id a demo carries), that call runs on a copy
+ * without those demos. Used only when validation examples are also in the demo pool.
+ */
+function withoutOwnDemos(program: Module, val: readonly Example[]): Module {
+  const idOf = new Map(val.map((e) => [canonicalJson(e.example.input), e.id]));
+  return new OwnDemoGuard(program, idOf);
+}
+
+class OwnDemoGuard extends Module {
+  constructor(private readonly inner: Module, private readonly idOf: Map<string, string>) {
+    super();
+  }
+
+  async forward(inputs: Record<string, unknown>): Promise<unknown> {
+    const key = canonicalJson(inputs);
+    const id = this.idOf.get(key);
+    const own = (d: FewShotExample) => (id !== undefined && d.id === id) || canonicalJson(d.input) === key;
+    if (!this.inner.namedPredictors().some(([, p]) => p.demos.some(own))) return this.inner.call(inputs);
+    const copy = this.inner.clone();
+    for (const [, p] of copy.namedPredictors()) p.demos = p.demos.filter((d) => !own(d));
+    return copy.call(inputs);
+  }
 }

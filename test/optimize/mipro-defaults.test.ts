@@ -68,6 +68,14 @@ describe("MIPROv2 without validation examples: a random-label control", () => {
     expect(a.scored).toEqual(again.scored);
     expect(a.scored).not.toEqual(b.scored);
     expect(a.run.summary.validation).toBe("split");
+    // The same list as training and validation: each example stays a possible demo, but is never one in its own prompt.
+    const lm = taskModel();
+    const twice = new MIPROv2({ seed: 1, kDemos: 2, promptModel: new ScriptedLM(proposals(candidateInstructions(1))) });
+    await twice.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train, validationExamples: train });
+    expect(twice.lastRun!.summary).toMatchObject({ validation: "given", sharedWithValidation: 50 });
+    const scoredWithDemos = lm.requests.filter((r) => r.read.demos.length > 0);
+    expect(scoredWithDemos.length).toBeGreaterThan(0);
+    for (const r of lm.requests) expect(r.read.demos.map((d) => JSON.stringify(d.input))).not.toContain(JSON.stringify(r.read.inputs));
     const val = makeExamples(30, 6, "v");
     const given = await runWith(1, val);
     expect(given.run.summary.validation).toBe("given");
