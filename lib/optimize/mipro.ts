@@ -14,7 +14,10 @@ import { choiceKey, configKey, configured, describeChoices, type Candidates, typ
 import { ScoreMemo } from "./memo.js";
 import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
-import { proposeInstructions } from "./propose.js";
+import { programStructure, proposeInstructions } from "./propose.js";
+import { DescribeModule, DescribeProgram, ObserveDataset, ProposeInstruction, SummarizeDataset, TIPS } from "./proposal-signatures.js";
+import { programCallUsage, signatureCallTokens, totalUsage, type UsageEstimate } from "./estimate.js";
+import type { SignatureClass } from "../signature/signature.js";
 import { Random } from "./random.js";
 import { RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
@@ -146,6 +149,47 @@ export class MIPROv2 {
       bootstrapRuns: bootstrapped <= 0 ? 0 : Math.min(training, 2 * k + (k + 1) * Math.max(0, bootstrapped - 1)),
       proposerSets,
     };
+  }
+
+  /**
+   * What a compile with these arguments is expected to spend, without calling any model: LM calls
+   * from the README's formula (the bootstrap's runs as `budget` estimates them, every minibatch and
+   * full evaluation as if nothing were reused, so an upper bound for those), tokens from the prompts
+   * rendered for a sample of the examples (a demo set of kDemos pool examples in them), the
+   * proposer's calls from its signatures, and cost from the price table (null when a model has no price).
+   */
+  async estimate(args: Omit<CompileArgs, "resume">): Promise<UsageEstimate> {
+    const predictors = tunablePredictors("MIPROv2", args.moduleInstance);
+    const train = checkExamples(args.trainingExamples, "trainingExamples", "MIPROv2");
+    const given = args.validationExamples === undefined ? undefined : checkExamples(args.validationExamples, "validationExamples", "MIPROv2");
+    const kDemos = this.options.kDemos ?? 4;
+    const { pool, val } = splitExamples(train, given, this.options.seed ?? 0, kDemos);
+    const b = this.budget(predictors.length, pool.length, val.length);
+    const P = predictors.length;
+    const E = Math.ceil(b.trials / b.fullEvalEvery);
+    const demos = Object.fromEntries(predictors.map(([path]) => [path, pool.slice(0, kDemos).map((e) => e.example)]));
+    const runs = b.bootstrapRuns + b.validationSize * (1 + E) + b.trials * b.minibatchSize;
+    const task = programCallUsage({ program: args.moduleInstance, examples: val.map((e) => e.example), calls: P * runs, demos });
+    const promptModel = this.options.promptModel ?? resolveLM(undefined, args.moduleInstance.config.lm);
+    const blocks = (n: number) => pool.slice(0, n).map((e) => `Input: ${JSON.stringify(e.example.input)}\nOutput: ${JSON.stringify(e.example.output)}`).join("\n\n");
+    const structure = programStructure(args.moduleInstance);
+    const text = "x".repeat(400); // a paragraph of the proposer's own prose (summary, descriptions)
+    const one = (signature: SignatureClass, values: Record<string, unknown>, outputs: Record<string, unknown>, calls: number) => {
+      const t = signatureCallTokens({ signature, lm: promptModel, values, outputs });
+      return { lm: promptModel, calls, inputTokens: calls * t.inputTokens, outputTokens: calls * t.outputTokens };
+    };
+    const observeCalls = Math.ceil(Math.min(pool.length, 20) / 10);
+    const proposer = [
+      one(ObserveDataset, { examples: blocks(10), priorObservations: text }, { observations: text }, observeCalls),
+      one(SummarizeDataset, { observations: text }, { summary: text }, 1),
+      one(DescribeProgram, { programStructure: structure, programExample: blocks(1) }, { programDescription: text }, 1),
+      one(DescribeModule, { programStructure: structure, programDescription: text, programExample: blocks(1), module: structure }, { moduleDescription: text }, P),
+      one(ProposeInstruction, {
+        datasetSummary: text, programStructure: structure, programDescription: text, predictor: structure, moduleDescription: text,
+        taskDemos: blocks(3), basicInstruction: predictors[0]![1].instruction, tip: TIPS.description!,
+      }, { proposedInstruction: text }, P * Math.max(0, b.candidates - 1)),
+    ];
+    return totalUsage([...task, ...proposer]);
   }
 
   compile<M extends Module>(args: CompileArgs & { moduleInstance: M }): Promise<M> {

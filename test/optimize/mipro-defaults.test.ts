@@ -186,3 +186,56 @@ describe("MIPROv2's grounded proposer", () => {
     expect((run.trials.find((t) => t.kind === "propose")!.data.instructions as Record<string, string[]>).self).toHaveLength(6);
   }, 30000);
 });
+
+/** The task model at a price: every call costs $0.001 (the test doubles' own calls cost nothing). */
+class PricedLM extends SimulatedLM {
+  protected override async complete(request: Parameters<SimulatedLM["chat"]>[0]) {
+    return { ...(await super.complete(request)), estimatedCost: 0.001 };
+  }
+}
+
+describe("MIPROv2 cost before and during a run", () => {
+  it("estimate() calls no model and predicts the calls and tokens of a run (memo off, so every pair is asked)", async () => {
+    const lm = taskModel();
+    const promptModel = new ScriptedLM(proposals(candidateInstructions(1)));
+    const train = makeExamples(40, 21, "t");
+    const val = makeExamples(60, 22, "v");
+    const options = { mode: "light" as const, kDemos: 2, seed: 5, promptModel, memo: false };
+    const program = new Predict(Topic).configure((c) => { c.lm = lm; });
+    const est = await new MIPROv2(options).estimate({ moduleInstance: program, trainingExamples: train, validationExamples: val });
+    expect(lm.requests).toHaveLength(0);
+    expect(promptModel.requests).toHaveLength(0);
+    expect(est.cost).toBeNull(); // the simulated model has no price
+    const mipro = new MIPROv2(options);
+    const budget = mipro.budget(1, 40, 60);
+    await mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val });
+    const run = mipro.lastRun!;
+    const bootstrapCalls = run.trials.find((t) => t.kind === "bootstrap")!.lmCalls;
+    const fulls = run.trials.filter((t) => t.kind === "full").length;
+    expect(fulls).toBe(Math.ceil(budget.trials / budget.fullEvalEvery));
+    // The README's formula, with the bootstrap's estimated runs in place of the ones the run made.
+    expect(est.lmCalls - budget.bootstrapRuns).toBe(run.summary.lmCalls as number - bootstrapCalls);
+    const tokens = (run.summary.inputTokens as number) + (run.summary.outputTokens as number);
+    expect(Math.abs(est.inputTokens + est.outputTokens - tokens) / tokens).toBeLessThan(0.25);
+  }, 30000);
+
+  it("maxCost stops the run cleanly: status stopped, the crossing trial recorded, the best program so far returned", async () => {
+    const lm = new PricedLM({ rules: [{ phrase: "name the category of the keyword", answer: () => ({ label: "fruit" }) }] });
+    const mipro = new MIPROv2({ kDemos: 2, seed: 3, maxCost: 0.2, promptModel: new ScriptedLM(proposals(candidateInstructions(1))) });
+    const program = new Predict(Topic).configure((c) => { c.lm = lm; });
+    const tuned = await mipro.compile({ moduleInstance: program, trainingExamples: makeExamples(30, 1, "t"), validationExamples: makeExamples(40, 2, "v") });
+    const run = mipro.lastRun!;
+    expect(run.status).toBe("stopped");
+    const costs = run.trials.map((t) => t.cost);
+    const total = costs.reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThanOrEqual(0.2);
+    expect(total - costs.at(-1)!).toBeLessThan(0.2);
+    expect(lm.requests.length).toBeCloseTo(total / 0.001, 5);
+    // Fewer trials than a full run makes; the result is the best fully evaluated configuration so far.
+    expect(run.trials.filter((t) => t.kind === "minibatch").length).toBeLessThan(mipro.budget(1, 30, 40).trials);
+    const best = run.trials[run.bestTrial!]!;
+    expect(["baseline", "full"]).toContain(best.kind);
+    expect(tuned.instruction).toBe(best.instructions.self);
+    expect(run.summary).toMatchObject({ stopped: "maxCost", maxCost: 0.2 });
+  }, 30000);
+});
