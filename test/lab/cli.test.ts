@@ -132,7 +132,7 @@ describe("typelm reproduce on the offline stand-in", () => {
     const firstLine = report.split("\n")[0]!;
     expect(firstLine).toMatch(/^Model: the offline stand-in \(SimulatedLM.*it is not a language model\)/);
     expect(report).toContain("## Confusion matrix, optimized (`label`");
-    expect(report).toContain("| test split | baseline | optimized |");
+    expect(report).toContain("| test split | baseline (95% CI) | optimized (95% CI) |");
     // The charts come from typelm/notebook's helpers: real PNG files, linked from the report.
     for (const png of ["metrics.png", "candidates.png"]) {
       expect(readFileSync(join(cwd, "reports/poem-sentiment", png)).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
