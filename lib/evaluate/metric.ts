@@ -6,13 +6,27 @@ import type { TraceEntry } from "../predict/trace.js";
 export type MetricResult = number | boolean | { score: number | boolean; feedback?: string };
 
 /**
+ * The fourth argument GEPA gives a metric when it asks for feedback on one predictor (as DSPy's
+ * GEPA feedback metric gets `pred_name` and `pred_trace`): the path of the predictor being improved
+ * and that predictor's calls for this example, in order.
+ */
+export interface MetricPredictorArg {
+  predictor: string;
+  predictorTrace: { inputs: Record<string, unknown>; outputs: Record<string, unknown> }[];
+}
+
+/**
  * Scores one prediction against an example's expected outputs. `trace` lists the predictor calls
- * made for this example (present during optimization and evaluation).
+ * made for this example (present during optimization and evaluation). `predictor` is given only by
+ * GEPA's reflection, in a call of its own made to get feedback for that one predictor: the feedback
+ * returned then is what the reflection LM reads about it (a metric may ignore it and return the
+ * same as without it).
  */
 export type Metric = (
   example: FewShotExample,
   prediction: Record<string, unknown>,
   trace?: readonly TraceEntry[],
+  predictor?: MetricPredictorArg,
 ) => MetricResult | Promise<MetricResult>;
 
 /** A metric's result as a number and optional feedback; booleans count 1/0. */

@@ -38,3 +38,17 @@ export function describeChoices(candidates: Candidates, choices: Choices): Pick<
 export function choiceKey(choices: Choices): string {
   return Object.keys(choices).sort().map((p) => `${p}:${choices[p]!.instruction}/${choices[p]!.demos}`).join(";");
 }
+
+/**
+ * The key of what a configuration puts in the program: per predictor the instruction text and the
+ * demos (by id, else by their input and output). Two choices that build the same program share it
+ * (SimpleOptimizer's trials each draw their own demo set, so with `kDemos: 0` their choices differ
+ * while their programs do not); the optimizers' `ScoreMemo` keys scores by it.
+ */
+export function configKey(candidates: Candidates, choices: Choices): string {
+  return JSON.stringify(Object.keys(choices).sort().map((path) => {
+    const c = choices[path]!;
+    const demos = candidates.demoSets[path]![c.demos]!.map((d) => d.id ?? JSON.stringify([d.input, d.output]));
+    return [path, candidates.instructions[path]![c.instruction]!, demos];
+  }));
+}

@@ -7,12 +7,14 @@ export interface CommonOptions {
   metric?: Metric;
   seed?: number;
   progress?: boolean;
+  /** USD: the run stops (status "stopped", best program so far returned) once its trials have cost this much. */
+  maxCost?: number;
   [key: string]: unknown;
 }
 
 /**
- * Checks an optimizer's options: the named counts are integers ≥ their minimum, `seed` an integer
- * and `metric` a function. Throws a `ValidationError` naming the option.
+ * Checks an optimizer's options: the named counts are integers ≥ their minimum, `seed` an integer,
+ * `metric` a function and `maxCost` a positive number of USD. Throws a `ValidationError` naming the option.
  */
 export function checkOptions(optimizer: string, options: CommonOptions, counts: Record<string, number>): void {
   for (const [name, min] of Object.entries(counts)) {
@@ -26,6 +28,9 @@ export function checkOptions(optimizer: string, options: CommonOptions, counts: 
   }
   if (options.progress !== undefined && typeof options.progress !== "boolean") {
     throw new ValidationError(`${optimizer} option progress must be true or false; received ${JSON.stringify(options.progress)}`, { field: "progress" });
+  }
+  if (options.maxCost !== undefined && (typeof options.maxCost !== "number" || !Number.isFinite(options.maxCost) || options.maxCost <= 0)) {
+    throw new ValidationError(`${optimizer} option maxCost must be a positive number of USD; received ${JSON.stringify(options.maxCost)}`, { field: "maxCost" });
   }
   if (options.metric !== undefined && typeof options.metric !== "function") {
     throw new ValidationError(`${optimizer} option metric must be a function (example, prediction, trace?) => score; received ${typeof options.metric}`, { field: "metric" });

@@ -1,4 +1,4 @@
-import { ConfigurationError, ValidationError } from "../errors.js";
+import { ConfigurationError, TypelmError, ValidationError } from "../errors.js";
 import { canonicalJson } from "../canonical-json.js";
 import { describeError, Instrumentation } from "../instrument/bus.js";
 import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
@@ -8,7 +8,24 @@ import { trialProgress, type TrialProgress, type TrialProgressOptions } from "./
 
 /** What a step of an optimizer produces; the recorder adds index, usage, duration and error. */
 export type TrialDraft = Pick<Trial, "kind" | "choices" | "instructions" | "demoIds"> &
-  Partial<Pick<Trial, "score" | "exampleScores" | "data" | "parents">>;
+  Partial<Pick<Trial, "score" | "exampleScores" | "data" | "parents" | "reused">>;
+
+/**
+ * An error that ends a trial but still has something to record: a step that throws it is recorded
+ * as failed (score null, `error` set) with these per-example scores, reused count and data (e.g.
+ * `scoreOn` when more than half of the examples failed).
+ */
+export class TrialError extends TypelmError {
+  readonly partial: Partial<Pick<Trial, "exampleScores" | "reused" | "data">>;
+
+  constructor(message: string, partial: Partial<Pick<Trial, "exampleScores" | "reused" | "data">>, options?: { cause?: unknown }) {
+    super(message, options);
+    this.partial = partial;
+  }
+}
+
+/** The status a run ends with: `stopped` when `maxCost` ended it early (the best so far is returned). */
+export type EndStatus = "completed" | "failed" | "stopped";
 
 export interface RecorderOptions {
   /** What `budgetSpent` counts when the optimizer keeps its own tally (GEPA: metric calls); else LM calls. */
@@ -132,27 +149,56 @@ export class RunRecorder {
       draft = await trackUsage(usage, step);
     } catch (e) {
       error = describeError(e);
+      if (e instanceof TrialError) draft = { ...draft, ...e.partial, data: { ...draft.data, ...e.partial.data } };
     }
     this.budget = this.spent?.() ?? this.budget + usage.calls;
     const trial: Trial = {
       index, kind: draft.kind, parents: draft.parents ?? [], choices: draft.choices, instructions: draft.instructions,
       demoIds: draft.demoIds, score: error === null ? draft.score ?? null : null, exampleScores: draft.exampleScores ?? null,
       budgetSpent: this.budget, lmCalls: usage.calls, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens,
-      cost: usage.cost, durationMs: performance.now() - started, error, data: draft.data ?? {},
+      cost: usage.cost, durationMs: performance.now() - started, error, data: draft.data ?? {}, reused: draft.reused ?? 0,
     };
     this.lab?.recordTrial(this.run.id, trial);
     this.run.trials.push(trial);
     this.progress?.trial(trial);
     Instrumentation.emit("optimizer.trial", {
-      runId: this.run.id, index, kind: trial.kind, score: trial.score, choices: trial.choices, lmCalls: trial.lmCalls, error,
+      runId: this.run.id, index, kind: trial.kind, score: trial.score, choices: trial.choices, lmCalls: trial.lmCalls, reused: trial.reused, error,
     });
     return trial;
   }
 
+  /** USD the run's trials have cost so far (replayed trials included, so a resumed run counts what it spent before). */
+  get costSpent(): number {
+    return this.run.trials.reduce((s, t) => s + t.cost, 0);
+  }
+
+  /**
+   * Whether the run has reached `maxCost` (USD; undefined: no limit): call it after every trial and,
+   * when true, end the run with `finish({ status: "stopped", ... })` and the best program so far
+   * (the trial that crossed the limit is already recorded). While recorded trials are still being
+   * replayed it is false: they cost nothing now, and the run goes on to where it was interrupted.
+   */
+  overCost(maxCost: number | undefined): boolean {
+    return maxCost !== undefined && !this.replaying && this.costSpent >= maxCost;
+  }
+
+  /**
+   * What a summary says about `maxCost`: always `maxCost` and `costSpent`; when `stopped`, also
+   * `stopped: "maxCost"` and a note (GEPA's summary already has its own `stopped` reason).
+   */
+  costSummary(maxCost: number | undefined, stopped: boolean): Record<string, unknown> {
+    const costSpent = this.costSpent;
+    if (!stopped) return { maxCost: maxCost ?? null, costSpent };
+    return {
+      stopped: "maxCost", maxCost, costSpent,
+      stoppedNote: `stopped after trial ${this.run.trials.length - 1}: the trials cost $${costSpent.toFixed(4)}, reaching maxCost $${maxCost}; the best program found so far is returned`,
+    };
+  }
+
   /** Ends the run: the store row, `run` itself, and the `optimizer.end` event. */
-  finish(end: { status: "completed" | "failed"; score: number | null; bestTrial: number | null; summary: Record<string, unknown>; error?: string | null }): void {
+  finish(end: { status: EndStatus; score: number | null; bestTrial: number | null; summary: Record<string, unknown>; error?: string | null }): void {
     const error = end.error ?? null;
-    this.progress?.stop(end.status === "completed");
+    this.progress?.stop(end.status !== "failed");
     this.progress = undefined;
     this.lab?.finishRun(this.run.id, { status: end.status, score: end.score, summary: end.summary, error, bestTrial: end.bestTrial });
     Object.assign(this.run, { status: end.status, score: end.score, bestTrial: end.bestTrial, summary: end.summary, error, endedAt: new Date().toISOString() });

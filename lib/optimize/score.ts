@@ -1,54 +1,88 @@
-import { TypelmError } from "../errors.js";
-import { Evaluation, type EvaluateArgs } from "../evaluate/evaluation.js";
+import { Evaluation } from "../evaluate/evaluation.js";
 import { metricScore, type Metric } from "../evaluate/metric.js";
+import type { ExampleOutcome } from "../evaluate/run-example.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
-import { describeError } from "../instrument/bus.js";
+import type { ExampleScore } from "../store/records.js";
+import type { ScoreMemo } from "./memo.js";
+import { TrialError } from "./recorder.js";
 
 export interface Scored {
-  /** Mean over the examples; a failed example (provider error, bad reply) counts 0. */
+  /** Mean over the examples; a failed example (provider error, bad reply, metric error) counts 0. */
   score: number;
-  exampleScores: { exampleId: string; score: number }[];
+  /** One entry per example, in the order given; `error` set for a failed example. */
+  exampleScores: ExampleScore[];
   /** `id: error` of the examples that failed (they are in the mean as 0). */
   failures: string[];
+  /** Examples whose score came from the memo: no model or metric call was made for them. */
+  reused: number;
+  /** Examples run and scored now (`examples.length - reused`): the metric calls this scoring made or tried. */
+  ran: number;
+}
+
+export interface ScoreOptions {
+  /** Called as each example that is run finishes (not for reused ones), with its trace and feedback. */
+  onExample?: (outcome: ExampleOutcome) => void;
+  /**
+   * Reuse and record scores by (configuration, example): an example the memo knows for `config` is
+   * not run; every example run is recorded in it. Omit it for a scoring whose traces are needed
+   * (GEPA's reflection reads what the program did on each example).
+   */
+  memo?: { memo: ScoreMemo; config: string };
+  /** Told how many examples are about to be run (those not reused), before any is: GEPA spends its budget here. */
+  beforeRun?: (count: number) => void;
 }
 
 /**
  * Scores a program on examples with `Evaluation` (not recorded as an evaluation run of its own: the
- * optimizer records the trial). A metric that throws or returns something other than a score in
- * [0, 1] fails the whole trial with that error, since every score it gives would be suspect.
+ * optimizer records the trial). Each example scores on its own: a program call that fails, a metric
+ * that throws, or a metric returning something other than a score in [0, 1] (NaN, 7, "x") makes that
+ * example score 0 with its error in `exampleScores`. Only when MORE than half of the examples failed
+ * does the scoring throw a `TrialError` (carrying the per-example scores), so the optimizer records
+ * the trial as failed with a null score: a mean made mostly of failures says nothing about the
+ * configuration.
+ *
+ * The fifth argument may also be an `onExample` function (the earlier signature).
  */
 export async function scoreOn(
   program: Module, examples: readonly { example: FewShotExample; id: string }[], metric: Metric, concurrency: number,
-  onExample?: EvaluateArgs<Metric>["onExample"],
+  options: ScoreOptions | ScoreOptions["onExample"] = {},
 ): Promise<Scored> {
+  const { onExample, memo, beforeRun } = typeof options === "function" ? { onExample: options, memo: undefined, beforeRun: undefined } : options;
   const name = metric.name || "metric";
-  let metricFailure: { error: unknown; id: string } | undefined;
-  const ids = new Map(examples.map(({ example, id }) => [example, id]));
-  const scorer = {
-    [name]: async (ex: FewShotExample, p: Record<string, unknown>, trace?: Parameters<Metric>[2]) => {
-      try {
-        // Score and feedback: the feedback reaches `onExample` (GEPA reflects on it).
-        return metricScore(await metric(ex, p, trace), name);
-      } catch (error) {
-        metricFailure ??= { error, id: ids.get(ex) ?? "?" };
-        throw error;
-      }
-    },
-  }[name]!;
-  const report = await new Evaluation({ record: false, lab: null, progress: false, concurrency }).evaluate({
-    moduleInstance: program, testExamples: examples.map((e) => e.example), metrics: [scorer], onExample,
+  const results: (ExampleScore | undefined)[] = examples.map(({ id }) => {
+    const known = memo?.memo.get(memo.config, id);
+    return known === undefined ? undefined : { exampleId: id, score: known.score, error: known.error };
   });
-  if (metricFailure !== undefined) {
-    const e = metricFailure.error;
-    throw new TypelmError(
-      `Metric "${name}" failed on example ${metricFailure.id}: ${describeError(e)}; ` +
-        "a metric must return a number in [0, 1], a boolean or { score, feedback } for every example",
-      { cause: e },
+  const toRun = examples.flatMap((e, i) => (results[i] === undefined ? [{ ...e, at: i }] : []));
+  const reused = examples.length - toRun.length;
+  beforeRun?.(toRun.length);
+  if (toRun.length > 0) {
+    const scorer = {
+      // Score and feedback (the feedback reaches `onExample`: GEPA reflects on it). A throw, or a
+      // result metricScore refuses, becomes that example's error in the Evaluation's row.
+      [name]: async (ex: FewShotExample, p: Record<string, unknown>, trace?: Parameters<Metric>[2]) => metricScore(await metric(ex, p, trace), name),
+    }[name]!;
+    const report = await new Evaluation({ record: false, lab: null, progress: false, concurrency }).evaluate({
+      moduleInstance: program, testExamples: toRun.map((e) => e.example), metrics: [scorer], onExample,
+    });
+    report.results.forEach((row, k) => {
+      const { id, at } = toRun[k]!;
+      const entry: ExampleScore = { exampleId: id, score: row.error === null ? row.scores[name] ?? 0 : 0, error: row.error };
+      results[at] = entry;
+      memo?.memo.set(memo.config, id, { score: entry.score, error: entry.error });
+    });
+  }
+  const exampleScores = results as ExampleScore[];
+  const failed = exampleScores.filter((e) => e.error !== null);
+  const failures = failed.map((e) => `${e.exampleId}: ${e.error}`);
+  const score = exampleScores.reduce((s, e) => s + e.score, 0) / Math.max(1, exampleScores.length);
+  if (failed.length * 2 > exampleScores.length) {
+    throw new TrialError(
+      `${failed.length} of ${exampleScores.length} examples failed (more than half), so the trial has no score; ` +
+        `first: example ${failed[0]!.exampleId}: ${failed[0]!.error}`,
+      { exampleScores, reused, data: { failures } },
     );
   }
-  const exampleScores = report.results.map((row, i) => ({ exampleId: examples[i]!.id, score: row.scores[name] ?? 0 }));
-  const failures = report.results.flatMap((row, i) => (row.error === null ? [] : [`${examples[i]!.id}: ${row.error}`]));
-  const score = exampleScores.reduce((s, e) => s + e.score, 0) / Math.max(1, exampleScores.length);
-  return { score, exampleScores, failures };
+  return { score, exampleScores, failures, reused, ran: toRun.length };
 }

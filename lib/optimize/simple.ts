@@ -1,12 +1,14 @@
 import { TypelmError, ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
 import { defaultMetric, type Metric } from "../evaluate/metric.js";
-import type { Module } from "../module.js";
+import type { Module, Tunable } from "../module.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import { noteScore } from "../store/module-score.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
 import { labelledFits } from "./bootstrap.js";
-import { configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
+import { configKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
+import { programCallUsage, totalUsage, type UsageEstimate } from "./estimate.js";
+import { ScoreMemo } from "./memo.js";
 import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
 import { Random } from "./random.js";
@@ -28,6 +30,32 @@ export interface SimpleOptimizerOptions {
   concurrency?: number;
   /** A progress bar on standard error when it is a terminal (default); `false` never draws one. */
   progress?: boolean;
+  /**
+   * USD: once the recorded trials have cost this much, the run ends with status "stopped" and the
+   * best configuration so far is returned (the trial that crossed the limit is recorded). Checked
+   * after every trial; not part of the run's configuration, so a stopped run can be resumed with more.
+   */
+  maxCost?: number;
+}
+
+export interface SimpleCompileArgs<M extends Module> {
+  moduleInstance: M;
+  trainingExamples: readonly FewShotExample[];
+  /** Scored for every configuration (default: half of the training examples, the other half is the demo pool). */
+  validationExamples?: readonly FewShotExample[];
+  resume?: string;
+}
+
+/** What a compile works with, worked out before any model call. */
+interface Setup {
+  predictors: [string, Tunable & Module][];
+  train: Example[];
+  pool: Example[];
+  scored: Example[];
+  seed: number;
+  kDemos: number;
+  numTrials: number;
+  metric: Metric;
 }
 
 /**
@@ -37,6 +65,9 @@ export interface SimpleOptimizerOptions {
  * the same examples. Without validation examples the training examples are split (seeded): the first
  * half is the demo pool and the rest is scored, so a demo is never scored against itself. Returns a
  * clone with the best configuration (the baseline unless one scores strictly higher).
+ *
+ * A configuration is scored once per example: a trial whose configuration (instruction texts and
+ * demos) was scored before reuses those scores (`trial.reused`) without calling the model.
  */
 export class SimpleOptimizer {
   readonly options: SimpleOptimizerOptions;
@@ -50,14 +81,36 @@ export class SimpleOptimizer {
     this.options = options;
   }
 
-  compile<M extends Module>(args: { moduleInstance: M; trainingExamples: readonly FewShotExample[]; validationExamples?: readonly FewShotExample[]; resume?: string }): Promise<M> {
+  compile<M extends Module>(args: SimpleCompileArgs<M>): Promise<M> {
     // One span around the whole run, so its trials' module calls nest under it in a trace.
     return inSpan(() => this.compileInSpan(args));
   }
 
-  private async compileInSpan<M extends Module>(args: { moduleInstance: M; trainingExamples: readonly FewShotExample[]; validationExamples?: readonly FewShotExample[]; resume?: string }): Promise<M> {
-    const { moduleInstance } = args;
-    const predictors = tunablePredictors("SimpleOptimizer", moduleInstance);
+  /**
+   * What a compile would spend, without calling any model: LM calls = (numTrials + 1) · S · C for S
+   * scored examples and C calls per program run (default: one per predictor, a straight pipeline);
+   * tokens from the prompts rendered for a sample of the scored examples (the baseline with the
+   * predictors' own demos, the trials with `kDemos` demos from the pool) and replies written from
+   * their expected outputs; cost from the model's list price (null when unknown). An actual run makes
+   * at most these LM calls: exactly these when no configuration repeats (a repeated one reuses its
+   * scores) and no program call fails part-way through a pipeline.
+   */
+  estimate(args: Omit<SimpleCompileArgs<Module>, "resume"> & { callsPerRun?: number }): UsageEstimate {
+    const s = this.setup(args);
+    const perRun = args.callsPerRun ?? s.predictors.length;
+    const examples = s.scored.map((e) => e.example);
+    const baseline = programCallUsage({ program: args.moduleInstance, examples, calls: s.scored.length * perRun });
+    const demos = Object.fromEntries(s.predictors.map(([path, p]) => {
+      const fits = s.pool.filter((e) => labelledFits(p, e.example)).slice(0, s.kDemos);
+      return [path, fits.length === 0 ? p.demos : fits.map((e) => new FewShotExample({ input: e.example.input, output: e.example.output, id: e.id }))];
+    }));
+    const trials = programCallUsage({ program: args.moduleInstance, examples, calls: s.numTrials * s.scored.length * perRun, demos });
+    return totalUsage([...baseline, ...trials]);
+  }
+
+  /** Checks the arguments and works out the demo pool and the scored examples (no model call). */
+  private setup(args: Omit<SimpleCompileArgs<Module>, "resume">): Setup {
+    const predictors = tunablePredictors("SimpleOptimizer", args.moduleInstance);
     const train = checkExamples(args.trainingExamples, "trainingExamples", "SimpleOptimizer");
     const seed = this.options.seed ?? 0;
     const kDemos = this.options.kDemos ?? 4;
@@ -82,6 +135,13 @@ export class SimpleOptimizer {
         { field: "kDemos" },
       );
     }
+    return { predictors, train, pool, scored, seed, kDemos, numTrials, metric };
+  }
+
+  private async compileInSpan<M extends Module>(args: SimpleCompileArgs<M>): Promise<M> {
+    const { moduleInstance } = args;
+    const { predictors, train, pool, scored, seed, kDemos, numTrials, metric } = this.setup(args);
+    const maxCost = this.options.maxCost;
     const config = {
       module: moduleInstance.constructor.name, predictors: predictors.map(([p]) => p), seed, kDemos, numTrials, metric: metric.name || "metric",
       instructions: this.options.instructions ?? [], pool: pool.length, scored: scored.length,
@@ -112,27 +172,39 @@ export class SimpleOptimizer {
         }
         plans.push(choices);
       }
+      // Scores by (configuration, example), also those of replayed trials, so a resumed run reuses what the uninterrupted one did.
+      const memo = new ScoreMemo();
       let best: Trial | undefined;
+      let stopped = false;
       for (const [t, choices] of plans.entries()) {
         const kind = t === 0 ? "baseline" : "trial";
+        const key = configKey(candidates, choices);
         const trial = await rec.trial({ kind, choices: choices as Trial["choices"] }, async () => {
-          const r = await scoreOn(configured(moduleInstance, candidates, choices), scored, metric, this.options.concurrency ?? 8);
-          return { kind, ...describeChoices(candidates, choices), score: r.score, exampleScores: r.exampleScores, data: { failures: r.failures } };
+          const r = await scoreOn(configured(moduleInstance, candidates, choices), scored, metric, this.options.concurrency ?? 8, { memo: { memo, config: key } });
+          return { kind, ...describeChoices(candidates, choices), score: r.score, exampleScores: r.exampleScores, reused: r.reused, data: { failures: r.failures } };
         });
+        memo.rememberTrial(key, trial);
         if (trial.score !== null && (best === undefined || trial.score > best.score!)) best = trial;
+        if (t < plans.length - 1 && rec.overCost(maxCost)) {
+          stopped = true;
+          break;
+        }
       }
       const trials = rec.run.trials;
-      if (best === undefined) {
+      if (best === undefined && !stopped) {
         throw new TypelmError(`SimpleOptimizer: every trial failed, so there is nothing to return; first failure: ${trials[0]?.error}`);
       }
-      const result = configured(moduleInstance, candidates, best.choices as Choices) as M;
-      noteScore(result, best.score!);
+      // Stopped before anything scored: the configuration as given (trial 0's) is all there is.
+      const result = configured(moduleInstance, candidates, (best?.choices ?? plans[0]!) as Choices) as M;
+      if (best !== undefined) noteScore(result, best.score!);
       const baseline = trials[0]!.score;
       rec.finish({
-        status: "completed", score: best.score, bestTrial: best.index,
+        status: stopped ? "stopped" : "completed", score: best?.score ?? null, bestTrial: best?.index ?? null,
         summary: {
-          baselineScore: baseline, bestScore: best.score, gain: baseline === null ? null : best.score! - baseline,
-          instructions: best.instructions, demoIds: best.demoIds, trials: trials.length, failedTrials: trials.filter((t) => t.error !== null).length,
+          baselineScore: baseline, bestScore: best?.score ?? null, gain: baseline === null || best === undefined ? null : best.score! - baseline,
+          instructions: best?.instructions ?? null, demoIds: best?.demoIds ?? null, trials: trials.length, failedTrials: trials.filter((t) => t.error !== null).length,
+          reused: trials.reduce((n, t) => n + t.reused, 0),
+          ...rec.costSummary(maxCost, stopped),
           ...rec.usageTotals(),
         },
       });

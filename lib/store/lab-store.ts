@@ -7,11 +7,11 @@ import { redactString } from "../instrument/redact.js";
 import { configuredStorePath, openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";
 import type {
-  EvaluationRow, LabRun, RunKind, RunStatus, RunSummary, Trial,
+  EvaluationRow, ExampleScore, LabRun, RunKind, RunStatus, RunSummary, Trial,
 } from "./records.js";
 
 const RUN_KINDS: readonly RunKind[] = ["evaluation", "optimization"];
-const RUN_STATUSES: readonly RunStatus[] = ["running", "completed", "failed"];
+const RUN_STATUSES: readonly RunStatus[] = ["running", "completed", "failed", "stopped"];
 
 /** Which runs `lab.runs()` lists; every field narrows the list. */
 export interface RunFilter {
@@ -51,7 +51,7 @@ interface RowRaw {
 interface TrialRaw {
   idx: number; kind: string; parents_json: string; choices_json: string; instructions_json: string; demo_ids_json: string;
   score: number | null; example_scores_json: string | null; budget_spent: number; lm_calls: number; input_tokens: number;
-  output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string;
+  output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string; reused: number;
 }
 
 /** The statements of one connection, prepared once and shared by every `LabStore` on it. */
@@ -83,9 +83,9 @@ class Statements {
     );
     this.insertTrial = db.prepare(
       `INSERT INTO lab_trials (run_id, idx, kind, parents_json, choices_json, instructions_json, demo_ids_json, score,
-       example_scores_json, budget_spent, lm_calls, input_tokens, output_tokens, cost, duration_ms, error, data_json)
+       example_scores_json, budget_spent, lm_calls, input_tokens, output_tokens, cost, duration_ms, error, data_json, reused)
        VALUES (@run_id, @idx, @kind, @parents_json, @choices_json, @instructions_json, @demo_ids_json, @score,
-       @example_scores_json, @budget_spent, @lm_calls, @input_tokens, @output_tokens, @cost, @duration_ms, @error, @data_json)`,
+       @example_scores_json, @budget_spent, @lm_calls, @input_tokens, @output_tokens, @cost, @duration_ms, @error, @data_json, @reused)`,
     );
     this.run = db.prepare<[string], RunRaw>("SELECT * FROM lab_runs WHERE id = ?");
     this.rows = db.prepare<[string], RowRaw>("SELECT * FROM lab_rows WHERE run_id = ? ORDER BY idx");
@@ -158,11 +158,11 @@ export class LabStore {
       example_scores_json: trial.exampleScores === null ? null : json(trial.exampleScores),
       budget_spent: trial.budgetSpent, lm_calls: trial.lmCalls, input_tokens: trial.inputTokens,
       output_tokens: trial.outputTokens, cost: trial.cost, duration_ms: trial.durationMs, error: text(trial.error),
-      data_json: json(trial.data),
+      data_json: json(trial.data), reused: trial.reused ?? 0,
     }), runId, `trial ${trial.index}`);
   }
 
-  /** Marks the run completed or failed, with its headline score, totals and error. */
+  /** Marks the run completed, failed or stopped (an optimizer's maxCost), with its headline score, totals and error. */
   finishRun(runId: string, end: FinishRun): void {
     const result = this.#write("finish a run in", () => this.#statements().finishRun.run({
       id: runId, status: end.status, ended_at: new Date().toISOString(), score: finiteOrNull(end.score ?? null),
@@ -231,9 +231,9 @@ export class LabStore {
     return this.#read(() => this.#statements().trials.all(runId)).map((t) => ({
       index: t.idx, kind: t.kind, parents: parse(t.parents_json), choices: parse(t.choices_json),
       instructions: parse(t.instructions_json), demoIds: parse(t.demo_ids_json), score: t.score,
-      exampleScores: t.example_scores_json === null ? null : parse(t.example_scores_json), budgetSpent: t.budget_spent,
+      exampleScores: t.example_scores_json === null ? null : exampleScores(t.example_scores_json), budgetSpent: t.budget_spent,
       lmCalls: t.lm_calls, inputTokens: t.input_tokens, outputTokens: t.output_tokens, cost: t.cost,
-      durationMs: t.duration_ms, error: t.error, data: parse(t.data_json),
+      durationMs: t.duration_ms, error: t.error, data: parse(t.data_json), reused: t.reused,
     }));
   }
 
@@ -314,6 +314,12 @@ function text(value: string | null | undefined): string | null {
 
 function parse<T>(text: string): T {
   return JSON.parse(text) as T;
+}
+
+/** Per-example scores; entries written before per-example errors were kept read as `error: null`. */
+function exampleScores(text: string): ExampleScore[] {
+  return parse<{ exampleId: string; score: number; error?: string | null }[]>(text)
+    .map((e) => ({ exampleId: e.exampleId, score: e.score, error: e.error ?? null }));
 }
 
 function finiteOrNull(value: number | null): number | null {

@@ -6,7 +6,8 @@
  * Tables (JSON columns hold the `records.ts` shapes; numbers are REAL unless said):
  * - `lm_cache`          one cached model reply per request key (see lm-cache.ts).
  * - `lab_runs`          one row per evaluation or optimization run. `seq` (INTEGER, autoincrement)
- *                       gives "newest first"; `id` is the public run id; `status` running|completed|failed;
+ *                       gives "newest first"; `id` is the public run id; `status` running|completed|failed|stopped
+ *                       (stopped: an optimizer's maxCost ended it, from 004);
  *                       `config_json`, `summary_json` objects; `score`, `error`, `best_trial` nullable;
  *                       `started_at`, `ended_at` ISO 8601.
  * - `lab_rows`          one row per evaluated example, keyed (run_id, idx), written when it finishes:
@@ -15,7 +16,9 @@
  * - `lab_trials`        one row per optimizer trial or candidate, keyed (run_id, idx), written when it
  *                       finishes: kind, parents_json (GEPA's parent candidates), choices/instructions/
  *                       demo_ids JSON, score, example_scores_json (per-example scores for a Pareto
- *                       front), budget_spent, lm_calls, tokens, cost, duration_ms, error, data_json.
+ *                       front; entries { exampleId, score, error }), budget_spent, lm_calls, tokens, cost,
+ *                       duration_ms, error, data_json, reused (INTEGER, from 004: examples whose score
+ *                       came from an earlier trial of the run).
  * - `registry_versions` one stored module per (name, version): created_at, score, metadata_json,
  *                       state_json (per predictor: instruction, demos, signature fingerprint) and
  *                       module_class (the class name `load` rebuilds).
@@ -107,5 +110,79 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
       module_class TEXT NOT NULL,
       PRIMARY KEY (name, version)
     )`,
+  },
+  {
+    // SQLite cannot change a CHECK constraint in place, so lab_runs is rebuilt to accept 'stopped'
+    // (and lab_trials gains `reused`). Dropping lab_runs while its children still point at it would
+    // cascade-delete their rows (foreign_keys is on and cannot be switched off inside the
+    // migration's transaction), so all three tables are copied to new ones, the old children are
+    // dropped before the old parent, and the copies take the old names (renaming a parent rewrites
+    // its children's REFERENCES, so they end up pointing at lab_runs again).
+    name: "004_lab_stopped_reused",
+    sql: `CREATE TABLE lab_runs_004 (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      kind TEXT NOT NULL CHECK (kind IN ('evaluation', 'optimization')),
+      name TEXT NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'stopped')),
+      started_at TEXT NOT NULL,
+      ended_at TEXT,
+      score REAL,
+      config_json TEXT NOT NULL,
+      summary_json TEXT NOT NULL,
+      error TEXT,
+      best_trial INTEGER
+    );
+    INSERT INTO lab_runs_004 (seq, id, kind, name, status, started_at, ended_at, score, config_json, summary_json, error, best_trial)
+      SELECT seq, id, kind, name, status, started_at, ended_at, score, config_json, summary_json, error, best_trial FROM lab_runs;
+    CREATE TABLE lab_rows_004 (
+      run_id TEXT NOT NULL REFERENCES lab_runs_004 (id) ON DELETE CASCADE,
+      idx INTEGER NOT NULL,
+      example_id TEXT,
+      inputs_json TEXT NOT NULL,
+      expected_json TEXT NOT NULL,
+      prediction_json TEXT,
+      scores_json TEXT NOT NULL,
+      error TEXT,
+      duration_ms REAL NOT NULL,
+      input_tokens INTEGER NOT NULL,
+      output_tokens INTEGER NOT NULL,
+      cost REAL NOT NULL,
+      PRIMARY KEY (run_id, idx)
+    );
+    INSERT INTO lab_rows_004 SELECT run_id, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error,
+      duration_ms, input_tokens, output_tokens, cost FROM lab_rows;
+    CREATE TABLE lab_trials_004 (
+      run_id TEXT NOT NULL REFERENCES lab_runs_004 (id) ON DELETE CASCADE,
+      idx INTEGER NOT NULL,
+      kind TEXT NOT NULL,
+      parents_json TEXT NOT NULL,
+      choices_json TEXT NOT NULL,
+      instructions_json TEXT NOT NULL,
+      demo_ids_json TEXT NOT NULL,
+      score REAL,
+      example_scores_json TEXT,
+      budget_spent REAL NOT NULL,
+      lm_calls INTEGER NOT NULL,
+      input_tokens INTEGER NOT NULL,
+      output_tokens INTEGER NOT NULL,
+      cost REAL NOT NULL,
+      duration_ms REAL NOT NULL,
+      error TEXT,
+      data_json TEXT NOT NULL,
+      reused INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (run_id, idx)
+    );
+    INSERT INTO lab_trials_004 (run_id, idx, kind, parents_json, choices_json, instructions_json, demo_ids_json, score,
+      example_scores_json, budget_spent, lm_calls, input_tokens, output_tokens, cost, duration_ms, error, data_json)
+      SELECT run_id, idx, kind, parents_json, choices_json, instructions_json, demo_ids_json, score,
+      example_scores_json, budget_spent, lm_calls, input_tokens, output_tokens, cost, duration_ms, error, data_json FROM lab_trials;
+    DROP TABLE lab_rows;
+    DROP TABLE lab_trials;
+    DROP TABLE lab_runs;
+    ALTER TABLE lab_runs_004 RENAME TO lab_runs;
+    ALTER TABLE lab_rows_004 RENAME TO lab_rows;
+    ALTER TABLE lab_trials_004 RENAME TO lab_trials;
+    CREATE INDEX IF NOT EXISTS lab_runs_kind ON lab_runs (kind, seq)`,
   },
 ];

@@ -4,7 +4,8 @@
  */
 
 export type RunKind = "evaluation" | "optimization";
-export type RunStatus = "running" | "completed" | "failed";
+/** `stopped`: an optimizer ended early on its `maxCost` and returned the best program found so far. */
+export type RunStatus = "running" | "completed" | "failed" | "stopped";
 
 /** One row of `lab.runs()`: what every run has, whatever its kind. */
 export interface RunSummary {
@@ -49,6 +50,13 @@ export interface EvaluationRun extends RunSummary {
   rows: EvaluationRow[];
 }
 
+/** One example's score in a trial: 0 with `Name: message` in `error` when its run or its metric failed. */
+export interface ExampleScore {
+  exampleId: string;
+  score: number;
+  error: string | null;
+}
+
 /**
  * One optimizer trial or candidate. MIPROv2 writes one per (instruction, demo set) combination
  * scored; GEPA one per candidate program (with `parents` and per-example scores).
@@ -68,8 +76,16 @@ export interface Trial {
   demoIds: Record<string, string[]>;
   /** Mean score on the examples scored, or null when the trial failed. */
   score: number | null;
-  /** Per example scores, when kept (GEPA's Pareto front needs them). */
-  exampleScores: { exampleId: string; score: number }[] | null;
+  /**
+   * Per example scores, when kept (GEPA's Pareto front needs them). An example whose program call
+   * failed or whose metric threw (or returned no score in [0, 1]) scores 0 with its `error`.
+   */
+  exampleScores: ExampleScore[] | null;
+  /**
+   * Examples whose score was taken from an earlier trial of the same run that scored the same
+   * configuration on the same example (no model or metric call made for them); 0 when none.
+   */
+  reused: number;
   /** Budget spent when this trial finished (metric calls so far for GEPA, LM calls for MIPROv2). */
   budgetSpent: number;
   lmCalls: number;
@@ -77,7 +93,10 @@ export interface Trial {
   outputTokens: number;
   cost: number;
   durationMs: number;
-  /** `Name: message` when the trial threw; the trial is still recorded. */
+  /**
+   * `Name: message` when the trial threw, or when more than half of its examples failed (then
+   * `score` is null); the trial is still recorded.
+   */
   error: string | null;
   /** Anything else the optimizer wants to keep (the predictor changed, minibatch scores, ...). */
   data: Record<string, unknown>;

@@ -37,7 +37,7 @@ function trial(index: number, overrides: Partial<Trial> = {}): Trial {
     index, kind: "minibatch", parents: [], choices: { self: { instruction: index, demos: 1 } },
     instructions: { self: `Instruction ${index}` }, demoIds: { self: ["train-1", "train-7"] }, score: 0.5 + index / 10,
     exampleScores: null, budgetSpent: 3 * (index + 1), lmCalls: 3, inputTokens: 100, outputTokens: 20, cost: 0.01,
-    durationMs: 40, error: null, data: { minibatch: [1, 2, 3] }, ...overrides,
+    durationMs: 40, error: null, data: { minibatch: [1, 2, 3] }, reused: 0, ...overrides,
   };
 }
 
@@ -101,8 +101,8 @@ describe("recording and reading runs", () => {
     const id = lab.startRun({ kind: "optimization", name: "GEPA", config: { seed: 7 } });
     lab.recordTrial(id, trial(0));
     const child = trial(1, {
-      kind: "candidate", parents: [0], exampleScores: [{ exampleId: "dev-1", score: 1 }, { exampleId: "dev-2", score: 0 }],
-      budgetSpent: 14,
+      kind: "candidate", parents: [0], exampleScores: [{ exampleId: "dev-1", score: 1, error: null }, { exampleId: "dev-2", score: 0, error: "TypeError: metric \"m\" returned NaN" }],
+      budgetSpent: 14, reused: 1,
     });
     lab.recordTrial(id, child);
     lab.recordTrial(id, trial(2, { score: null, error: "LMError: timeout", data: {} }));
@@ -124,6 +124,21 @@ describe("recording and reading runs", () => {
     expect(lab.trials(id)[0]?.score).toBeNull();
     lab.reopenRun(id);
     expect(lab.run(id)).toMatchObject({ status: "running", endedAt: null, error: null });
+  });
+
+  it("records a run stopped on maxCost as 'stopped' and lists it under that status", () => {
+    const lab = LabStore.open(file("stopped.sqlite"));
+    const id = lab.startRun({ kind: "optimization", name: "SimpleOptimizer" });
+    const other = lab.startRun({ kind: "optimization", name: "SimpleOptimizer" });
+    lab.recordTrial(id, trial(0, { reused: 4 }));
+    lab.finishRun(id, { status: "stopped", score: 0.5, bestTrial: 0, summary: { stopped: "maxCost", maxCost: 0.01 } });
+    lab.finishRun(other, { status: "completed", score: 0.5 });
+    expect(lab.run(id)).toMatchObject({ status: "stopped", score: 0.5, summary: { stopped: "maxCost", maxCost: 0.01 } });
+    expect(lab.runs({ status: "stopped" }).map((r) => r.id)).toEqual([id]);
+    expect(lab.trials(id)[0]!.reused).toBe(4);
+    // Resuming a stopped run reopens it.
+    lab.reopenRun(id);
+    expect(lab.run(id)?.status).toBe("running");
   });
 
   it("lists runs newest first, filtered by kind, name and status, with a limit", () => {
@@ -162,7 +177,7 @@ describe("bad input", () => {
     lab.startRun({ kind: "optimization", name: "MIPROv2" });
     expect(() => lab.runs({ kind: "optimisation" as "optimization" })).toThrow(ValidationError);
     expect(() => lab.runs({ kind: "optimisation" as "optimization" })).toThrow(/runs\(\{ kind \}\) expects "evaluation" or "optimization"; received "optimisation"/);
-    expect(() => lab.runs({ status: "done" as "completed" })).toThrow(/runs\(\{ status \}\) expects "running", "completed" or "failed"; received "done"/);
+    expect(() => lab.runs({ status: "done" as "completed" })).toThrow(/runs\(\{ status \}\) expects "running", "completed", "failed" or "stopped"; received "done"/);
     expect(lab.runs({ kind: "optimization", status: "running" })).toHaveLength(1);
   });
 

@@ -15,7 +15,7 @@ run("child writer (only in the child process lab-store.test.ts starts)", () => {
       lab.recordTrial(runId, {
         index, kind: "minibatch", parents: [], choices: {}, instructions: { self: `child trial ${index}` }, demoIds: {},
         score: index / 3, exampleScores: null, budgetSpent: index, lmCalls: 1, inputTokens: 1, outputTokens: 1,
-        cost: 0, durationMs: 1, error: null, data: {},
+        cost: 0, durationMs: 1, error: null, data: {}, reused: 0,
       });
     }
     expect(lab.trials(runId)).toHaveLength(3);

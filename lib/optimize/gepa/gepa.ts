@@ -7,7 +7,7 @@ import type { LanguageModel } from "../../lm/types.js";
 import type { Module } from "../../module.js";
 import type { FewShotExample } from "../../prompt/few-shot.js";
 import { noteScore } from "../../store/module-score.js";
-import type { OptimizationRun, Trial } from "../../store/records.js";
+import type { ExampleScore, OptimizationRun, Trial } from "../../store/records.js";
 import { checkExamples, dataFingerprint } from "../examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "../options.js";
 import { Random } from "../random.js";
@@ -316,10 +316,10 @@ class Search {
       // The rest of the validation set; the subsample's scores are reused.
       const restAt = ctx.val.map((_, k) => k).filter((k) => !positions.includes(k));
       const rest = restAt.length === 0 ? undefined : await this.score(program, restAt.map((k) => ctx.val[k]!));
-      const byPosition = new Map<number, number>();
-      positions.forEach((k, i) => byPosition.set(k, subScores[i]!));
-      restAt.forEach((k, i) => byPosition.set(k, rest!.exampleScores[i]!.score));
-      const exampleScores = ctx.val.map((e, k) => ({ exampleId: e.id, score: byPosition.get(k)! }));
+      const byPosition = new Map<number, ExampleScore>();
+      positions.forEach((k, i) => byPosition.set(k, sub.exampleScores[i]!));
+      restAt.forEach((k, i) => byPosition.set(k, rest!.exampleScores[i]!));
+      const exampleScores = ctx.val.map((_, k) => byPosition.get(k)!);
       return { ...base, kind: "candidate", score: mean(exampleScores.map((e) => e.score)), exampleScores, data: { ...data, failures: rest?.failures ?? [] } };
     });
     this.counter.spent = trial.budgetSpent;
