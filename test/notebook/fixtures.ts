@@ -27,6 +27,7 @@ export function trial(index: number, kind: string, score: number | null, extra: 
     choices: { self: { instruction: index, demos: 0 } },
     instructions: { self: `instruction ${index}` },
     demoIds: { self: [`train-${index}`] },
+    reused: 0,
     score,
     exampleScores: null,
     budgetSpent: index + 1,
