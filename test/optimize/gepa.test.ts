@@ -219,7 +219,7 @@ describe("GEPA bad input", () => {
     expect(gepa.lastRun!.status).toBe("completed");
   });
 
-  it("records a step whose metric throws as a failed trial, counts its calls, and goes on", async () => {
+  it("scores an example whose metric throws 0 with its error; a step fails (recorded, its calls counted) only when more than half its minibatch does, and the run goes on", async () => {
     const { program: m } = program();
     const { metric, calls } = counted(function judge(ex, p) {
       if (String(ex.id).startsWith("train") && ex.output.tone === "loud") throw new RangeError("no tone judge for loud texts");
@@ -231,9 +231,18 @@ describe("GEPA bad input", () => {
     const failed = run.trials.filter((t) => t.error !== null);
     expect(failed.length).toBeGreaterThan(0);
     for (const t of failed) {
-      expect(t.error).toMatch(/Metric "judge" failed on example train-\d+: RangeError: no tone judge for loud texts/);
-      // The parent's minibatch was run (3 calls) before the metric's failure ended the step.
+      expect(t.error).toMatch(/^TrialError: [23] of 3 examples failed \(more than half\), so the trial has no score; first: example train-\d+: RangeError: metric "judge" threw: no tone judge for loud texts$/);
+      // The parent's minibatch was run (3 calls) before its failures ended the step; its scores are kept.
       expect(t.budgetSpent - run.trials[t.index - 1]!.budgetSpent).toBe(3);
+      expect(t.exampleScores!.filter((e) => e.error !== null).length).toBeGreaterThanOrEqual(2);
+    }
+    // A step with one loud example of three went on: that example scored 0.
+    const loud = new Set(train.filter((e) => e.output.tone === "loud").map((e) => e.id));
+    const oneLoud = run.trials.filter((t) => t.error === null && t.kind !== "seed" && (t.data.minibatch as string[]).filter((id) => loud.has(id)).length === 1);
+    expect(oneLoud.length).toBeGreaterThan(0);
+    for (const t of oneLoud) {
+      const at = (t.data.minibatch as string[]).findIndex((id) => loud.has(id));
+      expect((t.data.minibatchBefore as number[])[at]).toBe(0);
     }
     expect(run.status).toBe("completed");
     expect(calls()).toBeLessThanOrEqual(80);
