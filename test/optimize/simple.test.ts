@@ -1,9 +1,11 @@
 import { describe, it, expect } from "@jest/globals";
 import { Instrumentation } from "../../lib/instrument/bus.js";
-import { LabStore, Predict, SimpleOptimizer } from "../../lib/index.js";
-import type { OptimizationRun } from "../../lib/index.js";
+import { LabStore, Predict, SimpleOptimizer, ValidationError } from "../../lib/index.js";
+import type { Metric, OptimizationRun, Trial } from "../../lib/index.js";
+import type { LMRequest, LMResponse } from "../../lib/lm/types.js";
+import { SimulatedLM } from "../../lib/testing/index.js";
 import { lastScore } from "../../lib/store/module-score.js";
-import { candidateInstructions, heldOut, makeExamples, RULE_PHRASE, taskModel, Topic, useTempLab } from "./task.js";
+import { candidateInstructions, heldOut, labelOf, makeExamples, RULE_PHRASE, taskModel, Topic, useTempLab } from "./task.js";
 
 const train = makeExamples(30, 31, "train");
 const test = makeExamples(60, 33, "test");
@@ -78,5 +80,152 @@ describe("SimpleOptimizer", () => {
       .rejects.toThrow(/kDemos is 4 but the demo pool has 3 examples/);
     await expect(new SimpleOptimizer().compile({ moduleInstance: program, trainingExamples: [] })).rejects.toThrow(/trainingExamples must be a non-empty array/);
     expect(() => new SimpleOptimizer({ numTrials: 0 })).toThrow(/numTrials must be an integer ≥ 1/);
+  });
+});
+
+/** A SimulatedLM whose every call is billed `price` USD (the test doubles cost nothing). */
+class BilledLM extends SimulatedLM {
+  constructor(private readonly price: number) {
+    super({ rules: [{ phrase: RULE_PHRASE, answer: (inputs) => ({ label: labelOf(String(inputs.text)) }) }] });
+  }
+  protected override async complete(request: LMRequest): Promise<LMResponse> {
+    return { ...(await super.complete(request)), estimatedCost: this.price };
+  }
+}
+
+const same = (t: Trial) => { const { durationMs: _d, ...rest } = t; return rest; };
+
+describe("SimpleOptimizer scores a configuration once per example", () => {
+  // kDemos 0 and two variants: 3 distinct programs (the current instruction and two variants), 7 trials.
+  const make = () => new SimpleOptimizer({ seed: 3, numTrials: 6, kDemos: 0, instructions: ["Label it.", candidateInstructions(0)[0]!] });
+
+  it("a trial meeting a configuration scored before reuses its scores without a model call (trial.reused)", async () => {
+    const lm = taskModel();
+    const opt = make();
+    const tuned = await opt.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train });
+    const run = opt.lastRun!;
+    expect(run.trials).toHaveLength(7);
+    const distinct = new Set(run.trials.map((t) => t.instructions.self));
+    expect(distinct.size).toBe(3);
+    // Every program is run on the 15 scored examples once.
+    expect(lm.requests).toHaveLength(3 * 15);
+    const firstOf = new Map<string, number>();
+    for (const t of run.trials) {
+      const seen = firstOf.has(t.instructions.self!);
+      if (!seen) firstOf.set(t.instructions.self!, t.index);
+      expect([t.reused, t.lmCalls]).toEqual(seen ? [15, 0] : [0, 15]);
+      // A reused trial has the same per-example scores as the first trial of its configuration.
+      expect(t.exampleScores).toEqual(run.trials[firstOf.get(t.instructions.self!)!]!.exampleScores);
+    }
+    expect(run.summary.reused).toBe(4 * 15);
+    expect(tuned.instruction).toContain(RULE_PHRASE);
+    expect((LabStore.open(labFile()).run(run.id) as OptimizationRun).trials.map((t) => t.reused)).toEqual(run.trials.map((t) => t.reused));
+  });
+
+  it("a resumed run reuses the replayed trials' scores as the uninterrupted run did", async () => {
+    const lm = taskModel();
+    const program = new Predict(Topic).configure((c) => { c.lm = lm; });
+    const full = make();
+    await full.compile({ moduleInstance: program, trainingExamples: train });
+    const ref = full.lastRun!;
+    const lab = LabStore.open(labFile());
+    const id = lab.startRun({ kind: "optimization", name: "SimpleOptimizer", config: ref.config });
+    for (const t of ref.trials.slice(0, 4)) lab.recordTrial(id, t);
+    const before = lm.requests.length;
+    const resumed = make();
+    await resumed.compile({ moduleInstance: program, trainingExamples: train, resume: id });
+    expect(resumed.lastRun!.trials.map(same)).toEqual(ref.trials.map(same));
+    // The first four trials already held all three programs: nothing is asked again.
+    expect(new Set(ref.trials.slice(0, 4).map((t) => t.instructions.self)).size).toBe(3);
+    expect(lm.requests.length - before).toBe(0);
+  });
+});
+
+describe("SimpleOptimizer per-example errors", () => {
+  it("an example whose metric throws scores 0 with its error; the trial keeps a score", async () => {
+    const lm = taskModel();
+    const judge: Metric = function judge(ex, p) {
+      if (ex.output.label === "tool" && ex.id!.endsWith("3")) throw new RangeError("no judge for this one");
+      return p.label === ex.output.label;
+    };
+    const opt = new SimpleOptimizer({ seed: 2, numTrials: 2, kDemos: 2, metric: judge });
+    await opt.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train });
+    const run = opt.lastRun!;
+    const erring = run.trials[0]!.exampleScores!.filter((e) => e.error !== null);
+    expect(erring.length).toBeGreaterThan(0);
+    for (const t of run.trials) {
+      expect(t.error).toBeNull();
+      expect(t.score).not.toBeNull();
+      for (const e of t.exampleScores!.filter((x) => x.error !== null)) {
+        expect(e).toMatchObject({ score: 0, error: 'RangeError: metric "judge" threw: no judge for this one' });
+      }
+    }
+    expect(run.status).toBe("completed");
+  });
+});
+
+describe("SimpleOptimizer maxCost", () => {
+  it("stops with status 'stopped' after the trial that reached the limit and returns the best so far; resumed with more, it ends like a run never stopped", async () => {
+    const options = { seed: 4, numTrials: 5, kDemos: 2, instructions: candidateInstructions(2) };
+    const lm = new BilledLM(0.001);
+    const program = new Predict(Topic).configure((c) => { c.lm = lm; });
+    // 15 scored examples: 0.015 USD a trial (none repeats), so 0.04 is reached by the third trial.
+    const opt = new SimpleOptimizer({ ...options, maxCost: 0.04 });
+    const tuned = await opt.compile({ moduleInstance: program, trainingExamples: train });
+    const run = opt.lastRun!;
+    expect(run.status).toBe("stopped");
+    expect(run.trials).toHaveLength(3);
+    expect(run.trials.map((t) => t.cost).reduce((a, b) => a + b, 0)).toBeCloseTo(0.045, 10);
+    const best = run.trials.reduce((b, t) => (t.score! > b.score! ? t : b));
+    expect(run.bestTrial).toBe(best.index);
+    expect(tuned.instruction).toBe(best.instructions.self);
+    expect(run.summary).toMatchObject({ stopped: "maxCost", maxCost: 0.04 });
+    expect(LabStore.open(labFile()).run(run.id)?.status).toBe("stopped");
+
+    const reference = new SimpleOptimizer(options);
+    await reference.compile({ moduleInstance: program, trainingExamples: train });
+    const more = new SimpleOptimizer({ ...options, maxCost: 1 });
+    const calls = lm.requests.length;
+    await more.compile({ moduleInstance: program, trainingExamples: train, resume: run.id });
+    expect(more.lastRun!.status).toBe("completed");
+    expect(more.lastRun!.trials.map(same)).toEqual(reference.lastRun!.trials.map(same));
+    expect(lm.requests.length - calls).toBe(3 * 15);
+  });
+
+  it("refuses a maxCost that is not a positive number", () => {
+    expect(() => new SimpleOptimizer({ maxCost: 0 })).toThrow(/maxCost must be a positive number of USD; received 0/);
+    expect(() => new SimpleOptimizer({ maxCost: "1" as unknown as number })).toThrow(ValidationError);
+  });
+});
+
+describe("SimpleOptimizer.estimate", () => {
+  it("makes no model call; its LM calls are the run's and its tokens within 5% of the run's (SimulatedLM)", async () => {
+    for (const [numTrials, kDemos] of [[5, 2], [3, 4]] as const) {
+      const lm = taskModel();
+      const program = new Predict(Topic).configure((c) => { c.lm = lm; });
+      const opt = new SimpleOptimizer({ seed: 6, numTrials, kDemos, instructions: candidateInstructions(1) });
+      const estimate = opt.estimate({ moduleInstance: program, trainingExamples: train });
+      expect(lm.requests).toHaveLength(0);
+      await opt.compile({ moduleInstance: program, trainingExamples: train });
+      const run = opt.lastRun!;
+      expect(run.trials.every((t) => t.reused === 0)).toBe(true);
+      expect(estimate.lmCalls).toBe(run.summary.lmCalls);
+      expect(estimate.lmCalls).toBe((numTrials + 1) * 15);
+      expect(Math.abs(estimate.inputTokens / (run.summary.inputTokens as number) - 1)).toBeLessThan(0.05);
+      expect(Math.abs(estimate.outputTokens / (run.summary.outputTokens as number) - 1)).toBeLessThan(0.05);
+      // A SimulatedLM has no price.
+      expect(estimate.cost).toBeNull();
+    }
+  });
+
+  it("prices the tokens with the model's list price, and counts one call per predictor per example", () => {
+    const lm = taskModel();
+    Object.defineProperty(lm, "provider", { value: "openai" });
+    Object.defineProperty(lm, "model", { value: "gpt-4o-mini" });
+    const opt = new SimpleOptimizer({ seed: 6, numTrials: 2, kDemos: 2 });
+    const e = opt.estimate({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train, validationExamples: test.slice(0, 10) });
+    expect(e.lmCalls).toBe(3 * 10);
+    expect(e.cost).toBeCloseTo((e.inputTokens * 0.15 + e.outputTokens * 0.6) / 1e6, 8);
+    expect(lm.requests).toHaveLength(0);
   });
 });
