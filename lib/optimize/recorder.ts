@@ -10,15 +10,19 @@ import { trialProgress, type TrialProgress, type TrialProgressOptions } from "./
 export type TrialDraft = Pick<Trial, "kind" | "choices" | "instructions" | "demoIds"> &
   Partial<Pick<Trial, "score" | "exampleScores" | "data" | "parents" | "reused">>;
 
+export type TrialErrorPartial = Partial<Pick<Trial, "exampleScores" | "reused" | "data" | "instructions" | "demoIds" | "parents">>;
+
 /**
  * An error that ends a trial but still has something to record: a step that throws it is recorded
- * as failed (score null, `error` set) with these per-example scores, reused count and data (e.g.
+ * as failed (score null, `error` set) with these per-example scores, reused count, data, and (when
+ * given) instruction texts, demo ids and parents (e.g.
  * `scoreOn` when more than half of the examples failed).
  */
 export class TrialError extends TypelmError {
-  readonly partial: Partial<Pick<Trial, "exampleScores" | "reused" | "data">>;
+  /** What the failed trial records besides its error (the step may add to it before it rethrows). */
+  readonly partial: TrialErrorPartial;
 
-  constructor(message: string, partial: Partial<Pick<Trial, "exampleScores" | "reused" | "data">>, options?: { cause?: unknown }) {
+  constructor(message: string, partial: TrialErrorPartial, options?: { cause?: unknown }) {
     super(message, options);
     this.partial = partial;
   }

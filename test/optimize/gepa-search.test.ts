@@ -164,7 +164,8 @@ describe("GEPA against MIPROv2 on the same task and budget", () => {
   function tally(metric: Metric) {
     let calls = 0;
     const atTrial: number[] = [];
-    const counted: Metric = (ex, p, t) => { calls++; return metric(ex, p, t); };
+    // Scoring calls only: GEPA's feedback calls (a fourth argument) score no program run.
+    const counted: Metric = (ex, p, t, predictor) => { if (predictor === undefined) calls++; return metric(ex, p, t, predictor); };
     Object.defineProperty(counted, "name", { value: metric.name });
     const off = Instrumentation.subscribe("optimizer.trial", (e) => { atTrial[e.payload.index as number] = calls; });
     return { counted, calls: () => calls, atTrial, off };

@@ -15,15 +15,20 @@ const test = makeToneExamples(40, 3, "test");
 
 const labPath = useTempLab();
 
-/** The metric, counting every call made to it. */
-function counted(metric: Metric): { metric: Metric; calls: () => number } {
+/**
+ * The metric, counting the calls made to it: scoring calls (three arguments: a program run scored,
+ * what the budget counts) and GEPA's feedback calls (a fourth argument, not a scored run).
+ */
+function counted(metric: Metric): { metric: Metric; calls: () => number; feedbackCalls: () => number } {
   let calls = 0;
-  const wrapped: Metric = (ex, p, t) => {
-    calls++;
-    return metric(ex, p, t);
+  let feedbackCalls = 0;
+  const wrapped: Metric = (ex, p, t, predictor) => {
+    if (predictor === undefined) calls++;
+    else feedbackCalls++;
+    return metric(ex, p, t, predictor);
   };
   Object.defineProperty(wrapped, "name", { value: metric.name });
-  return { metric: wrapped, calls: () => calls };
+  return { metric: wrapped, calls: () => calls, feedbackCalls: () => feedbackCalls };
 }
 
 function program() {

@@ -4,22 +4,29 @@ import { inSpan } from "../../instrument/bus.js";
 import { defaultMetric, type Metric } from "../../evaluate/metric.js";
 import type { ExampleOutcome } from "../../evaluate/run-example.js";
 import type { LanguageModel } from "../../lm/types.js";
-import type { Module } from "../../module.js";
+import { Module } from "../../module.js";
+import { Predict } from "../../predict/predict.js";
 import type { FewShotExample } from "../../prompt/few-shot.js";
 import { noteScore } from "../../store/module-score.js";
 import type { ExampleScore, OptimizationRun, Trial } from "../../store/records.js";
+import { programCallUsage, signatureCallTokens, spreadSample, totalUsage, type CallUsage, type UsageEstimate } from "../estimate.js";
 import { checkExamples, dataFingerprint } from "../examples.js";
+import { instructionsKey, ScoreMemo } from "../memo.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "../options.js";
 import { Random } from "../random.js";
-import { RunRecorder } from "../recorder.js";
+import { RunRecorder, TrialError } from "../recorder.js";
 import { scoreOn, type Scored } from "../score.js";
-import { DEFAULT_MINIBATCH, MAX_MERGES, MERGE_SUBSAMPLE, modeBudget, resolveGEPAMode, type GEPAMode } from "./budget.js";
+import { DEFAULT_MINIBATCH, MAX_MERGES, MERGE_SUBSAMPLE, MetricBudget, modeBudget, resolveGEPAMode, type GEPAMode } from "./budget.js";
 import { mergeSubsample, planMerge, type MergePlan } from "./merge.js";
 import { fronts, nonDominated, selectBest, selectPareto } from "./pareto.js";
-import { evidenceFor, reflect } from "./reflect.js";
+import { evidenceFor, evidenceText, predictorFeedback, reflect, ReflectOnFeedback } from "./reflect.js";
 
 export interface GEPAOptions {
-  /** Scores a prediction, ideally with `{ score, feedback }`; default: every expected output field equal. */
+  /**
+   * Scores a prediction, ideally with `{ score, feedback }`; default: every expected output field
+   * equal. During reflection it is also called with a fourth argument, `{ predictor, predictorTrace }`,
+   * for feedback on that one predictor (see `Metric`).
+   */
   metric?: Metric;
   /** Budget preset (default "light"); the README's table gives each in metric calls. Not with `maxMetricCalls`. */
   mode?: GEPAMode | "medium";
@@ -31,7 +38,7 @@ export interface GEPAOptions {
   seed?: number;
   /** Training examples per reflective step (default 3). */
   minibatchSize?: number;
-  /** Also try merging two descendants that improved different predictors (default true, at most 5 merges). */
+  /** Also try merging two descendants that improved different predictors (default true, at most 5 merges accepted). */
   useMerge?: boolean;
   /** How a parent is chosen: from the Pareto front by example (default) or the best average. */
   candidateSelection?: "pareto" | "best";
@@ -39,6 +46,13 @@ export interface GEPAOptions {
   concurrency?: number;
   /** A progress bar on standard error when it is a terminal (default); metric calls spent / budget; `false` never draws one. */
   progress?: boolean;
+  /**
+   * USD: once the recorded trials have cost this much (program and reflection calls), the run ends
+   * with status "stopped" and the best candidate so far is returned (the trial that crossed the limit
+   * is recorded). Checked after every trial; not part of the run's configuration, so a stopped run can
+   * be resumed with a higher limit.
+   */
+  maxCost?: number;
 }
 
 export interface GEPACompileArgs<M extends Module> {
@@ -75,6 +89,20 @@ interface Context {
   minibatchSize: number;
   concurrency: number;
   seed: number;
+  maxCost: number | undefined;
+  /** "given" validation examples, or "training" (scored on the training examples). */
+  validation: "given" | "training";
+}
+
+/** What a compile works with, worked out before any model call. */
+interface Setup {
+  paths: string[];
+  train: Example[];
+  val: Example[];
+  validation: "given" | "training";
+  budget: number;
+  minibatchSize: number;
+  metric: Metric;
 }
 
 const KINDS = ["rejected", "candidate"] as const;
@@ -91,6 +119,11 @@ const sum = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0);
  * on the validation set. Optionally merges two descendants that improved different predictors.
  * Spends at most the budget in metric calls and returns a clone holding the candidate with the best
  * validation average (the seed unless one is strictly better); the module given is never changed.
+ *
+ * A program is scored once per example: a candidate met again (the same instructions) takes its
+ * earlier scores, which cost no metric call (`trial.reused`). The one scoring never taken from the
+ * memo is the parent's run on the reflective minibatch: the reflection reads what the program did on
+ * each example (its trace and outputs), which a remembered score does not have.
  */
 export class GEPA {
   readonly options: GEPAOptions;
@@ -121,16 +154,77 @@ export class GEPA {
     return o.maxMetricCalls ?? modeBudget(resolveGEPAMode(o.mode ?? "light"), validation, predictors, o.minibatchSize ?? DEFAULT_MINIBATCH);
   }
 
+  /**
+   * What a compile would spend, without calling any model. With P predictors, V validation examples,
+   * minibatch b, budget B = `budget(P, V)` and C LM calls per program run (`callsPerRun`, default P,
+   * a straight pipeline):
+   *
+   * - program LM calls C·B (every metric call runs the program once);
+   * - reflection calls R = ⌊(B − V)·P / (V + 2·b·P)⌋: the reflective proposals the budget plans for
+   *   (c·P for a mode's c).
+   *
+   * A run makes at most C·B program calls (fewer when it stops early, reuses scores or a step's worst
+   * case no longer fits); its reflection calls are R when every proposal is accepted and the budget is
+   * spent to the last call, more when proposals are rejected (a rejected one costs 2·b metric calls
+   * instead of 2·b + V), fewer when proposals end before the reflection (the parent scored 1 on every
+   * minibatch example). Tokens come from the prompts rendered for a sample of the examples (the
+   * minibatch calls on training examples, the rest on validation examples; instructions as they are
+   * now, so the longer instructions reflection writes are not counted) and replies written from their
+   * expected outputs; a reflection call from its prompt with b examples of evidence and a reply the
+   * length of the current instruction. Cost from the list prices, null when a model has none.
+   */
+  estimate(args: Omit<GEPACompileArgs<Module>, "resume"> & { callsPerRun?: number }): UsageEstimate {
+    const s = this.setup(args);
+    const P = s.paths.length;
+    const V = s.val.length;
+    const b = s.minibatchSize;
+    const C = args.callsPerRun ?? P;
+    const reflections = Math.max(0, Math.floor(((s.budget - V) * P) / (V + 2 * b * P)));
+    const trainCalls = Math.min(s.budget - V, 2 * b * reflections);
+    const program = args.moduleInstance;
+    const parts: CallUsage[] = [
+      ...programCallUsage({ program, examples: s.val.map((e) => e.example), calls: C * (s.budget - trainCalls) }),
+      ...programCallUsage({ program, examples: s.train.map((e) => e.example), calls: C * trainCalls }),
+    ];
+    if (reflections > 0) {
+      const reflectionLM = this.options.reflectionLM ?? resolveLM(undefined, program.config.lm);
+      const evidenceFrom = spreadSample(s.train, 50).slice(0, b).map((e) => e.example);
+      let input = 0, output = 0;
+      const predictors = new Map(program.namedPredictors());
+      for (const path of s.paths) {
+        const p = predictors.get(path)!;
+        const sig = p instanceof Predict ? p.compiledSignature : undefined;
+        const fieldsIn = sig?.inputs.map((f) => f.name) ?? Object.keys(evidenceFrom[0]?.input ?? {});
+        const fieldsOut = sig?.outputs.map((f) => f.name) ?? Object.keys(evidenceFrom[0]?.output ?? {});
+        const pick = (ex: FewShotExample, names: string[]) => Object.fromEntries(names.map((n) => [n, ex.input[n] ?? ex.output[n] ?? ""]));
+        const evidence = evidenceFrom.map((ex) => ({
+          inputs: pick(ex, fieldsIn), outputs: pick(ex, fieldsOut),
+          feedback: `Score 0. Expected outputs: ${JSON.stringify(ex.output)}; the program's outputs: ${JSON.stringify(pick(ex, fieldsOut))}.`,
+        }));
+        const t = signatureCallTokens({
+          signature: ReflectOnFeedback, lm: reflectionLM,
+          values: { step: `${path} (outputs: ${fieldsOut.join(", ")})`, currentInstruction: p.instruction, examplesWithFeedback: evidenceText(evidence) },
+          outputs: { newInstruction: p.instruction },
+        });
+        input += t.inputTokens;
+        output += t.outputTokens;
+      }
+      parts.push({ lm: reflectionLM, calls: reflections, inputTokens: (reflections * input) / P, outputTokens: (reflections * output) / P });
+    }
+    return totalUsage(parts);
+  }
+
   compile<M extends Module>(args: GEPACompileArgs<M>): Promise<M> {
     // One span around the whole run, so its module calls nest under it in a trace.
     return inSpan(() => this.compileInSpan(args));
   }
 
-  private async compileInSpan<M extends Module>(args: GEPACompileArgs<M>): Promise<M> {
-    const { moduleInstance, resume } = args;
-    const paths = tunablePredictors("GEPA", moduleInstance).map(([p]) => p);
+  /** Checks the arguments and works out the examples and the budget (no model call). */
+  private setup(args: Omit<GEPACompileArgs<Module>, "resume">): Setup {
+    const paths = tunablePredictors("GEPA", args.moduleInstance).map(([p]) => p);
     const train = checkExamples(args.trainingExamples, "trainingExamples", "GEPA");
-    const val = args.validationExamples === undefined ? train : checkExamples(args.validationExamples, "validationExamples", "GEPA");
+    const given = args.validationExamples !== undefined;
+    const val = given ? checkExamples(args.validationExamples, "validationExamples", "GEPA") : train;
     const o = this.options;
     const budget = this.budget(paths.length, val.length);
     const minibatchSize = Math.min(o.minibatchSize ?? DEFAULT_MINIBATCH, train.length);
@@ -141,7 +235,13 @@ export class GEPA {
         { field: "maxMetricCalls" },
       );
     }
-    const metric = o.metric ?? defaultMetric;
+    return { paths, train, val, validation: given ? "given" : "training", budget, minibatchSize, metric: o.metric ?? defaultMetric };
+  }
+
+  private async compileInSpan<M extends Module>(args: GEPACompileArgs<M>): Promise<M> {
+    const { moduleInstance, resume } = args;
+    const { paths, train, val, validation, budget, minibatchSize, metric } = this.setup(args);
+    const o = this.options;
     const reflectionLM = o.reflectionLM ?? resolveLM(undefined, moduleInstance.config.lm);
     const seed = o.seed ?? 0;
     const config = {
@@ -150,48 +250,46 @@ export class GEPA {
       metric: metric.name || "metric", reflectionLM: reflectionLM.id, trainingExamples: train.length, validationExamples: val.length,
       data: dataFingerprint([...train, ...val]),
     };
-    const counter = { spent: 0 };
+    const spending = new MetricBudget(budget);
     const rec = RunRecorder.start("GEPA", config, resume, {
-      spent: () => counter.spent, bar: { progress: o.progress, unit: "metric calls", total: budget },
+      spent: () => spending.spent, bar: { progress: o.progress, unit: "metric calls", total: budget },
     });
     this.lastRun = rec.run;
     const ctx: Context = {
       program: moduleInstance, paths, train, val, metric, metricName: metric.name || "metric", reflectionLM, budget, minibatchSize,
-      concurrency: o.concurrency ?? 8, seed,
+      concurrency: o.concurrency ?? 8, seed, maxCost: o.maxCost, validation,
     };
     try {
-      return await new Search(ctx, rec, counter, config).run() as M;
+      return await new Search(ctx, rec, spending, config).run() as M;
     } catch (error) {
       throw rec.fail(error);
     }
   }
 }
 
-/** One compile's state: the pool, the random streams, the budget spent and the merge bookkeeping. */
+/** One compile's state: the pool, the random streams, the budget spent, the score memo and the merge bookkeeping. */
 class Search {
   private readonly pool: Candidate[] = [];
   private readonly select: Random;
   private readonly batches: Random;
   private readonly merges: Random;
+  private readonly memo = new ScoreMemo();
   private queue: number[] = [];
+  /** Merges scheduled (one per new reflective candidate while the cap allows), and merges accepted. */
   private mergesDue = 0;
-  private mergesTried = 0;
+  private mergesAccepted = 0;
   private foundNew = false;
   private readonly triedMerges = new Set<string>();
 
   constructor(
     private readonly ctx: Context,
     private readonly rec: RunRecorder,
-    private readonly counter: { spent: number },
+    private readonly budget: MetricBudget,
     private readonly config: { useMerge: boolean; candidateSelection: "pareto" | "best" },
   ) {
     this.select = new Random(ctx.seed, "select");
     this.batches = new Random(ctx.seed, "minibatch");
     this.merges = new Random(ctx.seed, "merge");
-  }
-
-  private get left(): number {
-    return this.ctx.budget - this.counter.spent;
   }
 
   /** A clone of the program with these instructions (demos as given). */
@@ -201,10 +299,42 @@ class Search {
     return copy;
   }
 
-  /** Scores `program` on examples, counting one metric call per example before any is run. */
-  private async score(program: Module, examples: readonly Example[], onExample?: (o: ExampleOutcome) => void): Promise<Scored> {
-    this.counter.spent += examples.length;
-    return scoreOn(program, examples, this.ctx.metric, this.ctx.concurrency, onExample);
+  /**
+   * Scores a program on examples. Examples the memo knows for these `instructions` cost nothing; the
+   * others are counted against the step's reservation before any is run. `instructions: null` runs
+   * every example and keeps nothing (the parent's reflective minibatch). A scoring with more than half
+   * its examples failed throws a `TrialError` saying which scoring and program it was.
+   */
+  private async score(program: Module, instructions: Record<string, string> | null, examples: readonly Example[], scoring: string, onExample?: (o: ExampleOutcome) => void): Promise<Scored> {
+    try {
+      return await scoreOn(program, examples, this.ctx.metric, this.ctx.concurrency, {
+        onExample, memo: instructions === null ? undefined : { memo: this.memo, config: instructionsKey(instructions) },
+        beforeRun: (n) => this.budget.spend(n),
+      });
+    } catch (error) {
+      if (error instanceof TrialError) Object.assign(error.partial, { data: { ...error.partial.data, scoring, scoredInstructions: instructions } });
+      throw error;
+    }
+  }
+
+  /**
+   * After each trial, recorded or replayed: the budget at its recorded total, and the memo holding
+   * every score it recorded (its `exampleScores` under the program they scored, and a child's minibatch
+   * scores), so a resumed run reuses what the uninterrupted one did.
+   */
+  private settle(trial: Trial): void {
+    this.budget.settle(trial.budgetSpent);
+    const d = trial.data;
+    if (trial.exampleScores !== null && d.scoring !== "parent") {
+      const scored = (d.scoredInstructions as Record<string, string> | null | undefined) ?? trial.instructions;
+      this.memo.remember(instructionsKey(scored), trial.exampleScores);
+    }
+    if (Array.isArray(d.minibatchAfter) && Array.isArray(d.minibatch)) {
+      const errors = (d.minibatchAfterErrors as (string | null)[] | undefined) ?? [];
+      this.memo.remember(instructionsKey(trial.instructions), (d.minibatch as string[]).map((exampleId, i) => ({
+        exampleId, score: (d.minibatchAfter as number[])[i]!, error: errors[i] ?? null,
+      })));
+    }
   }
 
   /** The next `size` training examples: one seeded shuffle per epoch, as in GEPA's batch sampler. */
@@ -214,40 +344,55 @@ class Search {
     return this.queue.splice(0, minibatchSize).map((i) => train[i]!);
   }
 
-  private add(trial: Trial, parents: number[]): void {
+  /**
+   * Adds a kept candidate to the pool. A new reflective candidate schedules a merge while the cap
+   * allows; a merged one does not (gepa's engine: only `_run_reflective_batch` sets
+   * `last_iter_found_new_program` and adds to `merges_due`).
+   */
+  private add(trial: Trial, parents: number[], how: "seed" | "reflective" | "merge"): void {
     const scores = trial.exampleScores!.map((e) => e.score);
     const nextPredictor = parents.length === 0 ? 0 : Math.max(...parents.map((p) => this.pool[p]!.nextPredictor));
     this.pool.push({ trial: trial.index, instructions: trial.instructions, parents, scores, mean: mean(scores), nextPredictor });
+    if (how !== "reflective") return;
     this.foundNew = true;
-    if (this.config.useMerge && this.mergesTried + this.mergesDue < MAX_MERGES) this.mergesDue++;
+    if (this.config.useMerge && this.mergesAccepted + this.mergesDue < MAX_MERGES) this.mergesDue++;
   }
 
   async run(): Promise<Module> {
     const { ctx, rec } = this;
     const seedInstructions = Object.fromEntries(ctx.program.namedPredictors().map(([p, m]) => [p, m.instruction]));
+    this.budget.reserve(ctx.val.length);
     const seedTrial = await rec.trial({ kind: "seed", choices: {} }, async () => {
-      const r = await this.score(this.build(seedInstructions), ctx.val);
-      return { kind: "seed", choices: {}, instructions: seedInstructions, demoIds: {}, score: r.score, exampleScores: r.exampleScores, data: { failures: r.failures } };
+      const r = await this.score(this.build(seedInstructions), seedInstructions, ctx.val, "validation");
+      return {
+        kind: "seed", choices: {}, instructions: seedInstructions, demoIds: {}, score: r.score, exampleScores: r.exampleScores, reused: r.reused,
+        data: { failures: r.failures },
+      };
     });
-    this.counter.spent = seedTrial.budgetSpent;
+    this.settle(seedTrial);
     if (seedTrial.error !== null) throw new TypelmError(`GEPA could not score the seed program on the validation set (trial ${seedTrial.index}): ${seedTrial.error}`);
-    this.add(seedTrial, []);
-    this.foundNew = false;
-    this.mergesDue = 0;
+    this.add(seedTrial, [], "seed");
 
     let stopped = "budget";
     for (;;) {
+      // maxCost is checked after every trial (each one ends a turn of this loop).
+      if (this.rec.overCost(ctx.maxCost)) {
+        stopped = "maxCost";
+        break;
+      }
       if (this.mergesDue > 0 && this.foundNew) {
         this.foundNew = false;
         if (await this.tryMerge()) continue;
       }
       // A reflective step may spend 2 minibatches and a validation pass: start it only when all fit.
-      if (this.left < 2 * ctx.minibatchSize + ctx.val.length) break;
+      const worst = 2 * ctx.minibatchSize + ctx.val.length;
+      if (this.budget.left < worst) break;
       // A candidate scoring 1 everywhere cannot be beaten on the validation average.
       if (this.pool.some((c) => c.mean === 1)) {
         stopped = "perfect";
         break;
       }
+      this.budget.reserve(worst);
       await this.reflectiveStep();
     }
     return this.finish(stopped);
@@ -262,68 +407,110 @@ class Search {
     parent.nextPredictor = (parent.nextPredictor + 1) % ctx.paths.length;
     const batch = this.minibatch();
     const batchIds = batch.map((e) => e.id);
-    const trial = await rec.trial({ kind: KINDS, choices: { [path]: { parent: parent.trial } } }, async () => {
-      const program = this.build(parent.instructions);
-      const predictor = new Map(program.namedPredictors()).get(path)!;
-      const outcomes: ExampleOutcome[] = new Array(batch.length);
-      const before = await this.score(program, batch, (o) => { outcomes[o.row.index] = o; });
-      const beforeScores = before.exampleScores.map((e) => e.score);
-      const base = { choices: { [path]: { parent: parent.trial } }, parents: [parent.trial], demoIds: {} };
-      const data: Record<string, unknown> = { predictor: path, parentCandidate: parentAt, minibatch: batchIds, minibatchBefore: beforeScores };
-      const rejected = (reason: string, instructions = parent.instructions, after?: Scored) =>
-        ({ ...base, kind: "rejected", instructions, score: after?.score ?? null, data: { ...data, reason, minibatchAfter: after?.exampleScores.map((e) => e.score) ?? null } });
-      if (beforeScores.every((s) => s === 1)) return rejected("the parent scored 1 on every minibatch example: nothing to learn from");
-      const evidence = evidenceFor(predictor, outcomes, batchIds, ctx.metricName);
-      if (evidence.length === 0) return rejected(`predictor "${path}" was not called on any minibatch example`);
-      const proposed = await reflect(ctx.reflectionLM, `${path} (outputs: ${Object.keys(evidence[0]!.outputs).join(", ")})`, parent.instructions[path]!, evidence);
-      data.feedback = evidence.map((e) => e.feedback);
-      if (proposed === "" || proposed === parent.instructions[path]) return rejected("the reflection LM proposed no new instruction");
-      const instructions = { ...parent.instructions, [path]: proposed };
-      const child = this.build(instructions);
-      const after = await this.score(child, batch);
-      if (sum(after.exampleScores.map((e) => e.score)) <= sum(beforeScores)) return rejected("the child did not beat its parent on the minibatch", instructions, after);
-      const full = await this.score(child, ctx.val);
-      return {
-        ...base, kind: "candidate", instructions, score: full.score, exampleScores: full.exampleScores,
-        data: { ...data, minibatchAfter: after.exampleScores.map((e) => e.score), failures: full.failures },
-      };
+    // Which call of the predictor each example shows: a stream of its own per trial, so a replayed
+    // step (which draws nothing) leaves every later draw as the uninterrupted run made it.
+    const evidenceRandom = new Random(ctx.seed, `evidence:${rec.run.trials.length}`);
+    const choices = { [path]: { parent: parent.trial } };
+    const trial = await rec.trial({ kind: KINDS, choices }, async () => {
+      const base = { choices, parents: [parent.trial], demoIds: {} };
+      const data: Record<string, unknown> = { predictor: path, parentCandidate: parentAt, minibatch: batchIds };
+      let instructions = parent.instructions;
+      let reused = 0;
+      try {
+        const program = this.build(parent.instructions);
+        const predictor = new Map(program.namedPredictors()).get(path)!;
+        const outcomes: ExampleOutcome[] = new Array(batch.length);
+        // Never from the memo: the reflection needs what the parent did on each example.
+        const before = await this.score(program, null, batch, "parent", (o) => { outcomes[o.row.index] = o; });
+        const beforeScores = before.exampleScores.map((e) => e.score);
+        data.minibatchBefore = beforeScores;
+        const rejected = (reason: string, after?: Scored) => ({
+          ...base, kind: "rejected", instructions, score: after?.score ?? null, reused, data: { ...data, reason, minibatchAfter: after?.exampleScores.map((e) => e.score) ?? null },
+        });
+        if (beforeScores.every((s) => s === 1)) return rejected("the parent scored 1 on every minibatch example: nothing to learn from");
+        const drawn = evidenceFor(predictor, outcomes, batchIds, ctx.metricName, evidenceRandom);
+        if (drawn.length === 0) return rejected(`predictor "${path}" was not called on any minibatch example`);
+        // The metric's feedback on this predictor (its fourth argument), else the scoring's feedback.
+        const byId = new Map(batch.map((e, i) => [e.id, { example: e.example, outcome: outcomes[i]! }]));
+        const { evidence, errors } = await predictorFeedback(ctx.metric, ctx.metricName, path, drawn, byId);
+        data.evidenceCalls = evidence.map((e) => [e.call, e.calls]);
+        data.feedback = evidence.map((e) => e.feedback);
+        if (errors.length > 0) data.feedbackErrors = errors;
+        const proposed = await reflect(ctx.reflectionLM, `${path} (outputs: ${Object.keys(evidence[0]!.outputs).join(", ")})`, parent.instructions[path]!, evidence);
+        if (proposed === "" || proposed === parent.instructions[path]) return rejected("the reflection LM proposed no new instruction");
+        instructions = { ...parent.instructions, [path]: proposed };
+        const child = this.build(instructions);
+        const after = await this.score(child, instructions, batch, "child");
+        reused += after.reused;
+        data.minibatchAfter = after.exampleScores.map((e) => e.score);
+        data.minibatchAfterErrors = after.exampleScores.map((e) => e.error);
+        if (sum(after.exampleScores.map((e) => e.score)) <= sum(beforeScores)) return rejected("the child did not beat its parent on the minibatch", after);
+        const full = await this.score(child, instructions, ctx.val, "validation");
+        reused += full.reused;
+        return {
+          ...base, kind: "candidate", instructions, score: full.score, exampleScores: full.exampleScores, reused,
+          data: { ...data, failures: full.failures },
+        };
+      } catch (error) {
+        // A scoring with more than half its examples failed: record what the step had done.
+        if (error instanceof TrialError) {
+          Object.assign(error.partial, { ...base, instructions, reused: reused + (error.partial.reused ?? 0), data: { ...data, ...error.partial.data } });
+        }
+        throw error;
+      }
     });
-    this.counter.spent = trial.budgetSpent;
-    if (trial.kind === "candidate" && trial.error === null) this.add(trial, [parentAt]);
+    this.settle(trial);
+    if (trial.kind === "candidate" && trial.error === null) this.add(trial, [parentAt], "reflective");
   }
 
-  /** Attempts one merge when a pair qualifies and its worst case fits the budget; returns whether one was tried. */
+  /**
+   * Attempts one merge when a pair qualifies and its worst case fits the budget; returns whether one
+   * was tried. The worst case is the subsample plus the rest of the validation set: V metric calls,
+   * set aside before the merge starts (a merge started with less than that left is what overspent a
+   * budget of 51 by 13, one validation pass).
+   */
   private async tryMerge(): Promise<boolean> {
     const { ctx, rec, pool } = this;
-    if (this.left < ctx.val.length) return false;
+    if (!this.budget.reserve(ctx.val.length)) return false;
     const front = fronts(pool);
     const plan: MergePlan | undefined = planMerge(pool, [...nonDominated(pool, front)], this.triedMerges, this.merges);
     if (plan === undefined) return false;
     this.triedMerges.add(`${plan.a},${plan.b},${plan.ancestor}`);
-    this.mergesDue--;
-    this.mergesTried++;
     const [A, B] = [pool[plan.a]!, pool[plan.b]!];
     const positions = mergeSubsample(A.scores, B.scores, Math.min(MERGE_SUBSAMPLE, ctx.val.length), this.merges);
     const choices = Object.fromEntries(Object.entries(plan.from).map(([p, from]) => [p, { from: pool[from]!.trial }]));
     const trial = await rec.trial({ kind: KINDS, choices }, async () => {
       const program = this.build(plan.instructions);
-      const sub = await this.score(program, positions.map((k) => ctx.val[k]!));
+      const sub = await this.score(program, plan.instructions, positions.map((k) => ctx.val[k]!), "subsample");
       const subScores = sub.exampleScores.map((e) => e.score);
       const parentSums = [A, B].map((c) => sum(positions.map((k) => c.scores[k]!)));
       const base = { choices, parents: [A.trial, B.trial], demoIds: {}, instructions: plan.instructions };
       const data: Record<string, unknown> = { merge: { ancestor: pool[plan.ancestor]!.trial }, subsample: positions.map((k) => ctx.val[k]!.id), subsampleScores: subScores, parentSubsampleSums: parentSums };
-      if (sum(subScores) < Math.max(...parentSums)) return { ...base, kind: "rejected", score: sub.score, data: { ...data, reason: "the merge scored below a parent on the subsample" } };
+      if (sum(subScores) < Math.max(...parentSums)) {
+        // exampleScores: the subsample's (validation examples), so a resumed run knows them too.
+        return { ...base, kind: "rejected", score: sub.score, exampleScores: sub.exampleScores, reused: sub.reused, data: { ...data, reason: "the merge scored below a parent on the subsample" } };
+      }
       // The rest of the validation set; the subsample's scores are reused.
       const restAt = ctx.val.map((_, k) => k).filter((k) => !positions.includes(k));
-      const rest = restAt.length === 0 ? undefined : await this.score(program, restAt.map((k) => ctx.val[k]!));
+      const rest = restAt.length === 0 ? undefined : await this.score(program, plan.instructions, restAt.map((k) => ctx.val[k]!), "validation");
       const byPosition = new Map<number, ExampleScore>();
       positions.forEach((k, i) => byPosition.set(k, sub.exampleScores[i]!));
       restAt.forEach((k, i) => byPosition.set(k, rest!.exampleScores[i]!));
       const exampleScores = ctx.val.map((_, k) => byPosition.get(k)!);
-      return { ...base, kind: "candidate", score: mean(exampleScores.map((e) => e.score)), exampleScores, data: { ...data, failures: rest?.failures ?? [] } };
+      return {
+        ...base, kind: "candidate", score: mean(exampleScores.map((e) => e.score)), exampleScores, reused: sub.reused + (rest?.reused ?? 0),
+        data: { ...data, failures: exampleScores.filter((e) => e.error !== null).map((e) => `${e.exampleId}: ${e.error}`) },
+      };
     });
-    this.counter.spent = trial.budgetSpent;
-    if (trial.kind === "candidate" && trial.error === null) this.add(trial, [plan.a, plan.b]);
+    this.settle(trial);
+    // As gepa's engine does (engine.py: "REJECTED: do NOT consume merges_due or total_merges_tested"),
+    // only an accepted merge uses up a scheduled merge and counts toward the cap; a rejected (or
+    // failed) one leaves both, and the next merge is tried after the next new reflective candidate.
+    if (trial.kind === "candidate" && trial.error === null) {
+      this.mergesDue--;
+      this.mergesAccepted++;
+      this.add(trial, [plan.a, plan.b], "merge");
+    }
     return true;
   }
 
@@ -335,11 +522,12 @@ class Search {
       return `maxMetricCalls ${budget} left ${budget - val.length} metric calls after the seed's validation pass; one reflective step needs up to ${step} ` +
         `(2×${minibatchSize} + ${val.length}), so no candidate was tried and the seed program is returned; give at least ${val.length + step}`;
     }
+    if (stopped === "maxCost") return "the run stopped on maxCost before any candidate scored a higher validation average than the seed program, so the seed program is returned";
     return "no candidate scored a higher validation average than the seed program, so the seed program is returned";
   }
 
   private finish(stopped: string): Module {
-    const { rec, pool } = this;
+    const { rec, pool, ctx } = this;
     const bestAt = selectBest(pool);
     const best = pool[bestAt]!;
     const seedReturned = bestAt === 0;
@@ -347,14 +535,20 @@ class Search {
     noteScore(result, best.mean);
     const trials = rec.run.trials;
     rec.finish({
-      status: "completed", score: best.mean, bestTrial: best.trial,
+      status: stopped === "maxCost" ? "stopped" : "completed", score: best.mean, bestTrial: best.trial,
       summary: {
         seedScore: pool[0]!.mean, bestScore: best.mean, gain: best.mean - pool[0]!.mean, instructions: best.instructions,
         seedReturned,
         note: seedReturned ? this.seedNote(stopped, trials.length) : null,
-        stopped, metricCalls: this.counter.spent, maxMetricCalls: this.ctx.budget,
+        ...rec.costSummary(ctx.maxCost, stopped === "maxCost"),
+        stopped, metricCalls: this.budget.spent, maxMetricCalls: ctx.budget,
+        // Without validationExamples the candidates are scored on the training examples: GEPA tunes
+        // only instructions (demos stay as given), so no example is scored against itself as a demo.
+        validation: ctx.validation,
         candidates: pool.length, proposals: trials.filter((t) => t.kind !== "seed").length,
         rejected: trials.filter((t) => t.kind === "rejected").length, failedTrials: trials.filter((t) => t.error !== null).length,
+        merges: trials.filter((t) => t.parents.length === 2).length,
+        reused: trials.reduce((n, t) => n + t.reused, 0),
         ...rec.usageTotals(),
       },
     });

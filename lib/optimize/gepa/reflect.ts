@@ -1,8 +1,12 @@
 import { z } from "zod";
+import { metricScore, type Metric, type MetricPredictorArg } from "../../evaluate/metric.js";
 import type { ExampleOutcome } from "../../evaluate/run-example.js";
+import { describeError } from "../../instrument/bus.js";
 import type { LanguageModel } from "../../lm/types.js";
 import { Predict } from "../../predict/predict.js";
+import type { FewShotExample } from "../../prompt/few-shot.js";
 import { Signature } from "../../signature/signature.js";
+import type { Random } from "../random.js";
 
 /** GEPA's reflection step as a signature of its own, so it runs on any LM that can run a Predict. */
 export class ReflectOnFeedback extends Signature {
@@ -27,6 +31,11 @@ export interface Evidence {
   outputs: Record<string, unknown>;
   feedback: string;
   score: number;
+  /** Which of the predictor's calls for this example was shown (0-based), and how many it made. */
+  call: number;
+  calls: number;
+  /** Every call of the predictor for this example, for the metric's fourth argument. */
+  predictorTrace: MetricPredictorArg["predictorTrace"];
 }
 
 const json = (value: unknown) => JSON.stringify(value);
@@ -35,7 +44,7 @@ const json = (value: unknown) => JSON.stringify(value);
  * The feedback on one example: the metric's own, else (a metric returning a bare score) the expected
  * and the actual outputs, else the program's error.
  */
-function feedbackFor(outcome: ExampleOutcome, metricName: string): string {
+export function feedbackFor(outcome: ExampleOutcome, metricName: string): string {
   const { row } = outcome;
   if (row.error !== null) return `The program failed on this example: ${row.error}`;
   const given = outcome.feedback[metricName];
@@ -44,21 +53,62 @@ function feedbackFor(outcome: ExampleOutcome, metricName: string): string {
   return `Score ${score}. Expected outputs: ${json(row.expected)}; the program's outputs: ${json(row.prediction)}.`;
 }
 
+const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+
 /**
- * What `predictor` did on each example of a minibatch: the first call it made for that example
- * (examples where it was never called give no evidence about it).
+ * What `predictor` did on each example of a minibatch: one of the calls it made for that example,
+ * drawn with `random` (a predictor called several times per example, in a loop or a refinement, is
+ * shown a different call from one example to the next, as DSPy's GEPA draws one); examples where it
+ * was never called give no evidence about it. The feedback is the scoring's (see `feedbackFor`);
+ * `predictorFeedback` may replace it with what the metric says about this predictor.
  */
-export function evidenceFor(predictor: object, outcomes: readonly ExampleOutcome[], ids: readonly string[], metricName: string): Evidence[] {
+export function evidenceFor(predictor: object, outcomes: readonly ExampleOutcome[], ids: readonly string[], metricName: string, random?: Random): Evidence[] {
   return outcomes.flatMap((o, i) => {
-    const call = o.trace.find((t) => t.predictor === predictor);
-    if (call === undefined) return [];
-    const outputs = JSON.parse(JSON.stringify(call.prediction)) as Record<string, unknown>;
-    const inputs = JSON.parse(JSON.stringify(call.inputs)) as Record<string, unknown>;
-    return [{ exampleId: ids[i]!, inputs, outputs, feedback: feedbackFor(o, metricName), score: o.row.scores[metricName] ?? 0 }];
+    const calls = o.trace.filter((t) => t.predictor === predictor);
+    if (calls.length === 0) return [];
+    const at = random === undefined || calls.length === 1 ? 0 : random.int(calls.length);
+    const predictorTrace = calls.map((c) => ({ inputs: plain(c.inputs), outputs: plain(c.prediction) }));
+    return [{
+      exampleId: ids[i]!, inputs: predictorTrace[at]!.inputs, outputs: predictorTrace[at]!.outputs, feedback: feedbackFor(o, metricName),
+      score: o.row.scores[metricName] ?? 0, call: at, calls: calls.length, predictorTrace,
+    }];
   });
 }
 
-function evidenceText(evidence: readonly Evidence[]): string {
+/**
+ * Asks the metric for feedback on one predictor: for each piece of evidence whose example ran (a
+ * prediction exists), the metric is called again with a fourth argument, `{ predictor, predictorTrace }`,
+ * and its feedback replaces the evidence's. A metric that gives none (a bare score, empty text)
+ * leaves the scoring's feedback; one that throws (or returns no score in [0, 1]) is listed in the
+ * returned errors and leaves it too. These calls are not scored runs (the example was run and scored
+ * already), so they are not counted as metric calls of the budget.
+ */
+export async function predictorFeedback(
+  metric: Metric, metricName: string, path: string, evidence: readonly Evidence[], byId: ReadonlyMap<string, { example: FewShotExample; outcome: ExampleOutcome }>,
+): Promise<{ evidence: Evidence[]; errors: string[]; calls: number }> {
+  const errors: string[] = [];
+  let calls = 0;
+  const out: Evidence[] = [];
+  for (const e of evidence) {
+    const found = byId.get(e.exampleId);
+    if (found === undefined || found.outcome.prediction === null) {
+      out.push(e);
+      continue;
+    }
+    calls++;
+    try {
+      const r = metricScore(await metric(found.example, found.outcome.prediction, found.outcome.trace, { predictor: path, predictorTrace: e.predictorTrace }), metricName);
+      out.push(r.feedback !== undefined && r.feedback.trim() !== "" ? { ...e, feedback: r.feedback } : e);
+    } catch (error) {
+      errors.push(`${e.exampleId}: ${describeError(error)}`);
+      out.push(e);
+    }
+  }
+  return { evidence: out, errors, calls };
+}
+
+/** The evidence as the reflection prompt shows it. */
+export function evidenceText(evidence: readonly Pick<Evidence, "inputs" | "outputs" | "feedback">[]): string {
   return evidence
     .map((e, i) => `### Example ${i + 1}\nInputs: ${json(e.inputs)}\nGenerated outputs: ${json(e.outputs)}\nFeedback: ${e.feedback}`)
     .join("\n\n");
