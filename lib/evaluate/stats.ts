@@ -1,11 +1,12 @@
 /**
- * The statistics behind `report.ci` and `compare`: a seeded PRNG, the percentile bootstrap, the exact
+ * The statistics behind `report.ci` and `compare` (seeded with lib/random.ts): the percentile bootstrap, the exact
  * McNemar test and the paired sign-flip permutation test. Everything is deterministic: the same
  * scores give the same intervals and p-values on every run and machine.
  */
 import type { EvaluationRow } from "../store/records.js";
 import { labelOf, textOf, type FieldInfo } from "./fields.js";
 import { tokenF1 } from "./metrics.js";
+import { Random } from "../random.js";
 
 /** A confidence interval: `[low, high]`. */
 export type Interval = [low: number, high: number];
@@ -17,32 +18,6 @@ export const PERMUTATIONS = 10000;
 /** The seed of every resampling and permutation stream. */
 export const SEED = 0;
 
-/**
- * mulberry32, the same generator as the optimizers' (lib/optimize/random.ts), kept here so evaluation
- * does not import from the optimizers that are built on it.
- */
-export class SeededRandom {
-  private state: number;
-
-  constructor(seed = SEED) {
-    this.state = (Math.trunc(seed) ^ 0x9e3779b9) >>> 0;
-  }
-
-  /** A float in [0, 1). */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-
-  /** An integer in [0, n). */
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-}
-
 /** A statistic of a set of rows given by index (an index may repeat: bootstrap resamples draw with replacement). */
 export type Statistic = (indices: ArrayLike<number>) => number;
 
@@ -53,7 +28,7 @@ export type Statistic = (indices: ArrayLike<number>) => number;
  */
 export function bootstrapInterval(n: number, statistic: Statistic, confidence = 0.95, resamples = RESAMPLES, seed = SEED): Interval {
   if (n === 0) return [0, 0];
-  const random = new SeededRandom(seed);
+  const random = new Random(seed);
   const indices = new Uint32Array(n);
   const values = new Float64Array(resamples);
   for (let r = 0; r < resamples; r++) {
@@ -224,7 +199,7 @@ export function signFlipTest(differences: readonly number[], permutations = PERM
     }
     return { pValue: count / patterns, exact: true };
   }
-  const random = new SeededRandom(seed);
+  const random = new Random(seed);
   let count = 0;
   for (let r = 0; r < permutations; r++) {
     let sum = 0;

@@ -5,7 +5,7 @@ import type { Module, Tunable } from "../module.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import { withTrace, type TraceEntry } from "../predict/trace.js";
 import type { IdentifiedExample } from "./examples.js";
-import type { Random } from "./random.js";
+import type { Random } from "../random.js";
 import { describeError } from "../instrument/bus.js";
 
 /** Per predictor path: the candidate demo sets (index 0 is the predictor's demos as given). */

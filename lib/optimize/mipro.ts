@@ -18,7 +18,7 @@ import { programStructure, proposeInstructions } from "./propose.js";
 import { DescribeModule, DescribeProgram, ObserveDataset, ProposeInstruction, SummarizeDataset, TIPS } from "./proposal-signatures.js";
 import { programCallUsage, signatureCallTokens, totalUsage, type UsageEstimate } from "./estimate.js";
 import type { SignatureClass } from "../signature/signature.js";
-import { Random } from "./random.js";
+import { Random } from "../random.js";
 import { RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
 import { CategoricalTPE, type Observation } from "./tpe.js";

@@ -5,7 +5,7 @@ import { Predict } from "../predict/predict.js";
 import type { DemoSets } from "./bootstrap.js";
 import { DescribeModule, DescribeProgram, ObserveDataset, ProposeInstruction, SummarizeDataset, TIPS } from "./proposal-signatures.js";
 import { describeType } from "../signature/type-text.js";
-import type { Random } from "./random.js";
+import type { Random } from "../random.js";
 import { describeError } from "../instrument/bus.js";
 
 /** Training examples the dataset summary reads, and how many go into one observation call. */

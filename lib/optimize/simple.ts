@@ -11,7 +11,7 @@ import { programCallUsage, totalUsage, type UsageEstimate } from "./estimate.js"
 import { ScoreMemo } from "./memo.js";
 import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
-import { Random } from "./random.js";
+import { Random } from "../random.js";
 import { RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
 

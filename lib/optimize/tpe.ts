@@ -1,4 +1,4 @@
-import type { Random } from "./random.js";
+import type { Random } from "../random.js";
 
 /** One categorical parameter: its name and how many choices it has. */
 export interface Parameter {

@@ -8,7 +8,7 @@ import type { MetricPredictorArg } from "../../lib/evaluate/metric.js";
 import type { ExampleOutcome } from "../../lib/evaluate/run-example.js";
 import type { LMRequest, LMResponse } from "../../lib/lm/types.js";
 import { evidenceFor } from "../../lib/optimize/gepa/reflect.js";
-import { Random } from "../../lib/optimize/random.js";
+import { Random } from "../../lib/random.js";
 import { ScriptedLM, SimulatedLM } from "../../lib/testing/index.js";
 import type { ScriptedRequest } from "../../lib/testing/index.js";
 import { feedbackMetric, makeToneExamples, reflector, TONE_PHRASE, TopicAndTone, twoRuleModel } from "./gepa-task.js";

@@ -6,7 +6,7 @@ import { display } from "../../lib/notebook/index.js";
 import { planMerge } from "../../lib/optimize/gepa/merge.js";
 import { fronts, nonDominated, selectBest, selectPareto } from "../../lib/optimize/gepa/pareto.js";
 import { modeBudget } from "../../lib/optimize/gepa/budget.js";
-import { Random } from "../../lib/optimize/random.js";
+import { Random } from "../../lib/random.js";
 import { ScriptedLM, SimulatedLM } from "../../lib/testing/index.js";
 import type { ScriptedRequest } from "../../lib/testing/index.js";
 import { feedbackMetric, makeToneExamples, reflector, TONE_PHRASE, TopicAndTone, twoRuleModel } from "./gepa-task.js";

@@ -1,5 +1,5 @@
 import { describe, it, expect } from "@jest/globals";
-import { Random } from "../../lib/optimize/random.js";
+import { Random } from "../../lib/random.js";
 import { CategoricalTPE, type Observation } from "../../lib/optimize/tpe.js";
 
 describe("Random", () => {

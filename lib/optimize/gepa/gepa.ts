@@ -13,7 +13,7 @@ import { programCallUsage, signatureCallTokens, spreadSample, totalUsage, type C
 import { checkExamples, dataFingerprint } from "../examples.js";
 import { instructionsKey, ScoreMemo } from "../memo.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "../options.js";
-import { Random } from "../random.js";
+import { Random } from "../../random.js";
 import { RunRecorder, TrialError } from "../recorder.js";
 import { scoreOn, type Scored } from "../score.js";
 import { DEFAULT_MINIBATCH, MAX_MERGES, MERGE_SUBSAMPLE, MetricBudget, modeBudget, resolveGEPAMode, type GEPAMode } from "./budget.js";

@@ -1,4 +1,4 @@
-import type { Random } from "../random.js";
+import type { Random } from "../../random.js";
 
 /** What a merge reads of a candidate. */
 export interface MergeCandidate {

@@ -1,4 +1,4 @@
-import type { Random } from "../random.js";
+import type { Random } from "../../random.js";
 
 /** What selection reads of a candidate: its per-validation-example scores (same order for all) and their mean. */
 export interface Scored {

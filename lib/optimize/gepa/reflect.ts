@@ -6,7 +6,7 @@ import type { LanguageModel } from "../../lm/types.js";
 import { Predict } from "../../predict/predict.js";
 import type { FewShotExample } from "../../prompt/few-shot.js";
 import { Signature } from "../../signature/signature.js";
-import type { Random } from "../random.js";
+import type { Random } from "../../random.js";
 
 /** GEPA's reflection step as a signature of its own, so it runs on any LM that can run a Predict. */
 export class ReflectOnFeedback extends Signature {

@@ -1,5 +1,5 @@
 /**
- * A small seeded PRNG (mulberry32) so an optimization with the same seed makes the same choices on
+ * A small seeded PRNG (mulberry32) so an optimization or a bootstrap interval with the same seed makes the same choices on
  * every machine and after a resume. Streams are derived from (seed, name) so one phase drawing more
  * or fewer numbers never shifts another phase's draws.
  */
