@@ -10,7 +10,7 @@ import { noteScore } from "../store/module-score.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
 import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON, type DemoSets } from "./bootstrap.js";
 import { FULL_EVAL_EVERY, MODES, resolveMode, trialsFor, type MIPROMode } from "./budget.js";
-import { choiceKey, configKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
+import { configKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
 import { ScoreMemo } from "./memo.js";
 import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
@@ -21,7 +21,7 @@ import type { SignatureClass } from "../signature/signature.js";
 import { Random } from "../random.js";
 import { RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
-import { CategoricalTPE, type Observation } from "./tpe.js";
+import { miproSearcher, searchLoop } from "./search.js";
 
 export interface MIPROv2Options {
   /** Scores a prediction; default: every expected output field equal. */
@@ -305,47 +305,31 @@ export class MIPROv2 {
       baseline = await evaluate("baseline", zero, s.valSet, {});
       best = baseline.score === null ? undefined : baseline;
       stopIfOverCost();
-      const fullyEvaluated = new Set([choiceKey(zero)]);
-
       const random = new Random(s.seed, "search");
       const params = paths.flatMap((p) => [{ name: `${p}.instruction`, size: b.candidates }, { name: `${p}.demos`, size: b.demoSets }]);
       const asParams = (choices: Choices): Record<string, number> =>
         Object.fromEntries(paths.flatMap((p) => [[`${p}.instruction`, choices[p]!.instruction], [`${p}.demos`, choices[p]!.demos]]));
-      // Startup covers every candidate once when the trials allow it (then the model takes over).
-      const tpe = new CategoricalTPE(params, random, { startupTrials: Math.min(b.trials, Math.max(b.candidates, b.demoSets)) });
-      // The TPE learns from every score of a configuration: the baseline's and each full evaluation's
-      // go into its history too (DSPy adds both to the Optuna study), not only minibatch scores.
-      const history: Observation[] = best === undefined ? [] : [{ params: asParams(zero), score: best.score! }];
-      const seen = new Map<string, { choices: Choices; scores: number[]; order: number }>();
-      for (let t = 0; t < b.trials; t++) {
-        const suggestion = tpe.suggest(history);
-        const choices: Choices = Object.fromEntries(paths.map((p) => [p, { instruction: suggestion[`${p}.instruction`]!, demos: suggestion[`${p}.demos`]! }]));
-        const batch = random.sample(s.valSet, b.minibatchSize);
-        const trial = await evaluate("minibatch", choices, batch, { trial: t });
-        if (trial.score === null) stopIfOverCost();
-        if (trial.score !== null) {
-          history.push({ params: suggestion, score: trial.score });
-          const key = choiceKey(choices);
-          const entry = seen.get(key) ?? { choices, scores: [], order: seen.size };
-          entry.scores.push(trial.score);
-          seen.set(key, entry);
+      const asChoices = (params: Record<string, number>): Choices =>
+        Object.fromEntries(paths.map((p) => [p, { instruction: params[`${p}.instruction`]!, demos: params[`${p}.demos`]! }]));
+      await searchLoop({
+        searcher: miproSearcher(params, random, b.trials),
+        trials: b.trials,
+        fullEvalEvery: b.fullEvalEvery,
+        // The baseline's score is in the history too (DSPy adds it to the Optuna study).
+        initial: best === undefined ? [] : [{ params: asParams(zero), score: best.score! }],
+        minibatch: async (suggestion, t) => {
+          const batch = random.sample(s.valSet, b.minibatchSize);
+          const trial = await evaluate("minibatch", asChoices(suggestion), batch, { trial: t });
           stopIfOverCost();
-        }
-        if ((t + 1) % b.fullEvalEvery !== 0 && t !== b.trials - 1) continue;
-        // The combination with the best mean minibatch score that has not had its full evaluation yet.
-        let pick: { key: string; choices: Choices; mean: number } | undefined;
-        for (const [key, e] of seen) {
-          if (fullyEvaluated.has(key)) continue;
-          const mean = e.scores.reduce((a, v) => a + v, 0) / e.scores.length;
-          if (pick === undefined || mean > pick.mean) pick = { key, choices: e.choices, mean };
-        }
-        if (pick === undefined) continue;
-        fullyEvaluated.add(pick.key);
-        const full = await evaluate("full", pick.choices, s.valSet, { afterTrial: t, minibatchMean: pick.mean });
-        if (full.score !== null) history.push({ params: asParams(pick.choices), score: full.score });
-        if (full.score !== null && (best === undefined || full.score > best.score!)) best = full;
-        stopIfOverCost();
-      }
+          return trial.score;
+        },
+        full: async (pick, info) => {
+          const full = await evaluate("full", asChoices(pick), s.valSet, info);
+          if (full.score !== null && (best === undefined || full.score > best.score!)) best = full;
+          stopIfOverCost();
+          return full.score;
+        },
+      });
     } catch (error) {
       if (error !== COST_LIMIT) throw error;
       stopped = true;
