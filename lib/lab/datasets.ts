@@ -65,12 +65,13 @@ export async function loadDataset(nameOrPath: string): Promise<Dataset> {
   const hashes = {} as DatasetInfo["splits"];
   for (const split of SPLITS) {
     const file = join(folder, `${split}.jsonl`);
-    const text = await readText(file, `the ${split} split`);
-    splits[split] = parseSplit(text, file, signature);
-    hashes[split] = { rows: splits[split].length, sha256: createHash("sha256").update(text).digest("hex") };
+    const bytes = await readBytes(file, `the ${split} split`);
+    splits[split] = parseSplit(utf8Text(bytes, file), file, signature);
+    // The file's bytes, byte order mark included: what sha256sum prints.
+    hashes[split] = { rows: splits[split].length, sha256: createHash("sha256").update(bytes).digest("hex") };
   }
   const attribution = join(folder, "ATTRIBUTION.md");
-  const notes = existsSync(attribution) ? readFileSync(attribution, "utf8") : undefined;
+  const notes = existsSync(attribution) ? utf8Text(readFileSync(attribution), attribution) : undefined;
   return {
     ...splits,
     signature,
@@ -123,16 +124,54 @@ function locate(nameOrPath: string): string {
   return folder;
 }
 
-async function readText(file: string, what: string): Promise<string> {
+async function readBytes(file: string, what: string): Promise<Buffer> {
   try {
-    return await readFile(file, "utf8");
+    return await readFile(file);
   } catch (error) {
     throw new ValidationError(`Cannot read ${what} at ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 }
 
+const UTF8_BOM = [0xef, 0xbb, 0xbf];
+
+/**
+ * A dataset file's text. A byte order mark at the start is dropped (editors on Windows write one);
+ * bytes that are not UTF-8 are refused with their line, rather than read as U+FFFD: the rows would
+ * silently differ from the file, and from the hash reported for it.
+ */
+function utf8Text(bytes: Buffer, file: string): string {
+  const body = UTF8_BOM.every((b, i) => bytes[i] === b) ? bytes.subarray(UTF8_BOM.length) : bytes;
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(body);
+  } catch (error) {
+    const { line, offset } = firstInvalidUtf8(body);
+    const skipped = body.length === bytes.length ? 0 : UTF8_BOM.length;
+    throw new ValidationError(
+      `${file}:${line}: line ${line} is not valid UTF-8 (byte 0x${body[offset]!.toString(16).padStart(2, "0")} at offset ${offset + skipped} of the file); ` +
+        "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
+      { field: file, cause: error },
+    );
+  }
+}
+
+/**
+ * Where the first invalid UTF-8 sequence starts: the lenient decoder puts U+FFFD for it, and the text
+ * before it re-encodes to exactly its bytes. A U+FFFD the file itself holds (bytes EF BF BD) is skipped.
+ */
+function firstInvalidUtf8(bytes: Buffer): { line: number; offset: number } {
+  const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
+  let offset = 0;
+  for (let at = text.indexOf("\ufffd"); at !== -1; at = text.indexOf("\ufffd", at + 1)) {
+    offset = Buffer.byteLength(text.slice(0, at));
+    if (!(bytes[offset] === 0xef && bytes[offset + 1] === 0xbf && bytes[offset + 2] === 0xbd)) break;
+  }
+  let line = 1;
+  for (let i = bytes.indexOf(0x0a); i !== -1 && i < offset; i = bytes.indexOf(0x0a, i + 1)) line++;
+  return { line, offset };
+}
+
 async function readJson(file: string): Promise<unknown> {
-  const text = await readText(file, "the task signature");
+  const text = utf8Text(await readBytes(file, "the task signature"), file);
   try {
     return JSON.parse(text);
   } catch (error) {
