@@ -113,12 +113,12 @@ export class Registry {
   async load<M extends Module = Module>(name: string, options: LoadOptions<M> = {}): Promise<M> {
     checkName(name);
     const raw = this.#find(name, options.version);
-    const state = JSON.parse(raw.state_json) as StoredState;
+    const state = storedState(raw, this.path);
     const target = options.into ?? (this.#rebuild(raw) as M);
     if (!(target instanceof Module)) {
       throw new ValidationError("registry.load expects { into } to be a Module instance", { field: "into" });
     }
-    applyState(target, state, `${name} v${raw.version}`);
+    applyState(target, state, `"${name}" v${raw.version}`, this.path);
     return target;
   }
 
@@ -128,7 +128,7 @@ export class Registry {
     return this.#use("read", (db) => db.prepare<[string], VersionRaw>(
       "SELECT * FROM registry_versions WHERE name = ? ORDER BY version",
     ).all(name)).map((r) => ({
-      name: r.name, version: r.version, createdAt: r.created_at, score: r.score, metadata: JSON.parse(r.metadata_json) as Record<string, unknown>,
+      name: r.name, version: r.version, createdAt: r.created_at, score: r.score, metadata: storedMetadata(r, this.path),
     }));
   }
 
@@ -191,7 +191,61 @@ function stateOf(module: Module): StoredState {
   return { predictors };
 }
 
-function applyState(target: Module, state: StoredState, what: string): void {
+/**
+ * The stored state of a version, checked before anything uses it: a row damaged in the file (edited
+ * by hand, written by a broken tool) is a ConfigurationError naming the version, not a TypeError.
+ */
+function storedState(raw: VersionRaw, path: string): StoredState {
+  let state: unknown;
+  try {
+    state = JSON.parse(raw.state_json);
+  } catch (error) {
+    throw damaged(raw, path, `it is not valid JSON (${error instanceof Error ? error.message : String(error)})`, error);
+  }
+  if (!isPlainObject(state) || !isPlainObject(state.predictors)) {
+    throw damaged(raw, path, `expected { predictors: { <path>: { instruction, demos, signature, signatureName } } }; received ${preview(state)}`);
+  }
+  for (const [predictor, p] of Object.entries(state.predictors)) {
+    if (!isPlainObject(p)) throw damaged(raw, path, `predictor "${predictor}" is ${preview(p)}, not an object`);
+    for (const field of ["instruction", "signature", "signatureName"] as const) {
+      if (typeof p[field] !== "string") throw damaged(raw, path, `predictor "${predictor}": ${field} must be a string; received ${preview(p[field])}`);
+    }
+    if (!Array.isArray(p.demos)) throw damaged(raw, path, `predictor "${predictor}": demos must be a list; received ${preview(p.demos)}`);
+  }
+  return state as unknown as StoredState;
+}
+
+function storedMetadata(raw: VersionRaw, path: string): Record<string, unknown> {
+  let metadata: unknown;
+  try {
+    metadata = JSON.parse(raw.metadata_json);
+  } catch (error) {
+    throw damaged(raw, path, `its metadata is not valid JSON (${error instanceof Error ? error.message : String(error)})`, error, "metadata");
+  }
+  if (!isPlainObject(metadata)) throw damaged(raw, path, `its metadata must be an object; received ${preview(metadata)}`, undefined, "metadata");
+  return metadata;
+}
+
+function damaged(raw: VersionRaw, path: string, detail: string, cause?: unknown, part = "state"): ConfigurationError {
+  return new ConfigurationError(
+    `The stored ${part} of "${raw.name}" v${raw.version} in the registry at ${path} is damaged: ${detail}; ` +
+      "store the module again with registry.store, or load another version",
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/** A short description of a value found in a damaged row. */
+function preview(value: unknown): string {
+  const text = value === undefined ? "nothing" : JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/**
+ * Puts the stored instructions and demos into `target`. Everything is checked and every demo rebuilt
+ * first, so a mismatch or a bad demo leaves the target as it was; a predictor that refuses the values
+ * while they are applied has the earlier ones put back.
+ */
+function applyState(target: Module, state: StoredState, what: string, registryPath: string): void {
   const present = new Map(target.namedPredictors());
   const stored = Object.keys(state.predictors);
   for (const path of present.keys()) {
@@ -201,7 +255,7 @@ function applyState(target: Module, state: StoredState, what: string): void {
       );
     }
   }
-  // Check every predictor before changing any, so a mismatch leaves the target untouched.
+  const updates: { predictor: Tunable & Module; instruction: string; demos: FewShotExample[] }[] = [];
   for (const [path, s] of Object.entries(state.predictors)) {
     const p = present.get(path);
     if (p === undefined) {
@@ -216,11 +270,31 @@ function applyState(target: Module, state: StoredState, what: string): void {
           `from the stored ${s.signatureName}; load into a module built with the signature it was stored with`,
       );
     }
+    const demos = s.demos.map((d, i) => {
+      try {
+        return FewShotExample.fromJSON(d);
+      } catch (error) {
+        throw new ConfigurationError(
+          `The stored state of ${what} in the registry at ${registryPath} is damaged: predictor "${path}" demo ${i + 1} cannot be rebuilt ` +
+            `(${error instanceof Error ? error.message : String(error)}); store the module again with registry.store, or load another version`,
+          { cause: error },
+        );
+      }
+    });
+    updates.push({ predictor: p, instruction: s.instruction, demos });
   }
-  for (const [path, s] of Object.entries(state.predictors)) {
-    const p = present.get(path)!;
-    p.instruction = s.instruction;
-    p.demos = s.demos.map((d) => FewShotExample.fromJSON(d));
+  const before = updates.map(({ predictor }) => ({ predictor, instruction: predictor.instruction, demos: predictor.demos }));
+  try {
+    for (const u of updates) {
+      u.predictor.instruction = u.instruction;
+      u.predictor.demos = u.demos;
+    }
+  } catch (error) {
+    for (const b of before) {
+      b.predictor.instruction = b.instruction;
+      b.predictor.demos = b.demos;
+    }
+    throw error;
   }
 }
 
