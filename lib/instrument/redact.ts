@@ -1,26 +1,71 @@
 /**
  * Keeps secrets out of everything typelm writes down. Keys are registered by the LM layer and the
  * exporters when they are built; anything named like a credential field or header is masked as well.
- * The bus redacts each payload once, at emission, so every subscriber gets a clean copy.
+ * The bus redacts each payload once, at emission, so every subscriber gets a clean copy; the lab store
+ * redacts the decoded values of a record before serializing it (`redactedJson`), never the JSON text.
  */
+import { setOwn } from "../plain-object.js";
+
+/** Registered secrets, each with the escaped forms it takes in JSON text and URLs; longest first. */
 const secrets = new Set<string>();
+let longestFirst: string[] = [];
 const SECRET_FIELD =
   /^(api[-_]?key|x-api-key|x-goog-api-key|authorization|proxy-authorization|cookie|set-cookie|secret|secret[-_]?key|client[-_]?secret|password|token|auth[-_]?token|access[-_]?token|refresh[-_]?token|license[-_]?key|openai-organization|openai-project)$/i;
 const MASK = "[REDACTED]";
+/**
+ * Shorter values are never secrets: "test" or "1234" cannot be told from ordinary text, and masking
+ * them would rewrite a user's data ("unit [REDACTED] of the la[REDACTED] build").
+ */
+export const MIN_SECRET_LENGTH = 8;
 /** Deeper than this, a value is replaced by a marker rather than copied (and never passed through unredacted). */
 const MAX_DEPTH = 64;
 
-/** Registers a secret value that must never appear in logs, events, records or errors. */
+/**
+ * Registers a secret value that must never appear in logs, events, records or errors. A value
+ * shorter than MIN_SECRET_LENGTH characters is ignored. The forms it takes inside JSON text and a
+ * percent-encoded URL are registered with it, so text that quotes it escaped (a server's error that
+ * echoes a request body) is masked too.
+ */
 export function registerSecret(value: string | undefined | null): void {
-  if (value && value.length >= 4) secrets.add(value);
+  if (typeof value !== "string" || value.length < MIN_SECRET_LENGTH) return;
+  const jsonEscaped = JSON.stringify(value).slice(1, -1);
+  const before = secrets.size;
+  for (const form of [value, jsonEscaped, JSON.stringify(jsonEscaped).slice(1, -1), encodeURIComponent(value)]) secrets.add(form);
+  // Longest first: masking a short form first would leave pieces of a longer form that holds it.
+  if (secrets.size !== before) longestFirst = [...secrets].sort((a, b) => b.length - a.length);
 }
 
-/** Replaces every registered secret inside a string. */
+/** Replaces every registered secret inside a string (a decoded value or free text such as an error message). */
 export function redactString(text: string): string {
   if (secrets.size === 0) return text;
   let out = text;
-  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(MASK);
+  for (const secret of longestFirst) if (out.includes(secret)) out = out.split(secret).join(MASK);
   return out;
+}
+
+/**
+ * JSON text of `value` with every registered secret masked in its strings and keys. Works on the
+ * decoded values (JSON.stringify's replacer sees each one after `toJSON`), so the result is always
+ * valid JSON that parses back to the value, with only secret-bearing strings changed. Throws as
+ * JSON.stringify does (a BigInt, a cycle).
+ */
+export function redactedJson(value: unknown): string {
+  if (secrets.size === 0) return JSON.stringify(value);
+  // One copy per object whose keys change, so a cycle through it is still the same object (and
+  // JSON.stringify reports it) rather than a fresh copy each time round.
+  const renamed = new WeakMap<object, Record<string, unknown>>();
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === "string") return redactString(v);
+    if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
+    const done = renamed.get(v);
+    if (done !== undefined) return done;
+    const keys = Object.keys(v);
+    if (keys.every((k) => redactString(k) === k)) return v;
+    const out: Record<string, unknown> = {};
+    renamed.set(v, out);
+    for (const k of keys) setOwn(out, redactString(k), (v as Record<string, unknown>)[k]);
+    return out;
+  });
 }
 
 /**

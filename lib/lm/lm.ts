@@ -150,7 +150,7 @@ function parseId(id: unknown): { provider: string; model: string; definition: Pr
   const expected = `expected "<provider>/<model>" with provider one of ${valid} (e.g. "openai/gpt-4o-mini")`;
   if (typeof id !== "string") throw new ConfigurationError(`LM id: ${expected}; received ${typeof id}`);
   // The id is echoed back, and it may hold a key passed in the wrong place.
-  const shown = redactString(JSON.stringify(id));
+  const shown = JSON.stringify(redactString(id));
   const slash = id.indexOf("/");
   const provider = slash < 0 ? "" : id.slice(0, slash).trim();
   const model = slash < 0 ? "" : id.slice(slash + 1).trim();

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import type { Statement } from "better-sqlite3";
 import { globalConfig } from "../config.js";
 import { ConfigurationError, ValidationError } from "../errors.js";
-import { redactString } from "../instrument/redact.js";
+import { redactedJson, redactString } from "../instrument/redact.js";
 import { configuredStorePath, openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";
 import type {
@@ -303,9 +303,12 @@ function summary(raw: RunRaw): RunSummary {
   };
 }
 
-/** What a row keeps, with registered keys masked (a user's error or input may carry one). */
+/**
+ * What a row keeps, with registered keys masked (a user's error or input may carry one). Masked in
+ * the decoded values, never in the JSON text, so what is stored always parses back.
+ */
 function json(value: unknown): string {
-  return redactString(JSON.stringify(value ?? null));
+  return redactedJson(value ?? null);
 }
 
 function text(value: string | null | undefined): string | null {
