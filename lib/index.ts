@@ -82,6 +82,10 @@ export type {
 
 export { loadDataset } from "./lab/datasets.js";
 export type { Dataset, DatasetInfo } from "./lab/datasets.js";
+export { defineExperiment } from "./lab/define.js";
+export type {
+  ExperimentConfig, ExperimentDefinition, ExperimentOptimizer, ExperimentSplits, OptimizerContext, OptimizerName, ProgramContext,
+} from "./lab/define.js";
 
 export { Instrumentation } from "./instrument/bus.js";
 export type { TypelmEvent } from "./instrument/bus.js";

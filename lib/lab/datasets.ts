@@ -1,13 +1,14 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { ValidationError } from "../errors.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
 import { isPlainObject } from "../plain-object.js";
+import { cellValue, parseCsv, type TableRow } from "./table.js";
 
 /** The datasets shipped in `datasets/` (built by scripts/build-datasets.ts). */
 const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k"] as const;
@@ -24,8 +25,10 @@ export interface DatasetInfo {
   licence: string | null;
   /** The source repository and commit, from ATTRIBUTION.md; null when not given. */
   source: { repository: string; commit: string | null } | null;
-  /** Per split: rows and the sha256 of the file as read. */
+  /** Per split: rows and the sha256 of the file it came from (the data file's, for a split data file). */
   splits: Record<SplitName, { rows: number; sha256: string }>;
+  /** Each data file read, by file name → sha256 of its bytes. */
+  files: Record<string, string>;
 }
 
 export interface Dataset {
@@ -52,23 +55,62 @@ interface SignatureSpec {
   output?: Record<string, FieldSpec>;
 }
 
+export interface LoadDatasetOptions {
+  /** The task signature; needed when the folder has no signature.json (and used instead of it when given). */
+  signature?: SignatureClass;
+  /** Seeds the 60/20/20 split of a single data.jsonl / data.csv (default 0). */
+  seed?: number;
+}
+
 /**
- * Loads a bundled dataset by name, or a folder with the same layout: `train.jsonl`, `dev.jsonl`,
- * `test.jsonl` (one JSON object a line with an `id` and every signature field) and `signature.json`.
+ * Loads a bundled dataset by name, or a folder: `train`, `dev` and `test` as `.jsonl` (one JSON object
+ * a line) or `.csv` (a header row naming the columns), or one `data.jsonl` / `data.csv` split 60/20/20
+ * by a seeded hash of each row's id. Columns are the signature's field names plus an optional `id`
+ * (rows without one get `<split>-<n>`, or `row-<n>` in a data file). The signature comes from
+ * `options.signature`, else the folder's `signature.json`. Errors name the file and the line.
  */
-export async function loadDataset(nameOrPath: string): Promise<Dataset> {
+export async function loadDataset(nameOrPath: string, options: LoadDatasetOptions = {}): Promise<Dataset> {
   const folder = locate(nameOrPath);
-  const signaturePath = join(folder, "signature.json");
-  const spec = await readJson(signaturePath);
-  const signature = signatureFrom(spec, signaturePath);
+  const signature = options.signature ?? await signatureOf(folder);
   const splits = {} as Record<SplitName, FewShotExample[]>;
   const hashes = {} as DatasetInfo["splits"];
-  for (const split of SPLITS) {
-    const file = join(folder, `${split}.jsonl`);
-    const bytes = await readBytes(file, `the ${split} split`);
-    splits[split] = parseSplit(utf8Text(bytes, file), file, signature);
-    // The file's bytes, byte order mark included: what sha256sum prints.
-    hashes[split] = { rows: splits[split].length, sha256: createHash("sha256").update(bytes).digest("hex") };
+  const files: Record<string, string> = {};
+  const perSplit = SPLITS.map((split) => [split, dataFile(folder, split)] as const);
+  const present = perSplit.filter(([, f]) => f !== undefined);
+  if (present.length === 0) {
+    const file = dataFile(folder, "data");
+    if (file === undefined) {
+      throw new ValidationError(
+        `${folder} holds no data: expected train, dev and test files (.jsonl or .csv), or one data.jsonl / data.csv to split 60/20/20`,
+        { field: "dataset" },
+      );
+    }
+    const { rows, sha256 } = await readRows(file);
+    files[basename(file)] = sha256;
+    const all = examplesFrom(rows, file, signature, "row");
+    const seed = options.seed ?? 0;
+    const ranked = all.map((e) => [e, fraction(seed, e.id!)] as const).sort((a, b) => a[1] - b[1] || (a[0].id! < b[0].id! ? -1 : 1)).map(([e]) => e);
+    const cut1 = Math.round(ranked.length * 0.6);
+    const cut2 = Math.round(ranked.length * 0.8);
+    splits.train = ranked.slice(0, cut1);
+    splits.dev = ranked.slice(cut1, cut2);
+    splits.test = ranked.slice(cut2);
+    for (const split of SPLITS) hashes[split] = { rows: splits[split].length, sha256 };
+  } else {
+    const missing = perSplit.filter(([, f]) => f === undefined).map(([s]) => s);
+    if (missing.length > 0) {
+      throw new ValidationError(
+        `${folder} has ${present.map(([, f]) => basename(f!)).join(", ")} but no ${missing.join(" or ")} split (.jsonl or .csv); give all three, or one data.jsonl / data.csv`,
+        { field: "dataset" },
+      );
+    }
+    for (const [split, file] of perSplit) {
+      const { rows, sha256 } = await readRows(file!);
+      splits[split] = examplesFrom(rows, file!, signature, split);
+      // The file's bytes, byte order mark included: what sha256sum prints.
+      hashes[split] = { rows: splits[split].length, sha256 };
+      files[basename(file!)] = sha256;
+    }
   }
   const attribution = join(folder, "ATTRIBUTION.md");
   const notes = existsSync(attribution) ? utf8Text(readFileSync(attribution), attribution) : undefined;
@@ -81,8 +123,39 @@ export async function loadDataset(nameOrPath: string): Promise<Dataset> {
       licence: notes === undefined ? null : (/^- Licence: ([^(\n]+?)\s*(\(|$)/m.exec(notes)?.[1] ?? null),
       source: notes === undefined ? null : sourceOf(notes),
       splits: hashes,
+      files,
     },
   };
+}
+
+async function signatureOf(folder: string): Promise<SignatureClass> {
+  const signaturePath = join(folder, "signature.json");
+  if (!existsSync(signaturePath)) {
+    throw new ValidationError(
+      `${folder} has no signature.json: pass the task signature, loadDataset(folder, { signature }) (or "signature" in defineExperiment), or add a signature.json`,
+      { field: "signature" },
+    );
+  }
+  return signatureFrom(await readJson(signaturePath), signaturePath);
+}
+
+/** The split's file: `<name>.jsonl` or `<name>.csv` (both is ambiguous); undefined when neither exists. */
+function dataFile(folder: string, name: string): string | undefined {
+  const found = [".jsonl", ".csv"].map((ext) => join(folder, `${name}${ext}`)).filter((f) => existsSync(f));
+  if (found.length > 1) throw new ValidationError(`${folder} has both ${name}.jsonl and ${name}.csv: keep one`, { field: "dataset" });
+  return found[0];
+}
+
+async function readRows(file: string): Promise<{ rows: TableRow[]; sha256: string }> {
+  const bytes = await readBytes(file, `the data file`);
+  const text = utf8Text(bytes, file);
+  const rows = file.endsWith(".csv") ? parseCsv(text, file) : jsonLines(text, file);
+  return { rows, sha256: createHash("sha256").update(bytes).digest("hex") };
+}
+
+/** A seeded position in [0, 1) for an id: the data file's split does not depend on row order. */
+function fraction(seed: number, id: string): number {
+  return createHash("sha256").update(`${seed}\u0000${id}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 
 /** The folder holding the bundled datasets: `datasets/` at the package root (from dist/ or from source). */
@@ -219,43 +292,62 @@ function fieldSchema(f: FieldSpec, where: string): z.ZodType {
   return f.description === undefined ? schema : schema.describe(f.description);
 }
 
-function parseSplit(text: string, file: string, signature: SignatureClass): FewShotExample[] {
-  const inputs = Object.entries(signature.input ?? {});
-  const outputs = Object.entries(signature.output);
-  const seen = new Map<string, number>();
-  const examples: FewShotExample[] = [];
+function jsonLines(text: string, file: string): TableRow[] {
+  const rows: TableRow[] = [];
   text.split("\n").forEach((line, i) => {
     const at = `${file}:${i + 1}`;
     if (line.trim() === "") return;
-    let row: Record<string, unknown>;
+    let row: unknown;
     try {
-      row = JSON.parse(line) as Record<string, unknown>;
+      row = JSON.parse(line);
     } catch (error) {
       throw new ValidationError(`${at}: line ${i + 1} is not valid JSON (${error instanceof Error ? error.message : String(error)}); each line must be one JSON object`, { field: file, cause: error });
     }
     if (!isPlainObject(row)) {
       throw new ValidationError(`${at}: line ${i + 1} must be a JSON object; received ${JSON.stringify(row)}`, { field: file });
     }
-    if (typeof row.id !== "string" || row.id === "") {
-      throw new ValidationError(`${at}: the row has no "id" (a non-empty string such as "train-17")`, { field: "id" });
-    }
-    const earlier = seen.get(row.id);
-    if (earlier !== undefined) throw new ValidationError(`${at}: id "${row.id}" was already used on line ${earlier}`, { field: "id" });
-    seen.set(row.id, i + 1);
+    rows.push({ line: i + 1, values: row, fromText: false });
+  });
+  return rows;
+}
+
+/** Rows as examples of the signature: ids checked (or given), every declared field present and of its type. */
+function examplesFrom(rows: readonly TableRow[], file: string, signature: SignatureClass, idPrefix: string): FewShotExample[] {
+  const inputs = Object.entries(signature.input ?? {});
+  const outputs = Object.entries(signature.output);
+  const seen = new Map<string, number>();
+  const examples: FewShotExample[] = [];
+  const fromSignatureJson = existsSync(join(dirname(file), "signature.json")) ? " (signature.json)" : "";
+  rows.forEach((r, n) => {
+    const at = `${file}:${r.line}`;
+    const row = r.values;
+    const rawId = row.id;
+    let id: string;
+    if (rawId === undefined || rawId === null || rawId === "") id = `${idPrefix}-${n + 1}`;
+    else if (typeof rawId === "string") id = rawId;
+    else if (typeof rawId === "number" && Number.isFinite(rawId)) id = String(rawId);
+    else throw new ValidationError(`${at}: "id" must be a string; received ${JSON.stringify(rawId)}`, { field: "id" });
+    const earlier = seen.get(id);
+    if (earlier !== undefined) throw new ValidationError(`${at}: id "${id}" was already used on line ${earlier}`, { field: "id" });
+    seen.set(id, r.line);
     const take = (fields: [string, z.ZodType][]) => Object.fromEntries(fields.map(([name, schema]) => {
       if (!(name in row)) {
-        throw new ValidationError(`${at}: row "${row.id}" is missing the field "${name}" the task signature declares (signature.json)`, { field: name });
+        const what = r.fromText ? `has no column "${name}"` : `row "${id}" is missing the field "${name}"`;
+        throw new ValidationError(`${at}: ${what} the task signature declares${fromSignatureJson}`, { field: name });
       }
-      const parsed = schema.safeParse(row[name]);
+      let value = row[name];
+      // CSV cells are text; JSON values that are text (dates, say) are read the same way.
+      if (r.fromText || (typeof value === "string" && !schema.safeParse(value).success)) value = cellValue(schema, value, `${at}: row "${id}" field "${name}"`);
+      const parsed = schema.safeParse(value);
       if (!parsed.success) {
         throw new ValidationError(
-          `${at}: row "${row.id}" field "${name}" does not fit the signature: ${parsed.error.issues[0]?.message ?? "invalid"}; received ${JSON.stringify(row[name])}`,
+          `${at}: row "${id}" field "${name}" does not fit the signature: ${parsed.error.issues[0]?.message ?? "invalid"}; received ${JSON.stringify(row[name])}`,
           { field: name },
         );
       }
       return [name, parsed.data];
     }));
-    examples.push(new FewShotExample({ id: row.id, input: take(inputs), output: take(outputs) }));
+    examples.push(new FewShotExample({ id, input: take(inputs), output: take(outputs) }));
   });
   return examples;
 }

@@ -117,7 +117,8 @@ describe("bad input", () => {
     const repeated = folder("repeated", { train: [good("train-0"), good("train-0")], dev: [good("dev-0")], test: [good("test-0")] });
     await expect(loadDataset(repeated)).rejects.toThrow(/train\.jsonl:2: id "train-0" was already used on line 1/);
     const noId = folder("no-id", { train: [JSON.stringify({ text: "x", label: "a", note: null, n: 1 })], dev: [good("dev-0")], test: [good("test-0")] });
-    await expect(loadDataset(noId)).rejects.toThrow(/train\.jsonl:1: the row has no "id"/);
+    // A row without an id gets one from its split and position (API: "train-<n>"-style ids).
+    expect((await loadDataset(noId)).train.map((e) => e.id)).toEqual(["train-1"]);
   });
 
   it("a folder without ATTRIBUTION.md still loads, with a null licence; nullable fields accept null", async () => {

@@ -1,0 +1,69 @@
+import { createHash } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
+import { dirname, extname, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { ValidationError } from "../errors.js";
+import { isExperiment, type ExperimentDefinition } from "./define.js";
+
+export interface LoadedExperiment {
+  definition: ExperimentDefinition;
+  /** The experiment file (absolute). */
+  file: string;
+  /** Its folder: a relative `dataset` is resolved from here. */
+  dir: string;
+  /** sha256 of the file's bytes. */
+  sha256: string;
+}
+
+const TYPESCRIPT = new Set([".ts", ".mts", ".cts", ".tsx"]);
+const JAVASCRIPT = new Set([".js", ".mjs", ".cjs"]);
+
+/**
+ * Loads an experiment file: TypeScript runs as it is through tsx's loader (no build step), JavaScript
+ * through Node's own. Its default export must be what `defineExperiment` returns.
+ */
+export async function loadExperimentFile(path: string, cwd: string = process.cwd()): Promise<LoadedExperiment> {
+  if (typeof path !== "string" || path.trim() === "") throw new ValidationError("typelm run needs an experiment file, e.g. typelm run experiments/tickets.ts", { field: "file" });
+  const file = resolve(cwd, path);
+  let bytes: Buffer;
+  try {
+    if (!statSync(file).isFile()) throw new Error("it is not a file");
+    bytes = readFileSync(file);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "it does not exist" : error instanceof Error ? error.message : String(error);
+    throw new ValidationError(`Cannot read the experiment file ${file}: ${reason}`, { field: "file" });
+  }
+  const ext = extname(file).toLowerCase();
+  if (!TYPESCRIPT.has(ext) && !JAVASCRIPT.has(ext)) {
+    throw new ValidationError(`The experiment file ${file} must be TypeScript or JavaScript (.ts, .mts, .js, .mjs); received a "${ext || "no extension"}" file`, { field: "file" });
+  }
+  let loaded: unknown;
+  try {
+    const url = pathToFileURL(file).href;
+    if (TYPESCRIPT.has(ext)) {
+      const { tsImport } = await import("tsx/esm/api");
+      loaded = await tsImport(url, import.meta.url);
+    } else {
+      loaded = await import(url);
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    throw new ValidationError(`Cannot load the experiment file ${file}: ${message}`, { field: "file", cause: error });
+  }
+  const definition = defaultExport(loaded);
+  if (definition === undefined) {
+    throw new ValidationError(
+      `The experiment file ${file} has no default export made by defineExperiment: end it with "export default defineExperiment({ name, dataset, program })"`,
+      { field: "file" },
+    );
+  }
+  return { definition, file, dir: dirname(file), sha256: createHash("sha256").update(bytes).digest("hex") };
+}
+
+/** The module's default export when it is an experiment (a CommonJS-compiled file nests it once more). */
+function defaultExport(loaded: unknown): ExperimentDefinition | undefined {
+  const first = (loaded as { default?: unknown } | null)?.default;
+  if (isExperiment(first)) return first;
+  const nested = (first as { default?: unknown } | null | undefined)?.default;
+  return isExperiment(nested) ? nested : undefined;
+}

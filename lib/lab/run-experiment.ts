@@ -1,0 +1,368 @@
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { canonicalJson } from "../canonical-json.js";
+import { globalConfig } from "../config.js";
+import { ConfigurationError, LMError, ValidationError } from "../errors.js";
+import { describeComparison } from "../evaluate/compare.js";
+import { Evaluation } from "../evaluate/evaluation.js";
+import { defaultMetric, type Metric } from "../evaluate/metric.js";
+import type { EvaluationReport } from "../evaluate/report.js";
+import type { MetricSpec } from "../evaluate/scoring.js";
+import { Instrumentation } from "../instrument/bus.js";
+import type { Module } from "../module.js";
+import { GEPA } from "../optimize/gepa/gepa.js";
+import { MIPROv2 } from "../optimize/mipro.js";
+import { SimpleOptimizer } from "../optimize/simple.js";
+import { FewShotExample } from "../prompt/few-shot.js";
+import type { SignatureClass } from "../signature/signature.js";
+import { LabStore } from "../store/lab-store.js";
+import type { OptimizationRun } from "../store/records.js";
+import { Registry } from "../store/registry.js";
+import { loadDataset, packageRoot, type Dataset } from "./datasets.js";
+import type { ExperimentDefinition, ExperimentOptimizer, ExperimentSplits } from "./define.js";
+import { isExperiment } from "./define.js";
+import type { LoadedExperiment } from "./load-experiment.js";
+import { chooseModel, type ModelChoice } from "./model-choice.js";
+import { comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
+
+export interface RunExperimentOptions {
+  /** `provider/model` ids, one run each; none: TYPELM_LM, a local Ollama, or the offline stand-in. */
+  lm?: readonly string[] | string | undefined;
+  /** Use at most this many examples of each split. */
+  limit?: number | undefined;
+  /** The optimizer's seed (default 0). */
+  seed?: number | undefined;
+  /** The LM response cache (default on, in the lab store's file). */
+  cache?: boolean;
+  /** Where `.typelm/lab.sqlite` is, and `reports/` unless `out` says otherwise (default: the working directory). */
+  cwd?: string;
+  /** The reports folder's parent (default `<cwd>/reports`); the report goes to `<out>/<name>/`. */
+  out?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** Progress lines (the CLI prints them on standard error). */
+  log?: (line: string) => void;
+  ollamaProbeMs?: number;
+}
+
+/** One model's part of a run. */
+export interface ModelRunResult {
+  model: { id: string; source: string; standIn: boolean };
+  baseline: EvaluationResult;
+  /** null when the optimizer is "none". */
+  optimized: EvaluationResult | null;
+  /** Metric name → optimized against baseline (empty without an optimizer). */
+  comparison: Record<string, ComparisonResult>;
+  optimizer: {
+    name: string;
+    bestTrial: number | null;
+    trials: { index: number; kind: string; score: number | null; choices: Record<string, unknown>; error: string | null }[];
+  } | null;
+  program: Record<string, PredictorResult>;
+}
+
+/** What results.json records of the inputs, so a rerun can be checked to be the same experiment. No times, no ids. */
+export interface Manifest {
+  experiment: { file: string | null; sha256: string | null };
+  dataset: { name: string; files: Record<string, string> };
+  typelm: string;
+  node: string;
+  models: string[];
+  seed: number;
+  limit: number | null;
+  options: { metrics: string[]; optimizer: string; optimizerOptions: unknown };
+}
+
+export interface ModelRun {
+  choice: ModelChoice;
+  baseline: EvaluationReport;
+  optimized: EvaluationReport | null;
+  run: OptimizationRun | null;
+  tuned: Module;
+  result: ModelRunResult;
+  registryVersion: number | null;
+  providerCalls: number;
+}
+
+export interface ExperimentRun {
+  definition: ExperimentDefinition;
+  dataset: Dataset;
+  manifest: Manifest;
+  models: ModelRun[];
+  /** The report folder (made before the run). */
+  dir: string;
+  /** Requests sent to providers, all models (cache hits excluded). */
+  providerCalls: number;
+  seed: number;
+  limit: number | null;
+}
+
+/**
+ * Runs an experiment once per model: the baseline on the test split, the optimizer on train/dev, the
+ * optimized program on test, the registry entry. Returns everything the report needs; writes nothing
+ * but the lab store and the registry (the caller writes the report).
+ */
+export async function runExperiment(experiment: LoadedExperiment | ExperimentDefinition, options: RunExperimentOptions = {}): Promise<ExperimentRun> {
+  const loaded: Pick<LoadedExperiment, "definition" | "dir" | "file" | "sha256"> = isExperiment(experiment)
+    ? { definition: experiment, dir: resolve(options.cwd ?? process.cwd()), file: "", sha256: "" }
+    : experiment;
+  const def = loaded.definition;
+  const limit = checkCount(options.limit, "limit");
+  const seed = checkCount(options.seed, "seed", 0) ?? 0;
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const log = options.log ?? (() => {});
+  const labPath = join(cwd, ".typelm", "lab.sqlite");
+  const lmIds = options.lm === undefined ? [] : typeof options.lm === "string" ? [options.lm] : [...options.lm];
+  if (new Set(lmIds).size !== lmIds.length) throw new ValidationError(`--lm lists the same model twice: ${lmIds.join(", ")}`, { field: "lm" });
+
+  const dataset = limited(await datasetOf(def, loaded.dir), limit);
+  const dir = reportDir(join(options.out === undefined ? join(cwd, "reports") : resolve(cwd, options.out), def.name));
+  const metrics: MetricSpec[] = def.metrics === undefined ? ["accuracy"] : [...def.metrics];
+  const optimizerName = typeof def.optimizer === "function" ? "custom" : def.optimizer ?? "mipro";
+  const chooses = lmIds.length === 0 ? [undefined] : lmIds;
+  const choices: ModelChoice[] = [];
+  for (const id of chooses) {
+    choices.push(await chooseModel({ lm: id, env: options.env, cachePath: options.cache === false ? undefined : labPath, ollamaProbeMs: options.ollamaProbeMs }));
+  }
+
+  const saved = { lm: globalConfig.lm, lab: globalConfig.lab };
+  let providerCalls = 0;
+  const off = Instrumentation.subscribe("lm.request.start", () => { providerCalls++; });
+  const models: ModelRun[] = [];
+  try {
+    globalConfig.lab = { path: labPath };
+    const lab = LabStore.open(labPath);
+    for (const choice of choices) {
+      const before = providerCalls;
+      const tag = choices.length > 1 ? ` (${choice.id})` : "";
+      log(`model: ${choice.description}`);
+      // Optimizers propose and reflect with the configured LM and record into the configured store.
+      globalConfig.lm = choice.lm;
+      const program = typeof def.program === "function" ? def.program({ signature: dataset.signature }) : def.program.clone();
+      await preflight(program, dataset.test[0], choice);
+      const evaluate = (moduleInstance: Module, name: string) => new Evaluation({ name, lab }).evaluate({
+        moduleInstance, testExamples: dataset.test, metrics,
+      });
+      log(`baseline${tag}: evaluating ${dataset.test.length} test examples`);
+      const baseline = await evaluate(program, `${def.name} baseline${tag}`);
+      log(`baseline${tag}: ${formatMetrics(baseline.metrics)}`);
+      let tuned: Module = program;
+      let optimized: EvaluationReport | null = null;
+      let run: OptimizationRun | null = null;
+      let registryVersion: number | null = null;
+      if (optimizerName !== "none") {
+        const optimizer = makeOptimizer(def, optimizerName, { choice, seed, metrics, signature: dataset.signature, trainSize: dataset.train.length });
+        log(`${optimizerName}${tag} (seed ${seed}) on ${dataset.train.length} train / ${dataset.dev.length} dev examples`);
+        tuned = await optimizer.compile({ moduleInstance: program, trainingExamples: dataset.train, validationExamples: dataset.dev });
+        run = (optimizer.lastRun as OptimizationRun | null | undefined) ?? null;
+        log(`optimized${tag}: evaluating ${dataset.test.length} test examples`);
+        optimized = await evaluate(tuned, `${def.name} optimized${tag}`);
+        log(`optimized${tag}: ${formatMetrics(optimized.metrics)}`);
+        const headline = optimized.metrics[metricName(metrics[0])] ?? null;
+        const stored = await new Registry({ path: labPath }).store({
+          moduleInstance: tuned, name: def.name,
+          metadata: { experiment: def.name, model: choice.id, seed, limit: limit ?? null, score: headline, datasetSha256: shaOf(dataset) },
+        });
+        registryVersion = stored.version;
+      }
+      const result: ModelRunResult = {
+        model: { id: choice.id, source: choice.source, standIn: choice.standIn },
+        baseline: evaluationResult(baseline, def.labelField),
+        optimized: optimized === null ? null : evaluationResult(optimized, def.labelField),
+        comparison: optimized === null ? {} : comparisonResults(baseline, optimized),
+        optimizer: optimizerName === "none" ? null : {
+          name: optimizerLabel(optimizerName), bestTrial: run?.bestTrial ?? null,
+          trials: (run?.trials ?? []).map((t) => ({ index: t.index, kind: t.kind, score: t.score, choices: t.choices, error: t.error })),
+        },
+        program: programOf(tuned),
+      };
+      for (const [metric, c] of Object.entries(result.comparison)) log(`${metric}${tag}: optimized − baseline ${describeComparison(c)}`);
+      models.push({ choice, baseline, optimized, run, tuned, result, registryVersion, providerCalls: providerCalls - before });
+    }
+  } finally {
+    off();
+    globalConfig.lm = saved.lm;
+    globalConfig.lab = saved.lab;
+  }
+  const manifest: Manifest = {
+    experiment: { file: loaded.file === "" ? null : shownPath(loaded.file, cwd), sha256: loaded.sha256 === "" ? null : loaded.sha256 },
+    dataset: { name: dataset.info.name, files: { ...dataset.info.files } },
+    typelm: libraryVersion(),
+    node: process.versions.node,
+    models: models.map((m) => m.choice.id),
+    seed,
+    limit: limit ?? null,
+    options: {
+      metrics: metrics.map(metricName),
+      optimizer: optimizerName,
+      optimizerOptions: JSON.parse(canonicalJson(plain(def.optimizerOptions ?? {}))) as unknown,
+    },
+  };
+  return { definition: def, dataset, manifest, models, dir, providerCalls, seed, limit: limit ?? null };
+}
+
+/** The experiment's dataset: a folder (relative to the experiment file), a bundled name, or splits given inline. */
+async function datasetOf(def: ExperimentDefinition, dir: string): Promise<Dataset> {
+  const source = def.dataset;
+  if (typeof source === "string") {
+    const looksLikePath = isAbsolute(source) || source.startsWith(".") || /[\\/]/.test(source);
+    return loadDataset(looksLikePath ? resolve(dir, source) : source, def.signature === undefined ? {} : { signature: def.signature });
+  }
+  if (def.signature === undefined) {
+    throw new ValidationError(`experiment "${def.name}": with { train, dev, test } given inline, "signature" is needed too`, { field: "signature" });
+  }
+  return inlineDataset(def.name, source, def.signature);
+}
+
+function inlineDataset(name: string, splits: ExperimentSplits, signature: SignatureClass): Dataset {
+  const take = (split: "train" | "dev" | "test") => splits[split].map((e, i) => {
+    if (!(e instanceof FewShotExample) && (e === null || typeof e !== "object" || typeof (e as FewShotExample).input !== "object")) {
+      throw new ValidationError(`experiment "${name}": dataset.${split}[${i}] is not an example ({ input, output })`, { field: `dataset.${split}` });
+    }
+    return e.id === undefined || e.id === null ? new FewShotExample({ id: `${split}-${i + 1}`, input: e.input, output: e.output }) : e;
+  });
+  const data = { train: take("train"), dev: take("dev"), test: take("test") };
+  const hash = (xs: FewShotExample[]) => createHash("sha256").update(canonicalJson(xs.map((e) => ({ id: e.id, input: e.input, output: e.output })))).digest("hex");
+  const splitsInfo = {
+    train: { rows: data.train.length, sha256: hash(data.train) },
+    dev: { rows: data.dev.length, sha256: hash(data.dev) },
+    test: { rows: data.test.length, sha256: hash(data.test) },
+  };
+  // Given inline, the "files" are the splits, hashed as canonical JSON.
+  const files = Object.fromEntries(Object.entries(splitsInfo).map(([k, v]) => [k, v.sha256]));
+  return { ...data, signature, info: { name, path: "", licence: null, source: null, splits: splitsInfo, files } };
+}
+
+function makeOptimizer(
+  def: ExperimentDefinition, name: string,
+  c: { choice: ModelChoice; seed: number; metrics: MetricSpec[]; signature: SignatureClass; trainSize: number },
+): ExperimentOptimizer {
+  const first = c.metrics[0];
+  const metric: Metric = typeof first === "function" ? first : defaultMetric;
+  if (typeof def.optimizer === "function") {
+    const made = def.optimizer({ signature: c.signature, lm: c.choice.lm, seed: c.seed, metric });
+    if (made === null || typeof made !== "object" || typeof (made as ExperimentOptimizer).compile !== "function") {
+      throw new ValidationError(`experiment "${def.name}": the optimizer function must return an optimizer (an object with compile()); it returned ${typeof made}`, { field: "optimizer" });
+    }
+    return made;
+  }
+  const given = (def.optimizerOptions ?? {}) as Record<string, unknown>;
+  const common = { seed: c.seed, metric, ...given };
+  switch (name) {
+    case "mipro": {
+      // A small --limit leaves fewer training examples than the demos asked for: use them all rather than stop after the baseline.
+      const kDemos = Math.min(typeof given.kDemos === "number" ? given.kDemos : 4, c.trainSize);
+      return new MIPROv2({ promptModel: c.choice.lm, ...common, kDemos });
+    }
+    case "gepa":
+      return new GEPA({ reflectionLM: c.choice.lm, ...common }) as unknown as ExperimentOptimizer;
+    case "simple": {
+      const kDemos = Math.min(typeof given.kDemos === "number" ? given.kDemos : 4, c.trainSize);
+      return new SimpleOptimizer({ ...common, kDemos }) as unknown as ExperimentOptimizer;
+    }
+    default:
+      throw new ValidationError(`experiment "${def.name}": unknown optimizer "${name}"; the known ones are "mipro", "gepa", "simple", "none"`, { field: "optimizer" });
+  }
+}
+
+/** Makes the report folder before the run, so a folder that cannot be written stops it at once with its path. */
+function reportDir(dir: string): string {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw new ConfigurationError(
+      `Cannot write the report to ${dir}: ${error instanceof Error ? error.message : String(error)}. ` +
+        "Expected a folder that can be created and written; remove what is in the way or choose another with --out.",
+      { cause: error },
+    );
+  }
+  return dir;
+}
+
+/** One call before the run, so a model that cannot be reached stops it with a clear error instead of a run of failed rows. */
+async function preflight(program: Module, example: FewShotExample | undefined, model: ModelChoice): Promise<void> {
+  if (example === undefined) throw new ValidationError("The test split is empty: nothing to evaluate (is --limit 0?)", { field: "limit" });
+  try {
+    await program.call(example.input);
+  } catch (error) {
+    if (!(error instanceof LMError || error instanceof ConfigurationError)) return; // it answered; a bad reply is scored later
+    throw new ConfigurationError(
+      `The model ${model.id} (from ${model.source}) could not be used: ${error.message.replace(/\.+$/, "")}. ` +
+        "Check that the server is running and reachable (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST) and that its key is set, " +
+        "or choose another model with --lm provider/model (or leave --lm and TYPELM_LM unset for the offline stand-in).",
+      { cause: error },
+    );
+  }
+}
+
+export function evaluationResult(report: EvaluationReport, field: string | undefined): EvaluationResult {
+  return {
+    metrics: report.metrics,
+    ci: report.ci,
+    failures: report.failures.length,
+    examples: report.results.length,
+    confusion: field === undefined ? null : report.confusion(field),
+    perLabel: field === undefined ? null : report.perLabel(field),
+  };
+}
+
+export function programOf(module: Module): Record<string, PredictorResult> {
+  return Object.fromEntries(module.namedPredictors().map(([path, p]) => [path, {
+    instruction: p.instruction,
+    demos: p.demos.map((d) => ({ id: d.id ?? null, input: d.input, output: d.output })),
+  }]));
+}
+
+function limited(data: Dataset, limit: number | undefined): Dataset {
+  if (limit === undefined) return data;
+  return { ...data, train: data.train.slice(0, limit), dev: data.dev.slice(0, limit), test: data.test.slice(0, limit) };
+}
+
+function shaOf(data: Dataset): Record<string, string> {
+  return Object.fromEntries(Object.entries(data.info.splits).map(([split, s]) => [split, s.sha256]));
+}
+
+
+function checkCount(value: number | undefined, name: string, min = 1): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < min) {
+    throw new ValidationError(`--${name} expects a whole number ≥ ${min}; received ${String(value)}`, { field: name });
+  }
+  return value;
+}
+
+export function metricName(spec: MetricSpec | undefined): string {
+  if (typeof spec === "string") return spec;
+  const named = (spec as { metricName?: unknown; name?: unknown } | undefined);
+  if (typeof named?.metricName === "string") return named.metricName;
+  return typeof named?.name === "string" && named.name !== "" ? named.name : "metric";
+}
+
+function formatMetrics(metrics: Record<string, number>): string {
+  return Object.entries(metrics).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(", ");
+}
+
+export function libraryVersion(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
+}
+
+/** A path for the manifest: relative to the working folder when inside it (machine-independent), else absolute. */
+function shownPath(file: string, cwd: string): string {
+  const rel = relative(cwd, file);
+  return rel.startsWith("..") || isAbsolute(rel) ? file : rel.split(sep).join("/");
+}
+
+/** Options as JSON can hold them: functions by name. */
+function plain(value: unknown): unknown {
+  if (typeof value === "function") return `[function ${(value as { name?: string }).name || "anonymous"}]`;
+  if (Array.isArray(value)) return value.map(plain);
+  if (value !== null && typeof value === "object") {
+    if (typeof (value as { call?: unknown }).call === "function" && typeof (value as { id?: unknown }).id === "string") return `[model ${(value as { id: string }).id}]`;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  }
+  return value;
+}
+
+function optimizerLabel(name: string): string {
+  return ({ mipro: "MIPROv2", gepa: "GEPA", simple: "SimpleOptimizer" } as Record<string, string>)[name] ?? name;
+}

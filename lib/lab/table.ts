@@ -1,0 +1,88 @@
+import { parse } from "csv-parse/sync";
+import type { z } from "zod";
+import { convertValue } from "../convert/output.js";
+import { ValidationError } from "../errors.js";
+import { unwrap } from "../signature/fields.js";
+import { kindOf } from "../signature/kind.js";
+
+/** One data row and the line it starts on (1-based), for error messages. */
+export interface TableRow {
+  line: number;
+  values: Record<string, unknown>;
+  /** CSV cells arrive as text and are converted to the field's type; JSON Lines values are typed already. */
+  fromText: boolean;
+}
+
+/**
+ * Reads a CSV file's text (already decoded, BOM removed): a header row naming the columns, then one
+ * record per row. RFC 4180 quoting: commas, quotes ("") and newlines inside quoted fields; CRLF or LF.
+ */
+export function parseCsv(text: string, file: string): TableRow[] {
+  let records: { record: Record<string, string>; info: { lines: number } }[];
+  try {
+    records = parse(text, { columns: true, bom: true, skip_empty_lines: true, info: true, relax_column_count: false }) as typeof records;
+  } catch (error) {
+    const e = error as { message?: string; lines?: number };
+    const line = typeof e.lines === "number" ? e.lines : undefined;
+    throw new ValidationError(`${file}${line === undefined ? "" : `:${line}`}: not valid CSV: ${(e.message ?? String(error)).replace(/\s+/g, " ")}`, { field: file, cause: error });
+  }
+  const lineEnds = text.split(/\r\n|\n|\r/);
+  const rows: TableRow[] = [];
+  let previousEnd = 1; // the header
+  for (const { record, info } of records) {
+    // A record starts on the first non-empty line after the previous one ended.
+    let start = previousEnd + 1;
+    while (start < info.lines && lineEnds[start - 1]?.trim() === "") start++;
+    rows.push({ line: start, values: record, fromText: true });
+    previousEnd = info.lines;
+  }
+  return rows;
+}
+
+/**
+ * A CSV cell as the field's type: text as is for string and enum fields; numbers, booleans and dates
+ * parsed; lists and objects written as JSON. An empty cell is null for a nullable or optional field.
+ */
+export function cellValue(schema: z.ZodType, cell: unknown, where: string): unknown {
+  if (typeof cell !== "string") return cell;
+  const u = unwrap(schema);
+  const kind = kindOf(u.base);
+  if (cell === "" && (u.nullable || u.optional)) return null;
+  switch (kind.kind) {
+    case "string":
+      return cell;
+    case "enum":
+      return kind.values.some((v) => typeof v === "number") && cell.trim() !== "" && Number.isFinite(Number(cell)) ? Number(cell) : cell;
+    case "number": {
+      const n = cell.trim() === "" ? Number.NaN : Number(cell.trim());
+      if (!Number.isFinite(n)) throw new ValidationError(`${where}: expected a number; received ${JSON.stringify(cell)}`, { field: where });
+      return n;
+    }
+    case "boolean": {
+      const b = cell.trim().toLowerCase();
+      if (b === "true" || b === "1" || b === "yes") return true;
+      if (b === "false" || b === "0" || b === "no") return false;
+      throw new ValidationError(`${where}: expected true or false; received ${JSON.stringify(cell)}`, { field: where });
+    }
+    case "array":
+    case "object":
+    case "record":
+    case "union":
+    case "any": {
+      const t = cell.trim();
+      if (!(t.startsWith("[") || t.startsWith("{"))) return kind.kind === "union" || kind.kind === "any" ? cell : cell;
+      try {
+        return JSON.parse(t) as unknown;
+      } catch (error) {
+        throw new ValidationError(`${where}: expected JSON (a list or object) in this cell; ${error instanceof Error ? error.message : String(error)}`, { field: where });
+      }
+    }
+    default:
+      // Dates and the rest: the reply converter reads ISO text.
+      try {
+        return convertValue(schema, cell, where, cell);
+      } catch (error) {
+        throw new ValidationError(`${where}: ${error instanceof Error ? error.message : String(error)}`, { field: where });
+      }
+  }
+}
