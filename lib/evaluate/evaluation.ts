@@ -12,6 +12,8 @@ import { startRecording } from "./recorder.js";
 import { EvaluationReport } from "./report.js";
 import { runExample, type ExampleOutcome } from "./run-example.js";
 import { aggregate, resolveMetrics, type MetricSpec } from "./scoring.js";
+import { checkExampleTimeout } from "./timeout.js";
+import { yieldNowAndThen } from "./yield.js";
 
 export interface EvaluationOptions {
   /** Examples run at once (default 8); lowered for a while when the provider answers 429. */
@@ -24,6 +26,14 @@ export interface EvaluationOptions {
   name?: string;
   /** The store to record into (default: the configured one; `null` records nothing). */
   lab?: LabStore | null;
+  /**
+   * Seconds one example may take, its module call (re-runs after rate limiting included) plus its
+   * metrics (default 600). An example past it is a failed row whose error says it timed out and
+   * names the limit, scored 0 like any failure; the run goes on and completes. The module's work
+   * cannot be cancelled (a module call takes no abort signal), so it is abandoned: a late answer is
+   * ignored and writes nothing, and its limiter slot is given back at the limit.
+   */
+  exampleTimeout?: number;
 }
 
 /** What `evaluate` takes besides the metrics. */
@@ -55,6 +65,8 @@ export class Evaluation {
   /** The `name` option as given (undefined when defaulted), for the report. */
   private readonly givenName: string | undefined;
   readonly lab: LabStore | null | undefined;
+  /** Seconds per example (module call plus metrics) before it is a failed row; see `EvaluationOptions.exampleTimeout`. */
+  readonly exampleTimeout: number;
 
   constructor(options: EvaluationOptions = {}) {
     const concurrency = options.concurrency ?? 8;
@@ -67,6 +79,7 @@ export class Evaluation {
     this.name = options.name ?? "evaluation";
     this.givenName = options.name;
     this.lab = options.lab;
+    this.exampleTimeout = checkExampleTimeout("Evaluation", options.exampleTimeout);
   }
 
   // Two signatures rather than a default type argument: with one, TypeScript 5.0 (tslab's) stops
@@ -90,7 +103,7 @@ export class Evaluation {
     const metricNames = metrics.map((m) => m.name);
     const total = examples.length;
     const recorder = await startRecording(this.record, this.lab, this.name, {
-      module: moduleInstance.constructor.name, metrics: metricNames, concurrency: this.concurrency, examples: total,
+      module: moduleInstance.constructor.name, metrics: metricNames, concurrency: this.concurrency, examples: total, exampleTimeout: this.exampleTimeout,
     });
     const { runId } = recorder;
     const started = performance.now();
@@ -132,12 +145,26 @@ export class Evaluation {
     };
 
     try {
-      const pending: Promise<void>[] = [];
+      let remaining = total;
+      let allDone!: () => void;
+      const everyExample = new Promise<void>((resolve) => { allDone = resolve; });
+      const finishedOnce = (outcome: ExampleOutcome): void => {
+        try {
+          finished(outcome);
+        } catch (error) {
+          callbackError ??= { error };
+        }
+        if (--remaining === 0) allDone();
+      };
       for (let i = 0; i < total; i++) {
         await limiter.acquire();
-        pending.push(runExample(moduleInstance, examples[i]!, i, metrics, limiter).then(finished));
+        runExample(moduleInstance, examples[i]!, i, metrics, limiter, this.exampleTimeout, finishedOnce);
+        // An instant model settles every example in microtasks: without this, timers and I/O (a
+        // notebook redrawing the progress display) would wait for the whole run.
+        const turn = yieldNowAndThen();
+        if (turn !== undefined) await turn;
       }
-      await Promise.all(pending);
+      await everyExample;
       if (callbackError !== undefined) throw callbackError.error;
     } catch (error) {
       // Only a throwing `onExample` (or a bug) gets here: examples themselves never throw.

@@ -1,13 +1,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { LMError } from "../errors.js";
 import { withRateListener } from "../lm/rate-signal.js";
-import { emptyUsage, trackUsage } from "../lm/usage-scope.js";
+import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import { withTrace, type TraceEntry } from "../predict/trace.js";
 import type { EvaluationRow } from "../store/records.js";
 import type { AdaptiveConcurrency } from "./rate-limiter.js";
 import type { ResolvedMetric } from "./scoring.js";
+import { exampleTimeoutError, timerDelay } from "./timeout.js";
 import { isPlainObject } from "../plain-object.js";
 
 /**
@@ -30,24 +31,137 @@ export interface ExampleOutcome {
   feedback: Record<string, string>;
 }
 
+/** What one example's work produced (the row is made from it). */
+interface Attempt {
+  error: unknown;
+  failedMetric: string | undefined;
+  prediction: Record<string, unknown> | null;
+  rowPrediction: Record<string, unknown> | null;
+  scores: Record<string, number>;
+  feedback: Record<string, string>;
+  trace: TraceEntry[];
+}
+
+/** Where an example's work is, for the timeout's message (and its partial trace). */
+interface Progress {
+  doing: string;
+  trace: TraceEntry[];
+}
+
+/**
+ * The limiter slot an example holds while its module runs (taken by the caller). Released at most
+ * once per take; once the example is abandoned (timed out) it gives the slot back and never takes
+ * one again, so work that goes on in the background cannot hold or double-release a slot.
+ */
+class Slot {
+  private held = true;
+  abandoned = false;
+
+  constructor(private readonly limiter: AdaptiveConcurrency) {}
+
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.limiter.release();
+  }
+
+  /** Takes a slot again for a re-run; false when the example was abandoned meanwhile. */
+  async retake(): Promise<boolean> {
+    if (this.abandoned) return false;
+    await this.limiter.acquire();
+    if (this.abandoned) {
+      this.limiter.release();
+      return false;
+    }
+    this.held = true;
+    return true;
+  }
+
+  abandon(): void {
+    this.abandoned = true;
+    this.release();
+  }
+}
+
 /**
  * Runs one example while holding a limiter slot (acquired by the caller, released here): calls the
  * module with usage, trace and rate-limit scopes around it, re-runs it after a wait when its LM gave
- * up on 429, then scores it. Never throws: every failure becomes the row's `error` with all scores 0.
+ * up on 429, then scores it, and hands the outcome to `done`, exactly once. Never throws: every
+ * failure becomes the row's `error` with all scores 0.
+ *
+ * The whole example (module call, re-runs and metrics) gets `exampleTimeout` seconds; past that
+ * `done` gets a failed row saying it timed out, and the work still running is abandoned (a module
+ * call takes no abort signal): it writes nothing to the row, calls no further metric and takes no
+ * slot afterwards, and its timer is cleared whichever way the example ends. A callback rather than a
+ * promise raced against a timer: an instant model makes per-example promises the evaluation's cost.
  */
-export async function runExample(
+export function runExample(
   moduleInstance: Module, example: FewShotExample, index: number, metrics: readonly ResolvedMetric[], limiter: AdaptiveConcurrency,
-): Promise<ExampleOutcome> {
+  exampleTimeout: number, done: (outcome: ExampleOutcome) => void,
+): void {
   const started = performance.now();
   const usage = emptyUsage();
-  let trace: TraceEntry[] = [];
+  const slot = new Slot(limiter);
+  const progress: Progress = { doing: `${moduleInstance.constructor.name}.call was running`, trace: [] };
+  let settled = false;
+  const settle = (attempt: Attempt): void => {
+    if (settled) return;
+    settled = true;
+    done(outcomeOf(example, index, metrics, attempt, usage, started));
+  };
+  const timer = setTimeout(() => {
+    slot.abandon();
+    settle({ ...FAILED, error: exampleTimeoutError(exampleTimeout, progress.doing), scores: {}, feedback: {}, trace: [...progress.trace] });
+  }, timerDelay(exampleTimeout));
+  attemptExample(moduleInstance, example, metrics, limiter, slot, usage, progress).then(
+    (attempt) => {
+      clearTimeout(timer);
+      if (attempt !== undefined) settle(attempt);
+    },
+    // Not expected (the attempt catches what it runs), but a bug must still end the example.
+    (error: unknown) => {
+      clearTimeout(timer);
+      slot.release();
+      settle({ ...FAILED, error, scores: {}, feedback: {}, trace: [...progress.trace] });
+    },
+  );
+}
+
+const FAILED = { failedMetric: undefined, prediction: null, rowPrediction: null } as const;
+
+/** The example's row and what the row does not keep. */
+function outcomeOf(
+  example: FewShotExample, index: number, metrics: readonly ResolvedMetric[], attempt: Attempt, usage: UsageTotals, started: number,
+): ExampleOutcome {
+  const { error, failedMetric, scores, feedback, trace } = attempt;
+  if (error !== undefined) for (const metric of metrics) scores[metric.name] = 0;
+  const row: EvaluationRow = {
+    index,
+    exampleId: example.id ?? null,
+    inputs: jsonFormOrText(example.input),
+    expected: jsonFormOrText(example.output),
+    prediction: attempt.rowPrediction,
+    scores,
+    error: error === undefined ? null : errorText(error, failedMetric),
+    durationMs: performance.now() - started,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    cost: usage.cost,
+  };
+  return { row, prediction: error === undefined ? attempt.prediction : null, trace, feedback };
+}
+
+/** The example's work: module call (re-run after 429s), then every metric. Undefined once abandoned. */
+async function attemptExample(
+  moduleInstance: Module, example: FewShotExample, metrics: readonly ResolvedMetric[], limiter: AdaptiveConcurrency,
+  slot: Slot, usage: UsageTotals, progress: Progress,
+): Promise<Attempt | undefined> {
   let value: unknown;
   let error: unknown;
   let failedMetric: string | undefined;
-  let holding = true;
   try {
     for (let rerun = 0; ; rerun++) {
-      trace = [];
+      const trace: TraceEntry[] = (progress.trace = []);
       error = undefined;
       try {
         value = await trackUsage(usage, () => withRateListener(limiter.listener(), async () =>
@@ -56,16 +170,17 @@ export async function runExample(
       } catch (caught) {
         error = caught;
         if (!isRateLimited(caught) || rerun >= MAX_RATE_LIMIT_RERUNS) break;
-        limiter.release();
-        holding = false;
+        slot.release();
+        progress.doing = "waiting to run it again after its model gave up on rate limiting (429)";
         await sleep(limiter.pauseRemainingMs() || Math.min(RERUN_BASE_MS * 2 ** rerun, RERUN_MAX_MS));
-        await limiter.acquire();
-        holding = true;
+        if (!(await slot.retake())) return undefined;
+        progress.doing = `${moduleInstance.constructor.name}.call was running`;
       }
     }
   } finally {
-    if (holding) limiter.release();
+    slot.release();
   }
+  if (slot.abandoned) return undefined;
 
   const scores: Record<string, number> = {};
   const feedback: Record<string, string> = {};
@@ -86,8 +201,10 @@ export async function runExample(
   }
   if (error === undefined && prediction !== null) {
     for (const metric of metrics) {
+      progress.doing = `metric "${metric.name}" was scoring`;
       try {
-        const result = await metric.score(example, prediction, trace);
+        const result = await metric.score(example, prediction, progress.trace);
+        if (slot.abandoned) return undefined;
         scores[metric.name] = result.score;
         if (result.feedback !== undefined) feedback[metric.name] = result.feedback;
       } catch (caught) {
@@ -97,22 +214,7 @@ export async function runExample(
       }
     }
   }
-  if (error !== undefined) for (const metric of metrics) scores[metric.name] = 0;
-
-  const row: EvaluationRow = {
-    index,
-    exampleId: example.id ?? null,
-    inputs: jsonFormOrText(example.input),
-    expected: jsonFormOrText(example.output),
-    prediction: rowPrediction,
-    scores,
-    error: error === undefined ? null : errorText(error, failedMetric),
-    durationMs: performance.now() - started,
-    inputTokens: usage.inputTokens,
-    outputTokens: usage.outputTokens,
-    cost: usage.cost,
-  };
-  return { row, prediction: error === undefined ? prediction : null, trace, feedback };
+  return { error, failedMetric, prediction, rowPrediction, scores, feedback, trace: progress.trace };
 }
 
 /** The JSON form the row keeps (dates as ISO text); throws for BigInt or cycles. */

@@ -9,6 +9,13 @@ import { exactMatch, macroF1, tokenF1 } from "./metrics.js";
 const BUILTIN_METRICS = ["accuracy", "f1_score", "exact_match", "token_f1"] as const;
 export type BuiltinMetricName = (typeof BUILTIN_METRICS)[number];
 
+/**
+ * Names a metric may not have: they are keys of the report's `metrics`, of every row's `scores` and
+ * of the stored JSON, where `__proto__` is no key at all (assigning it sets the prototype, so the
+ * metric silently vanished) and `constructor` / `prototype` would shadow what objects carry.
+ */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+
 /** What `Evaluation.evaluate` accepts in `metrics`: a built-in name or a metric function. */
 export type MetricSpec = BuiltinMetricName | Metric;
 
@@ -42,6 +49,13 @@ export function resolveMetrics(specs: readonly MetricSpec[] | undefined, fields:
       throw new ValidationError(
         `Unknown metric ${JSON.stringify(spec)} at metrics[${i}]: expected one of ${BUILTIN_METRICS.map((n) => `"${n}"`).join(", ")} ` +
           "or a function (example, prediction, trace?) => number | boolean | { score, feedback }",
+        { field: `metrics[${i}]` },
+      );
+    }
+    if (RESERVED_NAMES.has(metric.name)) {
+      throw new ValidationError(
+        `metrics[${i}] is named "${metric.name}", a name every JavaScript object already has a use for ` +
+          `(it would vanish from report.metrics or shadow the object's own); rename the function, e.g. const my_metric = (example, prediction) => ...`,
         { field: `metrics[${i}]` },
       );
     }

@@ -7,6 +7,7 @@ import { withTrace, type TraceEntry } from "../predict/trace.js";
 import type { IdentifiedExample } from "./examples.js";
 import type { Random } from "../random.js";
 import { describeError } from "../instrument/bus.js";
+import { DEFAULT_EXAMPLE_TIMEOUT, withExampleTimeout } from "../evaluate/timeout.js";
 
 /** Per predictor path: the candidate demo sets (index 0 is the predictor's demos as given). */
 export type DemoSets = Record<string, FewShotExample[][]>;
@@ -27,6 +28,8 @@ export interface BootstrapOptions {
   /** Program runs at once. */
   concurrency: number;
   random: Random;
+  /** Seconds one teacher run (program call plus metric) may take before it counts as failed (default 600). */
+  exampleTimeout?: number | undefined;
 }
 
 export interface BootstrapResult {
@@ -84,9 +87,15 @@ export async function bootstrapDemoSets(o: BootstrapOptions): Promise<BootstrapR
       if (carried.length > 0) p.demos = carried.filter((d) => d.id !== id);
     }
     try {
-      const { result, trace } = await withTrace(() => teacher.call(example.input));
-      const values = typeof (result as { toJSON?: unknown }).toJSON === "function" ? (result as { toJSON(): Record<string, unknown> }).toJSON() : (result as Record<string, unknown>);
-      const score = metricScore(await o.metric(example, values, trace), o.metric.name || "metric").score;
+      // A run that never settles would hang the whole compile: past the limit it is a failed run (abandoned, see withExampleTimeout).
+      let doing = `${teacher.constructor.name}.call was running`;
+      const { score, trace } = await withExampleTimeout(o.exampleTimeout ?? DEFAULT_EXAMPLE_TIMEOUT, () => doing, async (timedOut) => {
+        const { result, trace } = await withTrace(() => teacher.call(example.input));
+        if (timedOut()) return { score: 0, trace };
+        const values = typeof (result as { toJSON?: unknown }).toJSON === "function" ? (result as { toJSON(): Record<string, unknown> }).toJSON() : (result as Record<string, unknown>);
+        doing = "the metric was scoring";
+        return { score: metricScore(await o.metric(example, values, trace), o.metric.name || "metric").score, trace };
+      });
       const demos = new Map<string, FewShotExample>();
       if (score < o.threshold) return { demos };
       const calls = new Map<string, TraceEntry[]>();

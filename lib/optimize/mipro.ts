@@ -64,6 +64,15 @@ export interface MIPROv2Options {
    * saves (`npm run bench:mipro-memo`).
    */
   memo?: boolean;
+  /**
+   * Seconds one example may take, its program call plus the metric (default 600), in the bootstrap's
+   * teacher runs and in every trial. An example past it counts as failed, with an error that says it
+   * timed out: a bootstrap run that timed out gives no demo (listed in the bootstrap trial's
+   * `data.failures`); in a trial it scores 0 with the error kept in `exampleScores`, and the trial
+   * fails only when more than half its examples failed. The run goes on. Not part of the run's
+   * configuration, so a resume may change it.
+   */
+  exampleTimeout?: number;
 }
 
 export interface CompileArgs {
@@ -257,6 +266,7 @@ export class MIPROv2 {
           program: program.clone(), pool: s.pool, metric, kDemos: zeroShot ? ZERO_SHOT_PROPOSER_DEMOS : s.kDemos,
           numSets: zeroShot ? b.proposerSets : b.demoSets, teacherDemos: zeroShot ? 0 : s.kDemos,
           threshold: this.options.bootstrapThreshold ?? 1, random: new Random(s.seed, "bootstrap"), concurrency,
+          exampleTimeout: this.options.exampleTimeout,
         });
         return {
           kind: "bootstrap", choices: {}, instructions: {}, demoIds: {}, score: r.tried === 0 ? null : r.kept / r.tried,
@@ -293,7 +303,7 @@ export class MIPROv2 {
         const trial = await rec.trial({ kind, choices: choices as Trial["choices"] }, async () => {
           const candidate = configured(program, found, choices);
           const r = await scoreOn(s.split.shared > 0 ? withoutOwnDemos(candidate, s.valSet) : candidate, examples, metric, concurrency, {
-            memo: memo === undefined ? undefined : { memo, config },
+            memo: memo === undefined ? undefined : { memo, config }, exampleTimeout: this.options.exampleTimeout,
           });
           return {
             kind, ...describeChoices(found, choices), score: r.score, exampleScores: r.exampleScores, reused: r.reused, data: { ...data, failures: r.failures },

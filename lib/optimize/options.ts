@@ -1,6 +1,7 @@
 import { ValidationError } from "../errors.js";
 import { checkModule, type Module, type Tunable } from "../module.js";
 import type { Metric } from "../evaluate/metric.js";
+import { checkExampleTimeout } from "../evaluate/timeout.js";
 
 /** Options every optimizer checks the same way when it is constructed. */
 export interface CommonOptions {
@@ -9,12 +10,15 @@ export interface CommonOptions {
   progress?: boolean;
   /** USD: the run stops (status "stopped", best program so far returned) once its trials have cost this much. */
   maxCost?: number;
+  /** Seconds per example (program call plus metric) before it is a failed example with a timeout error. */
+  exampleTimeout?: number;
   [key: string]: unknown;
 }
 
 /**
  * Checks an optimizer's options: the named counts are integers ≥ their minimum, `seed` an integer,
- * `metric` a function and `maxCost` a positive number of USD. Throws a `ValidationError` naming the option.
+ * `metric` a function, `maxCost` a positive number of USD and `exampleTimeout` a positive number of
+ * seconds. Throws a `ValidationError` naming the option.
  */
 export function checkOptions(optimizer: string, options: CommonOptions, counts: Record<string, number>): void {
   for (const [name, min] of Object.entries(counts)) {
@@ -32,6 +36,7 @@ export function checkOptions(optimizer: string, options: CommonOptions, counts: 
   if (options.maxCost !== undefined && (typeof options.maxCost !== "number" || !Number.isFinite(options.maxCost) || options.maxCost <= 0)) {
     throw new ValidationError(`${optimizer} option maxCost must be a positive number of USD; received ${JSON.stringify(options.maxCost)}`, { field: "maxCost" });
   }
+  checkExampleTimeout(optimizer, options.exampleTimeout);
   if (options.metric !== undefined && typeof options.metric !== "function") {
     throw new ValidationError(`${optimizer} option metric must be a function (example, prediction, trace?) => score; received ${typeof options.metric}`, { field: "metric" });
   }

@@ -1,6 +1,7 @@
 import { Evaluation } from "../evaluate/evaluation.js";
 import { metricScore, type Metric } from "../evaluate/metric.js";
 import type { ExampleOutcome } from "../evaluate/run-example.js";
+import { RESERVED_NAMES } from "../evaluate/scoring.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { ExampleScore } from "../store/records.js";
@@ -31,13 +32,26 @@ export interface ScoreOptions {
   memo?: { memo: ScoreMemo; config: string };
   /** Told how many examples are about to be run (those not reused), before any is: GEPA spends its budget here. */
   beforeRun?: (count: number) => void;
+  /** Seconds per example (program call plus metric) before it counts as failed with a timeout error (default 600). */
+  exampleTimeout?: number;
+}
+
+/**
+ * The name a metric's scores go under in the scoring's rows (and GEPA's feedback): its function name,
+ * or "metric" when it has none or has one a report refuses (`__proto__`, ...), which is no reason to
+ * refuse an optimizer's metric.
+ */
+export function scoringName(metric: Metric): string {
+  const name = metric.name || "metric";
+  return RESERVED_NAMES.has(name) ? "metric" : name;
 }
 
 /**
  * Scores a program on examples with `Evaluation` (not recorded as an evaluation run of its own: the
  * optimizer records the trial). Each example scores on its own: a program call that fails, a metric
  * that throws, or a metric returning something other than a score in [0, 1] (NaN, 7, "x") makes that
- * example score 0 with its error in `exampleScores`. Only when MORE than half of the examples failed
+ * example score 0 with its error in `exampleScores`, and so does one that takes longer than
+ * `exampleTimeout` (its error says it timed out). Only when MORE than half of the examples failed
  * does the scoring throw a `TrialError` (carrying the per-example scores), so the optimizer records
  * the trial as failed with a null score: a mean made mostly of failures says nothing about the
  * configuration.
@@ -48,8 +62,8 @@ export async function scoreOn(
   program: Module, examples: readonly { example: FewShotExample; id: string }[], metric: Metric, concurrency: number,
   options: ScoreOptions | ScoreOptions["onExample"] = {},
 ): Promise<Scored> {
-  const { onExample, memo, beforeRun } = typeof options === "function" ? { onExample: options, memo: undefined, beforeRun: undefined } : options;
-  const name = metric.name || "metric";
+  const { onExample, memo, beforeRun, exampleTimeout } = typeof options === "function" ? { onExample: options } as ScoreOptions : options;
+  const name = scoringName(metric);
   const results: (ExampleScore | undefined)[] = examples.map(({ id }) => {
     const known = memo?.memo.get(memo.config, id);
     return known === undefined ? undefined : { exampleId: id, score: known.score, error: known.error };
@@ -63,7 +77,7 @@ export async function scoreOn(
       // result metricScore refuses, becomes that example's error in the Evaluation's row.
       [name]: async (ex: FewShotExample, p: Record<string, unknown>, trace?: Parameters<Metric>[2]) => metricScore(await metric(ex, p, trace), name),
     }[name]!;
-    const report = await new Evaluation({ record: false, lab: null, progress: false, concurrency }).evaluate({
+    const report = await new Evaluation({ record: false, lab: null, progress: false, concurrency, exampleTimeout }).evaluate({
       moduleInstance: program, testExamples: toRun.map((e) => e.example), metrics: [scorer], onExample,
     });
     report.results.forEach((row, k) => {

@@ -36,6 +36,13 @@ export interface SimpleOptimizerOptions {
    * after every trial; not part of the run's configuration, so a stopped run can be resumed with more.
    */
   maxCost?: number;
+  /**
+   * Seconds one example may take, its program call plus the metric (default 600). An example past it
+   * counts as failed, scoring 0 with an error that says it timed out (kept in the trial's
+   * `exampleScores`), like any failed example: the trial fails only when more than half its examples
+   * failed, and the run goes on. Not part of the run's configuration, so a resume may change it.
+   */
+  exampleTimeout?: number;
 }
 
 export interface SimpleCompileArgs<M extends Module> {
@@ -180,7 +187,9 @@ export class SimpleOptimizer {
         const kind = t === 0 ? "baseline" : "trial";
         const key = configKey(candidates, choices);
         const trial = await rec.trial({ kind, choices: choices as Trial["choices"] }, async () => {
-          const r = await scoreOn(configured(moduleInstance, candidates, choices), scored, metric, this.options.concurrency ?? 8, { memo: { memo, config: key } });
+          const r = await scoreOn(configured(moduleInstance, candidates, choices), scored, metric, this.options.concurrency ?? 8, {
+            memo: { memo, config: key }, exampleTimeout: this.options.exampleTimeout,
+          });
           return { kind, ...describeChoices(candidates, choices), score: r.score, exampleScores: r.exampleScores, reused: r.reused, data: { failures: r.failures } };
         });
         memo.rememberTrial(key, trial);

@@ -15,7 +15,7 @@ import { instructionsKey, ScoreMemo } from "../memo.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "../options.js";
 import { Random } from "../../random.js";
 import { RunRecorder, TrialError } from "../recorder.js";
-import { scoreOn, type Scored } from "../score.js";
+import { scoreOn, scoringName, type Scored } from "../score.js";
 import { DEFAULT_MINIBATCH, MAX_MERGES, MERGE_SUBSAMPLE, MetricBudget, modeBudget, resolveGEPAMode, type GEPAMode } from "./budget.js";
 import { mergeSubsample, planMerge, type MergePlan } from "./merge.js";
 import { fronts, nonDominated, selectBest, selectPareto } from "./pareto.js";
@@ -53,6 +53,15 @@ export interface GEPAOptions {
    * be resumed with a higher limit.
    */
   maxCost?: number;
+  /**
+   * Seconds one example may take, its program call plus the metric (default 600), in every scoring
+   * and in each metric call for a predictor's feedback. An example past it counts as failed: it
+   * scores 0 with an error that says it timed out (kept in the trial's `exampleScores`; a feedback
+   * call past it is listed in `data.feedbackErrors` and the scoring's feedback is used), and a
+   * scoring fails only when more than half its examples failed. The run goes on. Not part of the
+   * run's configuration, so a resume may change it.
+   */
+  exampleTimeout?: number;
 }
 
 export interface GEPACompileArgs<M extends Module> {
@@ -85,6 +94,8 @@ interface Context {
   metric: Metric;
   metricName: string;
   reflectionLM: LanguageModel;
+  /** Seconds per example (program call plus metric), undefined for the default. */
+  exampleTimeout: number | undefined;
   budget: number;
   minibatchSize: number;
   concurrency: number;
@@ -256,7 +267,7 @@ export class GEPA {
     });
     this.lastRun = rec.run;
     const ctx: Context = {
-      program: moduleInstance, paths, train, val, metric, metricName: metric.name || "metric", reflectionLM, budget, minibatchSize,
+      program: moduleInstance, paths, train, val, metric, metricName: scoringName(metric), reflectionLM, exampleTimeout: o.exampleTimeout, budget, minibatchSize,
       concurrency: o.concurrency ?? 8, seed, maxCost: o.maxCost, validation,
     };
     try {
@@ -309,7 +320,7 @@ class Search {
     try {
       return await scoreOn(program, examples, this.ctx.metric, this.ctx.concurrency, {
         onExample, memo: instructions === null ? undefined : { memo: this.memo, config: instructionsKey(instructions) },
-        beforeRun: (n) => this.budget.spend(n),
+        beforeRun: (n) => this.budget.spend(n), exampleTimeout: this.ctx.exampleTimeout,
       });
     } catch (error) {
       if (error instanceof TrialError) Object.assign(error.partial, { data: { ...error.partial.data, scoring, scoredInstructions: instructions } });
@@ -432,7 +443,7 @@ class Search {
         if (drawn.length === 0) return rejected(`predictor "${path}" was not called on any minibatch example`);
         // The metric's feedback on this predictor (its fourth argument), else the scoring's feedback.
         const byId = new Map(batch.map((e, i) => [e.id, { example: e.example, outcome: outcomes[i]! }]));
-        const { evidence, errors } = await predictorFeedback(ctx.metric, ctx.metricName, path, drawn, byId);
+        const { evidence, errors } = await predictorFeedback(ctx.metric, ctx.metricName, path, drawn, byId, ctx.exampleTimeout);
         data.evidenceCalls = evidence.map((e) => [e.call, e.calls]);
         data.feedback = evidence.map((e) => e.feedback);
         if (errors.length > 0) data.feedbackErrors = errors;

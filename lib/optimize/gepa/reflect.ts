@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { metricScore, type Metric, type MetricPredictorArg } from "../../evaluate/metric.js";
 import type { ExampleOutcome } from "../../evaluate/run-example.js";
+import { DEFAULT_EXAMPLE_TIMEOUT, withExampleTimeout } from "../../evaluate/timeout.js";
 import { describeError } from "../../instrument/bus.js";
 import type { LanguageModel } from "../../lm/types.js";
 import { Predict } from "../../predict/predict.js";
@@ -80,24 +81,28 @@ export function evidenceFor(predictor: object, outcomes: readonly ExampleOutcome
  * prediction exists), the metric is called again with a fourth argument, `{ predictor, predictorTrace }`,
  * and its feedback replaces the evidence's. A metric that gives none (a bare score, empty text)
  * leaves the scoring's feedback; one that throws (or returns no score in [0, 1]) is listed in the
- * returned errors and leaves it too. These calls are not scored runs (the example was run and scored
+ * returned errors and leaves it too, and so does one that takes longer than `exampleTimeout` seconds
+ * (default 600; it is abandoned, see `withExampleTimeout`). These calls are not scored runs (the example was run and scored
  * already), so they are not counted as metric calls of the budget.
  */
 export async function predictorFeedback(
   metric: Metric, metricName: string, path: string, evidence: readonly Evidence[], byId: ReadonlyMap<string, { example: FewShotExample; outcome: ExampleOutcome }>,
+  exampleTimeout = DEFAULT_EXAMPLE_TIMEOUT,
 ): Promise<{ evidence: Evidence[]; errors: string[]; calls: number }> {
   const errors: string[] = [];
   let calls = 0;
   const out: Evidence[] = [];
   for (const e of evidence) {
     const found = byId.get(e.exampleId);
-    if (found === undefined || found.outcome.prediction === null) {
+    const prediction = found?.outcome.prediction ?? null;
+    if (found === undefined || prediction === null) {
       out.push(e);
       continue;
     }
     calls++;
     try {
-      const r = metricScore(await metric(found.example, found.outcome.prediction, found.outcome.trace, { predictor: path, predictorTrace: e.predictorTrace }), metricName);
+      const r = metricScore(await withExampleTimeout(exampleTimeout, () => `the metric was giving feedback on predictor "${path}"`, async () =>
+        metric(found.example, prediction, found.outcome.trace, { predictor: path, predictorTrace: e.predictorTrace })), metricName);
       out.push(r.feedback !== undefined && r.feedback.trim() !== "" ? { ...e, feedback: r.feedback } : e);
     } catch (error) {
       errors.push(`${e.exampleId}: ${describeError(error)}`);
