@@ -11,6 +11,8 @@ const secrets = new Set<string>();
 let longestFirst: string[] = [];
 const SECRET_FIELD =
   /^(api[-_]?key|x-api-key|x-goog-api-key|authorization|proxy-authorization|cookie|set-cookie|secret|secret[-_]?key|client[-_]?secret|password|token|auth[-_]?token|access[-_]?token|refresh[-_]?token|license[-_]?key|openai-organization|openai-project)$/i;
+/** Fields holding an error's text: URLs in them lose their credentials (other strings are data, kept as given). */
+const ERROR_FIELD = /^errors?$/i;
 const MASK = "[REDACTED]";
 /**
  * Shorter values are never secrets: "test" or "1234" cannot be told from ordinary text, and masking
@@ -81,7 +83,7 @@ function copy(value: unknown, depth: number, path: Set<object>): unknown {
   if (typeof value === "string") return redactString(value);
   if (value === null || typeof value !== "object") return value;
   if (value instanceof Date) return value;
-  if (value instanceof Error) return redactString(`${value.name}: ${value.message}`);
+  if (value instanceof Error) return redactError(`${value.name}: ${value.message}`);
   if (ArrayBuffer.isView(value)) return `[${value.byteLength} bytes]`;
   if (path.has(value)) return "[Circular]";
   if (depth >= MAX_DEPTH) return "[Truncated]";
@@ -92,10 +94,46 @@ function copy(value: unknown, depth: number, path: Set<object>): unknown {
     if (value instanceof Set) return copy([...value], depth, path);
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      out[redactString(k)] = SECRET_FIELD.test(k) && v != null ? MASK : copy(v, depth + 1, path);
+      out[redactString(k)] = SECRET_FIELD.test(k) && v != null ? MASK
+        : ERROR_FIELD.test(k) && typeof v === "string" ? redactError(v) : copy(v, depth + 1, path);
     }
     return out;
   } finally {
     path.delete(value);
   }
+}
+
+/** `scheme://` at the start of a URL. */
+const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+/** A URL inside free text: a scheme, then everything up to whitespace or a quote. */
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
+
+/**
+ * A URL as typelm shows it: scheme, host, port and path. What a URL can carry as a credential is
+ * dropped: the user and password before `@`, the query (`?key=…`) and the fragment. Works on the
+ * text, so a URL the parser refuses, or a host without a scheme (`user:pw@host:11434`, as
+ * `OLLAMA_HOST` allows), is cut the same way.
+ */
+export function shownUrl(url: string): string {
+  const scheme = SCHEME.exec(url)?.[0] ?? "";
+  const rest = url.slice(scheme.length);
+  const authorityEnd = rest.search(/[/?#]/);
+  const authority = authorityEnd < 0 ? rest : rest.slice(0, authorityEnd);
+  const host = authority.slice(authority.lastIndexOf("@") + 1);
+  const after = authorityEnd < 0 ? "" : rest.slice(authorityEnd);
+  const pathEnd = after.search(/[?#]/);
+  return `${scheme}${host}${pathEnd < 0 ? after : after.slice(0, pathEnd)}`;
+}
+
+/** Free text (an error message) with every URL in it cut to what `shownUrl` shows. */
+export function maskUrlCredentials(text: string): string {
+  return text.includes("://") ? text.replace(URL_IN_TEXT, shownUrl) : text;
+}
+
+/**
+ * The text of an error, fit to be shown or stored: registered secrets masked and the credentials
+ * of any URL in it dropped (a client library's message often quotes the URL it tried).
+ */
+export function redactError(text: string): string {
+  return maskUrlCredentials(redactString(text));
 }

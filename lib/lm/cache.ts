@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../canonical-json.js";
+import { shownUrl } from "../instrument/redact.js";
 import { resolve } from "node:path";
 import { configuredStorePath, openStore } from "../store/db.js";
 import { LMCacheTable } from "../store/lm-cache.js";
@@ -37,20 +38,22 @@ export interface CachedReply {
 }
 
 /**
- * How a base URL enters the key and the stored row: scheme, host and path, without a trailing `/`.
- * Credentials a URL can carry (`user:pass@`, a `?key=` query) are never written down; when present,
- * a SHA-256 of the whole URL stands in for them so that different URLs still get different keys.
+ * How a base URL enters the key and the stored row: scheme, host and path, without a trailing `/`
+ * (`shownUrl`, then normalised by the URL parser). Credentials a URL can carry (`user:pass@`, a
+ * `?key=` query) are never written down; when present, a SHA-256 of the whole URL stands in for
+ * them so that different URLs still get different keys.
  */
 export function endpointId(baseURL: string): string {
+  const hash = `sha256:${createHash("sha256").update(baseURL).digest("hex")}`;
+  const shown = shownUrl(baseURL);
   let url: URL;
   try {
-    url = new URL(baseURL);
+    url = new URL(shown);
   } catch {
-    return `sha256:${createHash("sha256").update(baseURL).digest("hex")}`;
+    return hash;
   }
   const base = `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}`;
-  if (url.username === "" && url.password === "" && url.search === "") return base;
-  return `${base}#sha256:${createHash("sha256").update(baseURL).digest("hex")}`;
+  return shown === baseURL ? base : `${base}#${hash}`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { redactString } from "../instrument/redact.js";
+import { redactError } from "../instrument/redact.js";
 
 /** What went wrong in one provider attempt, in provider-neutral terms. */
 export interface Failure {
@@ -9,7 +9,7 @@ export interface Failure {
   retryable: boolean;
   /** How long the server asked us to wait (from `retry-after-ms` / `retry-after`), in ms. */
   retryAfterMs: number | undefined;
-  /** A short description with every registered secret and anything shaped like a key masked. */
+  /** A short description with every registered secret, anything shaped like a key and URL credentials masked. */
   message: string;
 }
 
@@ -84,7 +84,7 @@ export function retryAfterFrom(headers: HeaderSource | undefined, now = Date.now
 /** Key-shaped tokens (`sk-…`, `sk-ant-…`, masked `sk-proj-****abcd`) that a server may echo back. */
 const KEY_SHAPED = /\b(?:sk|pk|rk)-[A-Za-z0-9*_\-]{6,}/g;
 
-/** An error's message, single-line, with secrets and key-shaped tokens masked. */
+/** An error's message, single-line, with secrets, key-shaped tokens and the credentials of any URL in it masked. */
 function safeMessage(error: unknown): string {
   const message = typeof error === "object" && error !== null ? (error as { message?: unknown }).message : undefined;
   const raw = typeof message === "string" ? message : typeof error === "string" ? error : String(error);
@@ -92,7 +92,7 @@ function safeMessage(error: unknown): string {
 }
 
 function scrub(text: string): string {
-  return redactString(text).replace(KEY_SHAPED, "[REDACTED]").replace(/\s+/g, " ").trim().slice(0, 500);
+  return redactError(text).replace(KEY_SHAPED, "[REDACTED]").replace(/\s+/g, " ").trim().slice(0, 500);
 }
 
 function causeText(error: Record<string, unknown>): string {

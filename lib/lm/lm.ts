@@ -1,6 +1,6 @@
 import { globalConfig } from "../config.js";
 import { ConfigurationError } from "../errors.js";
-import { redactString, registerSecret } from "../instrument/redact.js";
+import { redactString, registerSecret, shownUrl } from "../instrument/redact.js";
 import { BaseLM, type BaseLMOptions } from "./base.js";
 import { cacheKey, cacheRequestJson, endpointId, ResponseCache, type CacheKeyParts, type CacheOptions } from "./cache.js";
 import { configurePolicy, currentPolicy, resetPolicy, type LMPolicy } from "./policy.js";
@@ -36,6 +36,8 @@ export class LM extends BaseLM {
   readonly #baseURL: string;
   /** The server as the cache key names it (computed once: it is part of every cached call's key). */
   readonly #endpoint: string;
+  /** The server as messages name it: scheme, host, port and path, never credentials. */
+  readonly #shownEndpoint: string;
   #client: Provider | undefined;
   readonly #cacheOption: boolean | CacheOptions | undefined;
   #cache: ResponseCache | undefined;
@@ -67,6 +69,8 @@ export class LM extends BaseLM {
     this.#definition = definition;
     this.#baseURL = definition.resolveBaseURL(options.baseURL);
     this.#endpoint = endpointId(this.#baseURL);
+    this.#shownEndpoint = shownUrl(this.#baseURL);
+    registerSecret(urlPassword(this.#baseURL));
     const apiKey = options.apiKey ?? (definition.apiKeyEnv ? process.env[definition.apiKeyEnv] : undefined);
     if (definition.apiKeyEnv !== undefined && !apiKey) {
       throw new ConfigurationError(
@@ -111,7 +115,7 @@ export class LM extends BaseLM {
       const client = (this.#client ??= this.#definition.create({ apiKey: this.#apiKey, baseURL: this.#baseURL }));
       // Loading the SDK is not part of any attempt: a slow first import must not count as a timeout.
       await client.ready();
-      return withRetry({ provider, model, endpoint: this.#endpoint }, currentPolicy(), (signal, timeoutMs) =>
+      return withRetry({ provider, model, endpoint: this.#shownEndpoint }, currentPolicy(), (signal, timeoutMs) =>
         client.complete(request, { model, temperature, maxTokens, timeoutMs }, signal));
     };
 
@@ -141,6 +145,15 @@ export class LM extends BaseLM {
       cached: false,
       finishReason: reply.finishReason,
     };
+  }
+}
+
+/** The password a base URL carries (`http://user:pw@host`), so it is masked wherever it turns up (if 8+ characters). */
+function urlPassword(baseURL: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(baseURL).password) || undefined;
+  } catch {
+    return undefined;
   }
 }
 

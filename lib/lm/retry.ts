@@ -8,7 +8,7 @@ import { signalRateLimited, signalSucceeded } from "./rate-signal.js";
 export interface RetryTarget {
   provider: string;
   model: string;
-  /** The server, as the cache names it (scheme, host, path; never credentials): said when it cannot be reached. */
+  /** The server (scheme, host, port, path: `shownUrl`, never credentials): said when it cannot be reached. */
   endpoint?: string;
 }
 

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import type { Statement } from "better-sqlite3";
 import { globalConfig } from "../config.js";
 import { ConfigurationError, ValidationError } from "../errors.js";
-import { redactedJson, redactString } from "../instrument/redact.js";
+import { redactedJson, redactError } from "../instrument/redact.js";
 import { configuredStorePath, openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";
 import type {
@@ -311,8 +311,9 @@ function json(value: unknown): string {
   return redactedJson(value ?? null);
 }
 
+/** An error as a row keeps it: secrets masked, and any URL in it without its credentials. */
 function text(value: string | null | undefined): string | null {
-  return value == null ? null : redactString(value);
+  return value == null ? null : redactError(value);
 }
 
 function parse<T>(text: string): T {
