@@ -1,6 +1,6 @@
 import { ValidationError } from "../errors.js";
 import { show, type MimeBundle } from "./bundle.js";
-import { escapeHtml, showValue } from "./html.js";
+import { escapeHtml, htmlText, showValue } from "./html.js";
 import { expectObject } from "./input.js";
 import { predictionFields } from "./prediction.js";
 
@@ -59,15 +59,15 @@ const PRE = "margin:2px 0;padding:4px 6px;background:#f6f8fa;white-space:pre-wra
 
 function stepHtml(s: TimelineStep): string {
   const parts = [`<div style="font-weight:bold">Step ${escapeHtml(s.step)}${s.error ? " · error" : ""}</div>`];
-  if (s.thought) parts.push(`<div><i>Thought:</i> ${escapeHtml(s.thought)}</div>`);
+  if (s.thought) parts.push(`<div><i>Thought:</i> ${htmlText(s.thought)}</div>`);
   if (s.kind === "code") {
-    parts.push(`<div><i>Code:</i></div><pre style="${PRE}">${escapeHtml(s.input)}</pre>`);
-    if (s.result) parts.push(`<div><i>Output:</i></div><pre style="${PRE}">${escapeHtml(s.result)}</pre>`);
+    parts.push(`<div><i>Code:</i></div><pre style="${PRE}">${htmlText(s.input)}</pre>`);
+    if (s.result) parts.push(`<div><i>Output:</i></div><pre style="${PRE}">${htmlText(s.result)}</pre>`);
   } else {
-    parts.push(`<div><i>Action:</i> <code>${escapeHtml(s.action ?? "")}</code> <i>input:</i> <code>${escapeHtml(s.input)}</code></div>`);
-    if (s.result) parts.push(`<div><i>Observation:</i></div><pre style="${PRE}">${escapeHtml(s.result)}</pre>`);
+    parts.push(`<div><i>Action:</i> <code>${htmlText(s.action ?? "")}</code> <i>input:</i> <code>${htmlText(s.input)}</code></div>`);
+    if (s.result) parts.push(`<div><i>Observation:</i></div><pre style="${PRE}">${htmlText(s.result)}</pre>`);
   }
-  if (s.error) parts.push(`<div style="color:#b00020"><b>Error:</b> ${escapeHtml(s.error.replace(/^error:\s*/i, ""))}</div>`);
+  if (s.error) parts.push(`<div style="color:#b00020"><b>Error:</b> ${htmlText(s.error.replace(/^error:\s*/i, ""))}</div>`);
   return `<div style="${s.error ? ERROR_BOX : BOX}">${parts.join("")}</div>`;
 }
 
@@ -85,16 +85,19 @@ function stepText(s: TimelineStep): string {
   return lines.join("\n");
 }
 
-/** The timeline bundle: each step's thought, action or code, input, observation or output; errors in red. */
+/**
+ * The timeline bundle: each step's thought, action or code, input, observation or output; errors in
+ * red. Long texts are cut in the HTML (`htmlText`) and whole in `text/plain`.
+ */
 export function traceBundle(agentResult: object): MimeBundle {
   const steps = traceSteps(agentResult);
   const failed = steps.filter((s) => s.error).length;
   const heading = `${steps.length} step${steps.length === 1 ? "" : "s"}${failed ? `, ${failed} with errors` : ""}`;
   const answer = agentResult instanceof Error ? [] : predictionFields(agentResult).filter(([k]) => k !== "attempts");
   const answerHtml = answer.length
-    ? `<div style="${BOX};border-color:#2ca02c"><b>Answer:</b> ${answer.map(([k, v]) => `<div><i>${escapeHtml(k)}:</i> ${escapeHtml(showValue(v))}</div>`).join("")}</div>`
+    ? `<div style="${BOX};border-color:#2ca02c"><b>Answer:</b> ${answer.map(([k, v]) => `<div><i>${escapeHtml(k)}:</i> ${htmlText(showValue(v))}</div>`).join("")}</div>`
     : agentResult instanceof Error
-      ? `<div style="${ERROR_BOX}"><b>${escapeHtml(agentResult.name)}:</b> ${escapeHtml(agentResult.message)}</div>`
+      ? `<div style="${ERROR_BOX}"><b>${escapeHtml(agentResult.name)}:</b> ${htmlText(agentResult.message)}</div>`
       : "";
   const html = `<div class="typelm-trace"><div style="font:bold 13px sans-serif">Agent trace: ${escapeHtml(heading)}</div>${steps.map(stepHtml).join("")}${answerHtml}</div>`;
   const answerText = answer.length ? ["Answer:", ...answer.map(([k, v]) => `  ${k}: ${showValue(v)}`)] : [];
