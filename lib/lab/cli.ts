@@ -2,10 +2,11 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { TypelmError, ValidationError } from "../errors.js";
-import { LabStore } from "../store/lab-store.js";
+import { openStoreSync, storeError } from "../store/db.js";
 import type { RunKind } from "../store/records.js";
 import { EXPERIMENTS } from "./experiments.js";
 import { reproduce } from "./reproduce.js";
+import { printable } from "./terminal.js";
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -38,7 +39,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       },
     });
   } catch (error) {
-    io.stderr(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    io.stderr(`${printable(error instanceof Error ? error.message : String(error))}\n\n${USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -54,9 +55,9 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       const outcome = await reproduce({
         experiment: rest[0] ?? "poem-sentiment", lm: values.lm, limit: count(values.limit, "limit"), seed: count(values.seed, "seed"),
         cache: values["no-cache"] !== true, cwd, env: io.env, ollamaProbeMs: io.ollamaProbeMs,
-        log: (line) => io.stderr(`${line}\n`),
+        log: (line) => io.stderr(`${printable(line)}\n`),
       });
-      io.stdout(`${join(outcome.dir, "report.md")}\n`);
+      io.stdout(`${printable(join(outcome.dir, "report.md"))}\n`);
       return 0;
     }
     if (command === "runs") {
@@ -69,14 +70,13 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       if (limit === 0) throw new ValidationError("--limit expects a whole number ≥ 1; received 0", { field: "limit" });
       const path = join(cwd, ".typelm", "lab.sqlite");
       // Listing must not leave a new, empty store behind in a folder that had none.
-      io.stdout(existsSync(path) ? runsTable(LabStore.open(path), kind, limit) : `No lab store at ${path} (typelm reproduce creates it).\n`);
+      io.stdout(existsSync(path) ? runsTable(path, kind, limit) : `No lab store at ${printable(path)} (typelm reproduce creates it).\n`);
       return 0;
     }
-    io.stderr(`Unknown command "${command}".\n\n${USAGE}`);
+    io.stderr(`Unknown command "${printable(command)}".\n\n${USAGE}`);
     return 2;
   } catch (error) {
-    if (!(error instanceof TypelmError)) throw error;
-    io.stderr(`typelm ${command}: ${error.message}\n`);
+    io.stderr(`typelm ${printable(command)}: ${printable(failure(error))}\n`);
     return 1;
   }
 }
@@ -90,12 +90,56 @@ function count(text: string | undefined, name: string): number | undefined {
   return n;
 }
 
-function runsTable(lab: LabStore, kind: RunKind | undefined, limit: number | undefined): string {
-  const runs = lab.runs({ ...(kind ? { kind } : {}), ...(limit !== undefined ? { limit } : {}) });
-  if (runs.length === 0) return `No runs in ${lab.path}.\n`;
-  const rows = runs.map((r) => [r.id, r.kind, r.name, r.status, r.startedAt, r.score === null ? "" : r.score.toFixed(3)]);
+/**
+ * A failure as one line: typelm's own errors say what went wrong and how to fix it; anything else is
+ * a bug or an environment problem, named by its class so it can be reported.
+ */
+function failure(error: unknown): string {
+  if (error instanceof TypelmError) return error.message;
+  // Not `instanceof Error`: errors from Node's own modules may come from another realm.
+  const e = error as { name?: unknown; message?: unknown } | null;
+  if (typeof e?.message === "string") {
+    return `unexpected ${typeof e.name === "string" ? e.name : "error"}: ${e.message} (please report this with the command you ran)`;
+  }
+  return `unexpected failure: ${String(error)}`;
+}
+
+interface RunLine {
+  id: string; kind: string; name: string; status: string; started_at: string; score: number | null;
+  config_json: string; summary_json: string;
+}
+
+/**
+ * The runs, newest first, one line each. Read from the table directly rather than through
+ * `LabStore.runs`, which parses every run's config and summary: one damaged row would hide them all,
+ * where here it is listed and marked unreadable.
+ */
+function runsTable(path: string, kind: RunKind | undefined, limit: number | undefined): string {
+  const sql = `SELECT id, kind, name, status, started_at, score, config_json, summary_json FROM lab_runs${kind ? " WHERE kind = @kind" : ""} ` +
+    `ORDER BY seq DESC${limit !== undefined ? " LIMIT @limit" : ""}`;
+  let runs: RunLine[];
+  try {
+    runs = openStoreSync(path).prepare<[Record<string, unknown>], RunLine>(sql).all({ ...(kind ? { kind } : {}), ...(limit !== undefined ? { limit } : {}) });
+  } catch (error) {
+    throw storeError(path, "read", error);
+  }
+  if (runs.length === 0) return `No runs in ${printable(path)}.\n`;
+  const rows = runs.map((r) => {
+    const unreadable = (["config", "summary"] as const).filter((part) => !parses(r[`${part}_json`]));
+    const status = unreadable.length === 0 ? r.status : `${r.status} (${unreadable.join(" and ")} unreadable)`;
+    return [r.id, r.kind, r.name, status, r.started_at, r.score === null ? "" : r.score.toFixed(3)].map(printable);
+  });
   const header = ["id", "kind", "name", "status", "started", "score"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
   return [line(header), ...rows.map(line)].join("\n") + "\n";
+}
+
+function parses(json: string): boolean {
+  try {
+    JSON.parse(json);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,5 +1,5 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { globalConfig } from "../config.js";
 import { ConfigurationError, LMError, ValidationError } from "../errors.js";
 import { compare, describeComparison } from "../evaluate/compare.js";
@@ -118,6 +118,7 @@ export async function reproduce(options: ReproduceOptions): Promise<ReproduceOut
   const cwd = resolve(options.cwd ?? process.cwd());
   const log = options.log ?? (() => {});
   const labPath = join(cwd, ".typelm", "lab.sqlite");
+  checkReportWritable(join(cwd, "reports", experiment.name), REPORT_FILES);
   const data = limited(await loadDataset(experiment.dataset), limit);
   const model = await chooseModel({
     lm: options.lm, env: options.env, cachePath: options.cache === false ? undefined : labPath, ollamaProbeMs: options.ollamaProbeMs,
@@ -188,6 +189,41 @@ export async function reproduce(options: ReproduceOptions): Promise<ReproduceOut
     off();
     globalConfig.lm = saved.lm;
     globalConfig.lab = saved.lab;
+  }
+}
+
+/** What a reproduction writes into its report folder. */
+const REPORT_FILES = ["results.json", "report.md", "metrics.png", "candidates.png"] as const;
+
+/**
+ * Checks, before anything runs and without changing anything, that the report can be written: each
+ * file that exists is a file open for writing, and the folder (or the nearest one that exists, when
+ * it is still to be made) takes a new file. Otherwise a run of minutes would end in EISDIR or EACCES.
+ */
+export function checkReportWritable(dir: string, files: readonly string[]): void {
+  const refuse = (detail: string, cause?: unknown) => new ConfigurationError(
+    `Cannot write the report to ${dir}: ${detail}; remove what is in the way, fix its permissions or run from another directory`,
+    cause === undefined ? undefined : { cause },
+  );
+  const reason = (error: unknown) => (error as { message?: string }).message ?? String(error);
+  let folder = dir;
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+  if (!statSync(folder).isDirectory()) throw refuse(`${folder} is a file, not a folder`);
+  for (const file of folder === dir ? files.map((f) => join(dir, f)) : []) {
+    if (!existsSync(file)) continue;
+    if (statSync(file).isDirectory()) throw refuse(`${file} is a directory, not a file`);
+    try {
+      closeSync(openSync(file, "r+")); // opens for writing without truncating
+    } catch (error) {
+      throw refuse(`${file} cannot be written (${reason(error)})`, error);
+    }
+  }
+  const probe = join(folder, `.typelm-write-check-${process.pid}`);
+  try {
+    writeFileSync(probe, "", { flag: "wx" });
+    unlinkSync(probe);
+  } catch (error) {
+    throw refuse(`${folder} does not take new files (${reason(error)})`, error);
   }
 }
 
