@@ -56,6 +56,8 @@ interface Progress {
 class Slot {
   private held = true;
   abandoned = false;
+  /** Told when the example is abandoned (a re-run's wait stops then, so no timer outlives the run). */
+  onAbandon: (() => void) | undefined;
 
   constructor(private readonly limiter: AdaptiveConcurrency) {}
 
@@ -80,6 +82,7 @@ class Slot {
   abandon(): void {
     this.abandoned = true;
     this.release();
+    this.onAbandon?.();
   }
 }
 
@@ -172,7 +175,13 @@ async function attemptExample(
         if (!isRateLimited(caught) || rerun >= MAX_RATE_LIMIT_RERUNS) break;
         slot.release();
         progress.doing = "waiting to run it again after its model gave up on rate limiting (429)";
-        await sleep(limiter.pauseRemainingMs() || Math.min(RERUN_BASE_MS * 2 ** rerun, RERUN_MAX_MS));
+        const wait = new AbortController();
+        slot.onAbandon = () => wait.abort();
+        try {
+          await sleep(limiter.pauseRemainingMs() || Math.min(RERUN_BASE_MS * 2 ** rerun, RERUN_MAX_MS), undefined, { signal: wait.signal });
+        } catch {
+          return undefined; // abandoned while waiting
+        }
         if (!(await slot.retake())) return undefined;
         progress.doing = `${moduleInstance.constructor.name}.call was running`;
       }

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { Evaluation, FewShotExample, Instrumentation, LabStore, Predict, Signature, ValidationError, resetConfiguration } from "../../lib/index.js";
+import { Evaluation, FewShotExample, Instrumentation, LabStore, LMError, Module, Predict, Signature, ValidationError, resetConfiguration } from "../../lib/index.js";
 import type { EvaluationRun } from "../../lib/index.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 
@@ -121,6 +121,20 @@ describe("Evaluation exampleTimeout", () => {
     const before = timers();
     // Default exampleTimeout (600 s): an uncleared per-example timer would stay active for ten minutes.
     await new Evaluation({ record: false, progress: false }).evaluate({ moduleInstance: program(), testExamples: examples(20) });
+    expect(timers()).toBe(before);
+  });
+
+  it("an example timing out while it waits to re-run after rate limiting stops that wait too (no timer outlives the run)", async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    class RateLimited extends Module {
+      async forward(): Promise<unknown> {
+        throw new LMError("429 Too Many Requests", { status: 429, retryable: true, provider: "test" });
+      }
+    }
+    const before = timers();
+    // The first re-run waits 250 ms; the example's limit passes during that wait.
+    const report = await new Evaluation({ record: false, progress: false, exampleTimeout: 0.05 }).evaluate({ moduleInstance: new RateLimited(), testExamples: examples(2) });
+    expect(report.results.map((r) => r.error)).toEqual([expect.stringMatching(/timed out after 0\.05 s \(exampleTimeout\) while waiting to run it again/), expect.any(String)]);
     expect(timers()).toBe(before);
   });
 
