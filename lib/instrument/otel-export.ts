@@ -32,7 +32,11 @@ function exportTimeoutMs(): number {
 }
 
 export interface ExportTarget {
-  /** Full traces URL; omitted, the exporter reads the standard `OTEL_EXPORTER_OTLP_*` variables. */
+  /**
+   * Full traces URL of a vendor (Langfuse, New Relic): the exporter then takes its URL and headers
+   * from here only. Omitted, it is the generic OTLP exporter and reads the standard
+   * `OTEL_EXPORTER_OTLP_*` variables (endpoint, headers, certificates, compression).
+   */
   url?: string;
   headers?: Record<string, string>;
   serviceName: string;
@@ -67,11 +71,14 @@ function createPipeline(target: ExportTarget): Pipeline {
   const { OTLPTraceExporter } = requireHere("@opentelemetry/exporter-trace-otlp-http") as typeof OtlpHttp;
   const { resourceFromAttributes } = requireHere("@opentelemetry/resources") as typeof Resources;
   const timeoutMillis = exportTimeoutMs();
-  const exporter = new OTLPTraceExporter({
+  const build = (): InstanceType<typeof OTLPTraceExporter> => new OTLPTraceExporter({
     ...(target.url === undefined ? {} : { url: target.url }),
     ...(target.headers === undefined ? {} : { headers: target.headers }),
     timeoutMillis,
   });
+  // The SDK always merges the OTEL_EXPORTER_OTLP_* headers (and certificates) into what it is given:
+  // a vendor's exporter must not send the collector's token to the vendor.
+  const exporter = target.url === undefined ? build() : withoutOtlpVariables(build);
   const processor = new BatchSpanProcessor(exporter, {
     maxQueueSize: MAX_QUEUE, maxExportBatchSize: MAX_BATCH, scheduledDelayMillis: BATCH_DELAY_MS, exportTimeoutMillis: timeoutMillis,
   });
@@ -103,6 +110,24 @@ function createPipeline(target: ExportTarget): Pipeline {
       await bounded(provider.shutdown(), timeoutMillis + FLUSH_MARGIN_MS);
     },
   };
+}
+
+/** The collector's settings, which the SDK reads from the environment when an exporter is built. */
+const OTLP_VARIABLE = /^OTEL_EXPORTER_OTLP_/;
+
+/**
+ * Runs `build` with every `OTEL_EXPORTER_OTLP_*` variable hidden, and puts them back before
+ * returning. The SDK reads them only while the exporter is constructed (synchronously, so nothing
+ * else runs in between): the exporter keeps what it was given and nothing of the collector's.
+ */
+function withoutOtlpVariables<T>(build: () => T): T {
+  const hidden = Object.entries(process.env).filter(([name]) => OTLP_VARIABLE.test(name));
+  for (const [name] of hidden) delete process.env[name];
+  try {
+    return build();
+  } finally {
+    for (const [name, value] of hidden) process.env[name] = value;
+  }
 }
 
 /** Waits for `work` at most `ms`; never rejects (a collector's failure is not the caller's). */

@@ -1,7 +1,8 @@
 /**
  * The tracing subscribers: `otel` (the application's tracer provider, or OTLP export of its own),
- * `langfuse` and `newrelic` (OTLP to the vendor with its authentication). Credentials are checked,
- * and registered as secrets, when the subscriber is switched on.
+ * `langfuse` and `newrelic` (OTLP to the vendor with its authentication, and only that: the
+ * collector's `OTEL_EXPORTER_OTLP_*` headers stay with `otel`, see otel-export.ts). Credentials are
+ * checked, and registered as secrets, when the subscriber is switched on.
  */
 import { ConfigurationError } from "../errors.js";
 import type { TypelmEvent } from "./bus.js";
