@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { Statement } from "better-sqlite3";
 import { globalConfig } from "../config.js";
 import { ConfigurationError, ValidationError } from "../errors.js";
+import { isPlainObject } from "../plain-object.js";
 import { redactedJson, redactError } from "../instrument/redact.js";
 import { configuredStorePath, openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";
@@ -130,11 +131,26 @@ export class LabStore {
 
   // ---- writers -------------------------------------------------------------------------------
 
-  /** Records a new run as `running` and returns its id. */
+  /** Records a new run as `running` and returns its id; a bad kind, name or config is a `ValidationError` and writes nothing. */
   startRun(run: StartRun): string {
+    const where = "LabStore.startRun";
+    if (!RUN_KINDS.includes(run.kind)) {
+      throw new ValidationError(`${where}: kind must be "evaluation" or "optimization"; received ${shown(run.kind)}`, { field: "kind" });
+    }
+    if (typeof run.name !== "string") {
+      throw new ValidationError(`${where}: name must be a string (the run's name in lab.runs()); received ${shown(run.name)}`, { field: "name" });
+    }
+    const config = run.config ?? {};
+    if (!isPlainObject(config)) {
+      throw new ValidationError(
+        `${where}: config must be an object of the run's options; received ${Array.isArray(config) ? "an array" : typeof config}`,
+        { field: "config" },
+      );
+    }
+    const configJson = json(config, where, "config");
     const id = randomUUID();
     this.#write("record a run in", () => this.#statements().insertRun.run({
-      id, kind: run.kind, name: run.name, started_at: new Date().toISOString(), config_json: json(run.config ?? {}),
+      id, kind: run.kind, name: run.name, started_at: new Date().toISOString(), config_json: configJson,
     }));
     return id;
   }
@@ -142,9 +158,10 @@ export class LabStore {
   /** Records one evaluated example of `runId` (call it when the example finishes). */
   recordExample(runId: string, row: EvaluationRow): void {
     this.#write("record an example in", () => this.#statements().insertRow.run({
-      run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs),
-      expected_json: json(row.expected), prediction_json: row.prediction === null ? null : json(row.prediction),
-      scores_json: json(row.scores), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
+      run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs, EXAMPLE, "inputs"),
+      expected_json: json(row.expected, EXAMPLE, "expected"),
+      prediction_json: row.prediction === null ? null : json(row.prediction, EXAMPLE, "prediction"),
+      scores_json: json(row.scores, EXAMPLE, "scores"), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
       output_tokens: row.outputTokens, cost: row.cost,
     }), runId, `example ${row.index}`);
   }
@@ -152,13 +169,13 @@ export class LabStore {
   /** Records one finished optimizer trial of `runId` (a failed trial too, with its error). */
   recordTrial(runId: string, trial: Trial): void {
     this.#write("record a trial in", () => this.#statements().insertTrial.run({
-      run_id: runId, idx: trial.index, kind: trial.kind, parents_json: json(trial.parents),
-      choices_json: json(trial.choices), instructions_json: json(trial.instructions), demo_ids_json: json(trial.demoIds),
-      score: finiteOrNull(trial.score),
-      example_scores_json: trial.exampleScores === null ? null : json(trial.exampleScores),
+      run_id: runId, idx: trial.index, kind: trial.kind, parents_json: json(trial.parents, TRIAL, "parents"),
+      choices_json: json(trial.choices, TRIAL, "choices"), instructions_json: json(trial.instructions, TRIAL, "instructions"),
+      demo_ids_json: json(trial.demoIds, TRIAL, "demoIds"), score: finiteOrNull(trial.score),
+      example_scores_json: trial.exampleScores === null ? null : json(trial.exampleScores, TRIAL, "exampleScores"),
       budget_spent: trial.budgetSpent, lm_calls: trial.lmCalls, input_tokens: trial.inputTokens,
       output_tokens: trial.outputTokens, cost: trial.cost, duration_ms: trial.durationMs, error: text(trial.error),
-      data_json: json(trial.data), reused: trial.reused ?? 0,
+      data_json: json(trial.data, TRIAL, "data"), reused: trial.reused ?? 0,
     }), runId, `trial ${trial.index}`);
   }
 
@@ -166,7 +183,7 @@ export class LabStore {
   finishRun(runId: string, end: FinishRun): void {
     const result = this.#write("finish a run in", () => this.#statements().finishRun.run({
       id: runId, status: end.status, ended_at: new Date().toISOString(), score: finiteOrNull(end.score ?? null),
-      summary_json: json(end.summary ?? {}), error: text(end.error), best_trial: end.bestTrial ?? null,
+      summary_json: json(end.summary ?? {}, "LabStore.finishRun", "summary"), error: text(end.error), best_trial: end.bestTrial ?? null,
     }));
     if (result.changes === 0) throw unknownRun(this.path, runId);
   }
@@ -303,12 +320,54 @@ function summary(raw: RunRaw): RunSummary {
   };
 }
 
+const EXAMPLE = "LabStore.recordExample";
+const TRIAL = "LabStore.recordTrial";
+
 /**
  * What a row keeps, with registered keys masked (a user's error or input may carry one). Masked in
- * the decoded values, never in the JSON text, so what is stored always parses back.
+ * the decoded values, never in the JSON text, so what is stored always parses back. A value JSON
+ * cannot hold (a BigInt, a cycle) is a `ValidationError` naming where it is, e.g. `config.seed`.
  */
-function json(value: unknown): string {
-  return redactedJson(value ?? null);
+function json(value: unknown, where: string, field: string): string {
+  let text: string | undefined;
+  try {
+    text = redactedJson(value ?? null) as string | undefined;
+  } catch (error) {
+    const why = notJson(value, field, []) ?? (error instanceof Error ? error.message : String(error));
+    throw new ValidationError(
+      `${where}: ${field} cannot be stored as JSON: ${why}. Give plain values: strings, numbers, booleans, null, arrays and objects`,
+      { field, cause: error },
+    );
+  }
+  if (text === undefined) {
+    throw new ValidationError(`${where}: ${field} cannot be stored as JSON: it is a ${typeof value}`, { field });
+  }
+  return text;
+}
+
+/** Where in `value` JSON gives up (a BigInt, a cycle), as a path from `path`; undefined when nowhere. */
+function notJson(value: unknown, path: string, enclosing: [object, string][]): string | undefined {
+  if (typeof value === "bigint") return `${path} is a BigInt (${value}n)`;
+  if (value === null || typeof value !== "object") return undefined;
+  const toJson = (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJson === "function") return notJson(toJson.call(value), path, enclosing);
+  const outer = enclosing.find(([o]) => o === value);
+  if (outer !== undefined) return `${path} refers back to ${outer[1]} (a cycle)`;
+  const inside: [object, string][] = [...enclosing, [value, path]];
+  const entries = Array.isArray(value) ? value.map((v, i): [string, unknown] => [`[${i}]`, v])
+    : Object.entries(value).map(([k, v]): [string, unknown] => [/^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`, v]);
+  for (const [step, item] of entries) {
+    const found = notJson(item, `${path}${step}`, inside);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** A caller's value in a message: strings quoted, objects by kind, anything else as its own text. */
+function shown(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "object" && value !== null) return Array.isArray(value) ? "an array" : "an object";
+  return String(value);
 }
 
 /** An error as a row keeps it: secrets masked, and any URL in it without its credentials. */
