@@ -9,8 +9,10 @@
  * Options (environment variables): BENCH_SEED (0), BENCH_EXPERIMENT (poem-sentiment).
  */
 import { configure, resetConfiguration } from "../lib/config.js";
-import { loadDataset } from "../lib/lab/datasets.js";
-import { experimentNamed } from "../lib/lab/experiments.js";
+import { join } from "node:path";
+import { loadDataset, packageRoot } from "../lib/lab/datasets.js";
+import { loadExperimentFile } from "../lib/lab/load-experiment.js";
+import type { Module } from "../lib/module.js";
 import { MIPROv2 } from "../lib/optimize/mipro.js";
 import { SimulatedLM } from "../lib/testing/index.js";
 import { intFromEnv } from "./env.js";
@@ -27,15 +29,19 @@ interface Measured {
   bestTrial: number | null;
 }
 
+// The bundled experiment file, as `typelm reproduce` loads it.
+const { definition: experiment } = await loadExperimentFile(join(packageRoot(), "experiments", `${EXPERIMENT}.ts`));
+const options = (experiment.optimizerOptions ?? {}) as { mode?: "light" | "balanced" | "heavy"; kDemos?: number };
+
 async function run(memo: boolean): Promise<Measured> {
-  const experiment = experimentNamed(EXPERIMENT);
-  const data = await loadDataset(experiment.dataset);
+  const data = await loadDataset(experiment.dataset as string);
   const lm = new SimulatedLM({ model: "stand-in" });
   const promptModel = new SimulatedLM({ model: "stand-in" });
   configure((c) => { c.lab = false; c.cache = false; c.lm = lm; });
   try {
-    const mipro = new MIPROv2({ ...experiment.mipro, seed: SEED, promptModel, progress: false, memo });
-    await mipro.compile({ moduleInstance: experiment.program(data.signature), trainingExamples: data.train, validationExamples: data.dev });
+    const mipro = new MIPROv2({ ...options, seed: SEED, promptModel, progress: false, memo });
+    const program = typeof experiment.program === "function" ? experiment.program({ signature: data.signature }) : (experiment.program as Module).clone();
+    await mipro.compile({ moduleInstance: program, trainingExamples: data.train, validationExamples: data.dev });
     const run = mipro.lastRun!;
     return {
       requests: lm.requests.length + promptModel.requests.length, taskRequests: lm.requests.length, promptRequests: promptModel.requests.length,
@@ -52,7 +58,7 @@ if (without.bestTrial !== withMemo.bestTrial || without.bestScore !== withMemo.b
   console.error(`The memo changed the result (best trial ${without.bestTrial} → ${withMemo.bestTrial}, score ${without.bestScore} → ${withMemo.bestScore}); it must only save calls.`);
   process.exit(1);
 }
-console.log(`MIPROv2 ${experimentNamed(EXPERIMENT).mipro.mode} on ${EXPERIMENT}, seed ${SEED}, stand-in model, no response cache`);
+console.log(`MIPROv2 ${options.mode ?? "light"} on ${EXPERIMENT}, seed ${SEED}, stand-in model, no response cache`);
 console.log("| | LM requests | task model | prompt model | reused scores |");
 console.log("|---|---|---|---|---|");
 console.log(`| memo off | ${without.requests} | ${without.taskRequests} | ${without.promptRequests} | ${without.reused} |`);

@@ -83,6 +83,11 @@ export type {
 export { loadDataset } from "./lab/datasets.js";
 export type { Dataset, DatasetInfo } from "./lab/datasets.js";
 export { defineExperiment } from "./lab/define.js";
+export { loadExperimentFile } from "./lab/load-experiment.js";
+export type { LoadedExperiment } from "./lab/load-experiment.js";
+export { runExperiment } from "./lab/run-experiment.js";
+export type { RunExperimentOptions, ExperimentRun, ModelRun, ModelRunResult, Manifest } from "./lab/run-experiment.js";
+export type { LoadDatasetOptions } from "./lab/datasets.js";
 export type {
   ExperimentConfig, ExperimentDefinition, ExperimentOptimizer, ExperimentSplits, OptimizerContext, OptimizerName, ProgramContext,
 } from "./lab/define.js";

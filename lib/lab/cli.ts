@@ -4,8 +4,9 @@ import { parseArgs } from "node:util";
 import { TypelmError, ValidationError } from "../errors.js";
 import { openStoreSync, storeError } from "../store/db.js";
 import type { RunKind } from "../store/records.js";
-import { EXPERIMENTS } from "./experiments.js";
-import { reproduce } from "./reproduce.js";
+import { LabStore } from "../store/lab-store.js";
+import { compareRuns, initExperiment, runById, showRun } from "./commands.js";
+import { BUNDLED_EXPERIMENTS, reproduce, runAndReport, type ReproduceOutcome } from "./reproduce.js";
 import { printable } from "./terminal.js";
 
 export interface CliIO {
@@ -18,12 +19,22 @@ export interface CliIO {
 }
 
 const USAGE = `Usage:
-  typelm reproduce [experiment] [--lm provider/model] [--limit N] [--seed N] [--no-cache]
-      Runs an experiment (default poem-sentiment) and writes reports/<experiment>/.
-      Experiments: ${EXPERIMENTS.map((e) => e.name).join(", ")}.
-      Model: --lm, else TYPELM_LM, else a local Ollama that answers, else the offline stand-in.
+  typelm run <experiment file> [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--out DIR]
+      Runs an experiment file (TypeScript or JavaScript, default-exporting defineExperiment(...)) once
+      per --lm and writes <DIR, default reports>/<name>/report.md and results.json.
+      Model: --lm (repeat it to compare models), else TYPELM_LM, else a local Ollama that answers,
+      else the offline stand-in.
+  typelm reproduce [experiment] [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--out DIR]
+      Runs a bundled experiment (default poem-sentiment): ${BUNDLED_EXPERIMENTS.join(", ")}.
+  typelm init <name>
+      Writes experiments/<name>.ts and data/<name>/data.csv to start an experiment of your own.
   typelm runs [--kind evaluation|optimization] [--limit N]
       Lists the runs in .typelm/lab.sqlite, newest first.
+  typelm show <run id>
+      One run: an evaluation's metrics and failed rows, or an optimization's trials.
+  typelm compare <run id A> <run id B>
+      Two evaluations of the same examples, paired: each metric's difference with its 95% interval
+      and p-value, then the examples that changed.
   typelm help
 `;
 
@@ -34,8 +45,8 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     parsed = parseArgs({
       args: [...argv], allowPositionals: true, strict: true,
       options: {
-        lm: { type: "string" }, limit: { type: "string" }, seed: { type: "string" }, "no-cache": { type: "boolean" },
-        kind: { type: "string" }, help: { type: "boolean", short: "h" },
+        lm: { type: "string", multiple: true }, limit: { type: "string" }, seed: { type: "string" }, "no-cache": { type: "boolean" },
+        out: { type: "string" }, kind: { type: "string" }, help: { type: "boolean", short: "h" },
       },
     });
   } catch (error) {
@@ -50,14 +61,41 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
   }
   const cwd = resolve(io.cwd ?? process.cwd());
   try {
+    const log = (line: string) => io.stderr(`${printable(line)}\n`);
+    const common = () => ({
+      lm: values.lm, limit: positive(values.limit, "limit"), seed: count(values.seed, "seed"), out: values.out,
+      cache: values["no-cache"] !== true, cwd, env: io.env, ollamaProbeMs: io.ollamaProbeMs, log,
+    });
+    const reported = (outcome: ReproduceOutcome) => {
+      io.stdout(`${printable(join(outcome.dir, "report.md"))}\n`);
+      return 0;
+    };
     if (command === "reproduce") {
       if (rest.length > 1) throw new ValidationError(`reproduce takes one experiment; received ${rest.join(" ")}`, { field: "experiment" });
-      const outcome = await reproduce({
-        experiment: rest[0] ?? "poem-sentiment", lm: values.lm, limit: count(values.limit, "limit"), seed: count(values.seed, "seed"),
-        cache: values["no-cache"] !== true, cwd, env: io.env, ollamaProbeMs: io.ollamaProbeMs,
-        log: (line) => io.stderr(`${printable(line)}\n`),
-      });
-      io.stdout(`${printable(join(outcome.dir, "report.md"))}\n`);
+      return reported(await reproduce({ experiment: rest[0] ?? "poem-sentiment", ...common() }));
+    }
+    if (command === "run") {
+      if (rest.length !== 1) {
+        throw new ValidationError(rest.length === 0 ? "run needs an experiment file, e.g. typelm run experiments/tickets.ts (typelm init <name> writes one)" : `run takes one experiment file; received ${rest.join(" ")}`, { field: "file" });
+      }
+      return reported(await runAndReport(rest[0]!, common()));
+    }
+    if (command === "init") {
+      if (rest.length !== 1) throw new ValidationError("init takes one name, e.g. typelm init tickets", { field: "name" });
+      const written = initExperiment(cwd, rest[0]!);
+      io.stdout(`${written.map(printable).join("\n")}\nNext: typelm run ${printable(written[0]!)}\n`);
+      return 0;
+    }
+    if (command === "show" || command === "compare") {
+      const want = command === "show" ? 1 : 2;
+      if (rest.length !== want) {
+        throw new ValidationError(command === "show" ? "show takes one run id (typelm runs lists them)" : "compare takes two evaluation run ids (typelm runs --kind evaluation lists them)", { field: "run" });
+      }
+      const path = join(cwd, ".typelm", "lab.sqlite");
+      if (!existsSync(path)) throw new ValidationError(`${command}: no lab store at ${path}; run an experiment first (typelm run, typelm reproduce)`, { field: "run" });
+      const store = LabStore.open(path);
+      const runs = rest.map((id) => runById(store, id, command));
+      io.stdout(command === "show" ? showRun(runs[0]!) : compareRuns(runs[0]!, runs[1]!));
       return 0;
     }
     if (command === "runs") {
@@ -79,6 +117,13 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     io.stderr(`typelm ${printable(command)}: ${printable(failure(error))}\n`);
     return 1;
   }
+}
+
+/** A count that must be at least 1 (--limit). */
+function positive(text: string | undefined, name: string): number | undefined {
+  const n = count(text, name);
+  if (n === 0) throw new ValidationError(`--${name} expects a whole number ≥ 1; received 0`, { field: name });
+  return n;
 }
 
 function count(text: string | undefined, name: string): number | undefined {

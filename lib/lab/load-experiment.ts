@@ -34,18 +34,15 @@ export async function loadExperimentFile(path: string, cwd: string = process.cwd
     throw new ValidationError(`Cannot read the experiment file ${file}: ${reason}`, { field: "file" });
   }
   const ext = extname(file).toLowerCase();
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
   if (!TYPESCRIPT.has(ext) && !JAVASCRIPT.has(ext)) {
     throw new ValidationError(`The experiment file ${file} must be TypeScript or JavaScript (.ts, .mts, .js, .mjs); received a "${ext || "no extension"}" file`, { field: "file" });
   }
   let loaded: unknown;
   try {
-    const url = pathToFileURL(file).href;
-    if (TYPESCRIPT.has(ext)) {
-      const { tsImport } = await import("tsx/esm/api");
-      loaded = await tsImport(url, import.meta.url);
-    } else {
-      loaded = await import(url);
-    }
+    if (TYPESCRIPT.has(ext)) await typescriptLoader();
+    // The content's hash in the URL: an edited file is loaded afresh in the same process (a notebook).
+    loaded = await import(`${pathToFileURL(file).href}?sha256=${sha256}`);
   } catch (error) {
     const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
     throw new ValidationError(`Cannot load the experiment file ${file}: ${message}`, { field: "file", cause: error });
@@ -57,7 +54,35 @@ export async function loadExperimentFile(path: string, cwd: string = process.cwd
       { field: "file" },
     );
   }
-  return { definition, file, dir: dirname(file), sha256: createHash("sha256").update(bytes).digest("hex") };
+  return { definition, file, dir: dirname(file), sha256 };
+}
+
+let registered: Promise<unknown> | undefined;
+
+/**
+ * A resolve hook run after tsx's: a .ts file of the user's (outside node_modules) loads as an ES
+ * module even where no package.json says "type": "module". Otherwise Node treats it as CommonJS, and
+ * tsx compiles it, and the typelm it requires, to CommonJS: a second copy of typelm, whose Modules
+ * would not be Modules here.
+ */
+const AS_MODULE = `export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  if (!/\\.(ts|tsx)$/.test(new URL(r.url).pathname) || r.url.includes("/node_modules/")) return r;
+  return r.format === "commonjs" || r.format === "commonjs-typescript" || r.format == null ? { ...r, format: "module-typescript" } : r;
+}`;
+
+/**
+ * tsx's loader, registered once for the process (not tsImport's namespaced one): the file's
+ * `import ... from "typelm"` must reach the same module instances as the code running it, or its
+ * program would not be a Module here (and would not see the configured model).
+ */
+function typescriptLoader(): Promise<unknown> {
+  registered ??= import("tsx/esm/api").then(async ({ register }) => {
+    register();
+    const { register: registerHook } = await import("node:module");
+    registerHook(`data:text/javascript,${encodeURIComponent(AS_MODULE)}`);
+  });
+  return registered;
 }
 
 /** The module's default export when it is an experiment (a CommonJS-compiled file nests it once more). */

@@ -1,9 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describeComparison } from "../evaluate/compare.js";
+import { describeComparison, formatPValue, signed, significanceWords } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { OptimizationRun } from "../store/records.js";
-import type { Experiment } from "./experiments.js";
 import { markdownCell, markdownCode, markdownQuote } from "./markdown.js";
 import type { ModelChoice } from "./model-choice.js";
 import type { EvaluationResult, ReproduceResults } from "./reproduce.js";
@@ -14,10 +13,19 @@ export interface Charts {
   problems: string[];
 }
 
-/** Draws the before/after metrics and the optimizer's candidates as PNGs (typelm/notebook's charts). */
-export async function drawCharts(
-  dir: string, baseline: EvaluationReport, optimized: EvaluationReport, run: OptimizationRun | undefined,
-): Promise<Charts> {
+/** One model's evaluations and optimizer run, for the charts. */
+export interface ChartModel {
+  id: string;
+  baseline: EvaluationReport;
+  optimized: EvaluationReport | null;
+  run: OptimizationRun | undefined;
+}
+
+/**
+ * Draws the test metrics (before/after, grouped by model when there are several) and each optimizer
+ * run's candidates as PNGs (typelm/notebook's charts).
+ */
+export async function drawCharts(dir: string, models: readonly ChartModel[]): Promise<Charts> {
   const charts: Charts = { files: [], problems: [] };
   const draw = async (file: string, caption: string, bundle: () => Promise<{ "image/png"?: string }>): Promise<void> => {
     try {
@@ -29,12 +37,27 @@ export async function drawCharts(
       charts.problems.push(`${file}: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
-  await draw("metrics.png", "Test metrics before and after optimization", async () => {
+  const several = models.length > 1;
+  const reports: EvaluationReport[] = [];
+  const labels: string[] = [];
+  for (const m of models) {
+    reports.push(m.baseline);
+    labels.push(several ? `${m.id} baseline` : "baseline");
+    if (m.optimized !== null) {
+      reports.push(m.optimized);
+      labels.push(several ? `${m.id} optimized` : "optimized");
+    }
+  }
+  const withOptimizer = models.some((m) => m.optimized !== null);
+  await draw("metrics.png", several ? "Test metrics by model, before and after optimization" : withOptimizer ? "Test metrics before and after optimization" : "Test metrics", async () => {
     const { metricsBundle } = await import("../notebook/metrics.js");
-    return metricsBundle([baseline, optimized], { labels: ["baseline", "optimized"] });
+    return metricsBundle(reports, { labels });
   });
-  if (run !== undefined) {
-    await draw("candidates.png", "MIPROv2 trials: score per trial, minibatch and full validation, best so far", async () => {
+  for (const m of models) {
+    const run = m.run;
+    if (run === undefined) continue;
+    const file = several ? `candidates-${m.id.replace(/[^A-Za-z0-9._-]+/g, "-")}.png` : "candidates.png";
+    await draw(file, `${several ? `${m.id}: ` : ""}${run.name} trials: score per trial${run.name === "MIPROv2" ? ", minibatch and full validation" : ""}, best so far`, async () => {
       const { candidatesBundle } = await import("../notebook/candidates.js");
       return candidatesBundle(run);
     });
@@ -44,85 +67,129 @@ export async function drawCharts(
 
 export interface ReportInput {
   results: ReproduceResults;
-  experiment: Experiment;
-  model: ModelChoice;
+  /** One sentence on what the experiment shows (may be empty). */
+  summary: string;
+  /** Each model that ran, in order (their descriptions open the report). */
+  models: readonly Pick<ModelChoice, "id" | "description" | "standIn">[];
   charts: Charts;
   providerCalls: number;
   cost: { baseline: number; optimized: number; optimizer: number };
+  /** Whether an optimized program went into the registry. */
+  registered: boolean;
+  /** Whether the dataset is one of the bundled ones (its ATTRIBUTION.md is in datasets/). */
+  bundledDataset: boolean;
 }
 
 /** report.md: the first line says which model ran (and that the stand-in is not a language model). */
 export function renderReport(input: ReportInput): string {
-  const { results: r, experiment, model, charts } = input;
+  const { results: r, charts } = input;
   const out: string[] = [];
-  const description = markdownCell(model.description);
-  out.push(model.standIn
-    ? `Model: ${description}. Its numbers show the pipeline and the optimizer at work, not what a language model scores; run with --lm or TYPELM_LM for that.`
-    : `Model: ${description}.`);
-  out.push("", `# ${markdownCell(r.experiment)}`, "", experiment.summary, "");
+  const several = input.models.length > 1;
+  const standInNote = "Its numbers show the pipeline and the optimizer at work, not what a language model scores; run with --lm or TYPELM_LM for that.";
+  if (!several) {
+    const model = input.models[0]!;
+    const description = markdownCell(model.description);
+    out.push(model.standIn ? `Model: ${description}. ${standInNote}` : `Model: ${description}.`);
+  } else {
+    out.push(`Models: ${input.models.map((m) => markdownCell(m.description)).join("; ")}.${input.models.some((m) => m.standIn) ? ` The stand-in is not a language model. ${standInNote}` : ""}`);
+  }
+  out.push("", `# ${markdownCell(r.experiment)}`, "");
+  if (input.summary !== "") out.push(markdownCell(input.summary), "");
+  // One model: its part is the top-level fields (as before results.json had `models`).
+  const models = several && r.models !== undefined
+    ? Object.values(r.models)
+    : [{ model: r.model, baseline: r.baseline, optimized: r.optimized, comparison: r.comparison ?? {}, optimizer: r.optimizer, program: r.program }];
   const names = Object.keys(r.baseline.metrics);
-  // results.json written before the statistics existed has no ci or comparison: the report goes without them.
-  const withCi = r.baseline.ci !== undefined && r.optimized.ci !== undefined;
-  out.push(withCi ? "| test split | baseline (95% CI) | optimized (95% CI) |" : "| test split | baseline | optimized |", "|---|---|---|");
-  for (const name of names) {
-    out.push(`| ${markdownCell(name)} | ${withInterval(r.baseline, name)} | ${withInterval(r.optimized, name)} |`);
-  }
-  out.push(`| failed examples | ${r.baseline.failures} / ${r.baseline.examples} | ${r.optimized.failures} / ${r.optimized.examples} |`, "");
-  const comparisons = names.filter((name) => r.comparison?.[name] !== undefined);
-  for (const name of comparisons) {
-    const c = r.comparison[name]!;
-    out.push(`**${markdownCell(name)}**, optimized − baseline: ${describeComparison(c)} (${c.better} examples better, ${c.worse} worse, of ${c.n}).`, "");
-  }
-  if (comparisons.length > 0) {
-    out.push(
-      "Baseline and optimized are paired by example id on the same test examples. The intervals are percentile bootstrap intervals " +
-        "(2,000 resamples of the examples, seed 0; of the difference, paired); p is the exact McNemar test when every score is 0 or 1, " +
-        "else a paired sign-flip permutation test.",
-      "",
-    );
+  if (!several) {
+    const optimized = r.optimized;
+    // results.json written before the statistics existed has no ci or comparison: the report goes without them.
+    const withCi = r.baseline.ci !== undefined && (optimized === null || optimized.ci !== undefined);
+    if (optimized === null) {
+      out.push(withCi ? "| test split | baseline (95% CI) |" : "| test split | baseline |", "|---|---|");
+      for (const name of names) out.push(`| ${markdownCell(name)} | ${withInterval(r.baseline, name)} |`);
+      out.push(`| failed examples | ${r.baseline.failures} / ${r.baseline.examples} |`, "");
+    } else {
+      out.push(withCi ? "| test split | baseline (95% CI) | optimized (95% CI) |" : "| test split | baseline | optimized |", "|---|---|---|");
+      for (const name of names) out.push(`| ${markdownCell(name)} | ${withInterval(r.baseline, name)} | ${withInterval(optimized, name)} |`);
+      out.push(`| failed examples | ${r.baseline.failures} / ${r.baseline.examples} | ${optimized.failures} / ${optimized.examples} |`, "");
+    }
+    const comparisons = names.filter((name) => r.comparison?.[name] !== undefined);
+    for (const name of comparisons) {
+      const c = r.comparison[name]!;
+      out.push(`**${markdownCell(name)}**, optimized − baseline: ${describeComparison(c)} (${c.better} examples better, ${c.worse} worse, of ${c.n}).`, "");
+    }
+    if (comparisons.length > 0) out.push(PAIRED_NOTE, "");
+  } else {
+    out.push("| model | metric | baseline (95% CI) | optimized (95% CI) | optimized − baseline (95% CI) | p | |", "|---|---|---|---|---|---|---|");
+    for (const m of models) {
+      for (const name of names) {
+        const c = m.comparison[name];
+        out.push(
+          `| ${markdownCode(m.model.id)} | ${markdownCell(name)} | ${withInterval(m.baseline, name)} | ${m.optimized === null ? "–" : withInterval(m.optimized, name)} | ` +
+            (c === undefined ? "– | – | |" : `${signed(c.diff)} (${signed(c.ci[0])} to ${signed(c.ci[1])}) | ${formatPValue(c.pValue).replace(/^p\s*(= )?/, "")} | ${significanceWords(c)} |`),
+        );
+      }
+      out.push(`| ${markdownCode(m.model.id)} | failed examples | ${m.baseline.failures} / ${m.baseline.examples} | ${m.optimized === null ? "–" : `${m.optimized.failures} / ${m.optimized.examples}`} | | | |`);
+    }
+    out.push("");
+    if (models.some((m) => Object.keys(m.comparison).length > 0)) out.push(PAIRED_NOTE, "");
   }
 
   const split = (s: string) => {
     const x = r.dataset.splits[s]!;
     return `${s} ${x.used} of ${x.rows} rows (sha256 \`${x.sha256}\`)`;
   };
+  const optimizerLine = r.optimizer === null
+    ? "no optimizer"
+    : `${markdownCell(r.optimizer.name)}${r.optimizer.mode === null ? "" : ` mode ${markdownCell(r.optimizer.mode)}`}${r.optimizer.kDemos === null ? "" : `, kDemos ${r.optimizer.kDemos}`}, ` +
+      (several ? models.map((m) => `${markdownCode(m.model.id)} ${m.optimizer?.trials.length ?? 0} trials, best trial ${m.optimizer?.bestTrial ?? "none"}`).join("; ") : `${r.optimizer.trials.length} trials, best trial ${r.optimizer.bestTrial ?? "none"}`);
   out.push(
     `- Dataset: ${markdownCode(r.dataset.name)}${r.dataset.licence ? ` (${markdownCell(r.dataset.licence)})` : ""}` +
       (r.dataset.source ? `, from ${markdownCell(r.dataset.source.repository)}${r.dataset.source.commit ? ` at ${markdownCell(r.dataset.source.commit)}` : ""}` : "") +
-      `; see datasets/${markdownCell(r.dataset.name)}/ATTRIBUTION.md.`,
+      (input.bundledDataset ? `; see datasets/${markdownCell(r.dataset.name)}/ATTRIBUTION.md.` : "."),
     `- Splits used: ${["train", "dev", "test"].map(split).join("; ")}.`,
-    `- Seed ${r.seed}${r.limit === null ? "" : `, --limit ${r.limit}`}; typelm ${r.library.version}; MIPROv2 mode ${r.optimizer.mode}, kDemos ${r.optimizer.kDemos}, ${r.optimizer.trials.length} trials, best trial ${r.optimizer.bestTrial ?? "none"}.`,
+    `- Seed ${r.seed}${r.limit === null ? "" : `, --limit ${r.limit}`}; typelm ${r.library.version}; ${optimizerLine}.`,
     `- This run: ${input.providerCalls} provider requests (0 when every reply came from the LM cache), ` +
       `cost $${(input.cost.baseline + input.cost.optimizer + input.cost.optimized).toFixed(4)}; ` +
-      `the optimized program is stored in the registry as "${markdownCell(r.experiment)}" (a new version each run). Timings are in the lab store (\`typelm runs\`).`,
+      (input.registered ? `the optimized program is stored in the registry as "${markdownCell(r.experiment)}" (a new version each run). ` : "") +
+      "Timings are in the lab store (`typelm runs`).",
     `- \`results.json\` holds these numbers; it is byte-identical between runs with the same inputs.`,
     "",
   );
 
   out.push("## Charts", "");
-  for (const c of charts.files) out.push(`![${c.caption}](${c.file})`, "");
+  for (const c of charts.files) out.push(`![${markdownCell(c.caption)}](${c.file})`, "");
   for (const p of charts.problems) out.push(`Not drawn: ${markdownCell(p)}`, "");
 
-  out.push("## Optimized program", "");
-  for (const [path, p] of Object.entries(r.program)) {
-    out.push(`### ${markdownCode(path)}`, "", "Instruction:", "", ...markdownQuote(p.instruction), "");
-    if (p.demos.length === 0) out.push("No demos.", "");
-    else {
-      out.push("| demo | input | output |", "|---|---|---|");
-      for (const d of p.demos) out.push(`| ${d.id === null ? "(no id)" : markdownCell(d.id)} | ${cell(d.input)} | ${cell(d.output)} |`);
+  for (const m of models) {
+    const title = several ? ` (${markdownCode(m.model.id)})` : "";
+    out.push(`## ${m.optimized === null ? "Program" : "Optimized program"}${title}`, "");
+    for (const [path, p] of Object.entries(m.program)) {
+      out.push(`### ${markdownCode(path)}`, "", "Instruction:", "", ...markdownQuote(p.instruction), "");
+      if (p.demos.length === 0) out.push("No demos.", "");
+      else {
+        out.push("| demo | input | output |", "|---|---|---|");
+        for (const d of p.demos) out.push(`| ${d.id === null ? "(no id)" : markdownCell(d.id)} | ${cell(d.input)} | ${cell(d.output)} |`);
+        out.push("");
+      }
+    }
+    if (m.optimizer !== null) {
+      out.push(`## Optimizer trials${title}`, "", "| trial | kind | score | choices |", "|---|---|---|---|");
+      for (const t of m.optimizer.trials) {
+        out.push(`| ${t.index} | ${markdownCell(t.kind)} | ${t.error ? `failed: ${markdownCell(t.error)}` : fmt(t.score)} | ${markdownCell(JSON.stringify(t.choices))} |`);
+      }
       out.push("");
     }
+    confusion(out, `baseline${several ? `, ${markdownCode(m.model.id)}` : ""}`, m.baseline);
+    if (m.optimized !== null) confusion(out, `optimized${several ? `, ${markdownCode(m.model.id)}` : ""}`, m.optimized);
   }
-
-  out.push("## Optimizer trials", "", "| trial | kind | score | choices |", "|---|---|---|---|");
-  for (const t of r.optimizer.trials) {
-    out.push(`| ${t.index} | ${markdownCell(t.kind)} | ${t.error ? `failed: ${markdownCell(t.error)}` : fmt(t.score)} | ${markdownCell(JSON.stringify(t.choices))} |`);
-  }
-  out.push("");
-  confusion(out, "baseline", r.baseline);
-  confusion(out, "optimized", r.optimized);
   return out.join("\n").replace(/\n+$/, "\n");
 }
+
+const PAIRED_NOTE =
+  "Baseline and optimized are paired by example id on the same test examples. The intervals are percentile bootstrap intervals " +
+  "(2,000 resamples of the examples, seed 0; of the difference, paired); p is the exact McNemar test when every score is 0 or 1, " +
+  "else a paired sign-flip permutation test.";
 
 function confusion(out: string[], which: string, e: EvaluationResult): void {
   if (e.confusion === null) return;

@@ -1,38 +1,28 @@
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { globalConfig } from "../config.js";
-import { ConfigurationError, LMError, ValidationError } from "../errors.js";
-import { compare, describeComparison } from "../evaluate/compare.js";
-import { Evaluation } from "../evaluate/evaluation.js";
+import { ConfigurationError, ValidationError } from "../errors.js";
+import { compare } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { Interval, PairedTest } from "../evaluate/stats.js";
-import { Instrumentation } from "../instrument/bus.js";
-import type { Module } from "../module.js";
-import { MIPROv2 } from "../optimize/mipro.js";
-import type { FewShotExample } from "../prompt/few-shot.js";
-import { LabStore } from "../store/lab-store.js";
-import { Registry } from "../store/registry.js";
-import { loadDataset, packageRoot, type Dataset } from "./datasets.js";
-import { experimentNamed, type Experiment } from "./experiments.js";
-import { chooseModel, type ModelChoice } from "./model-choice.js";
+import { packageRoot } from "./datasets.js";
+import { loadExperimentFile, type LoadedExperiment } from "./load-experiment.js";
+import type { ModelChoice } from "./model-choice.js";
 import { drawCharts, renderReport } from "./report-md.js";
+import { libraryVersion, runExperiment, type ExperimentRun, type Manifest, type ModelRunResult, type RunExperimentOptions } from "./run-experiment.js";
 
-export interface ReproduceOptions {
+/** The bundled experiments, in the order the help lists them: files in the package's experiments/ folder. */
+export const BUNDLED_EXPERIMENTS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k"] as const;
+
+export interface RunAndReportOptions extends RunExperimentOptions {
+  /** The reports folder's parent (default `<cwd>/reports`); the report goes to `<out>/<name>/`. */
+  out?: string | undefined;
+}
+
+export interface ReproduceOptions extends Omit<RunAndReportOptions, "lm"> {
+  /** A bundled experiment's name. */
   experiment: string;
-  /** `provider/model`; else TYPELM_LM, a local Ollama, or the offline stand-in. */
-  lm?: string | undefined;
-  /** Use at most this many examples of each split. */
-  limit?: number | undefined;
-  /** MIPROv2's seed (default 0). */
-  seed?: number | undefined;
-  /** The LM response cache (default on, in the lab store's file). */
-  cache?: boolean;
-  /** Where `reports/` and `.typelm/lab.sqlite` go (default: the working directory). */
-  cwd?: string;
-  env?: NodeJS.ProcessEnv;
-  /** Progress lines (the CLI prints them on standard error). */
-  log?: (line: string) => void;
-  ollamaProbeMs?: number;
+  /** `provider/model` (one or several); else TYPELM_LM, a local Ollama, or the offline stand-in. */
+  lm?: readonly string[] | string | undefined;
 }
 
 /** One evaluation as results.json keeps it: only what the same inputs reproduce exactly. */
@@ -72,6 +62,7 @@ export interface PredictorResult {
 /** results.json: no timings, dates, run ids, costs or token counts, so equal inputs give equal bytes. */
 export interface ReproduceResults {
   experiment: string;
+  /** The first model's (the only one's, usually); `models` has every model's part. */
   model: { id: string; source: string; standIn: boolean };
   seed: number;
   limit: number | null;
@@ -83,117 +74,121 @@ export interface ReproduceResults {
     splits: Record<string, { rows: number; sha256: string; used: number }>;
   };
   baseline: EvaluationResult;
-  optimized: EvaluationResult;
+  /** null when the experiment's optimizer is "none". */
+  optimized: EvaluationResult | null;
   /** Metric name → optimized against baseline. */
   comparison: Record<string, ComparisonResult>;
   optimizer: {
-    name: "MIPROv2";
-    mode: string;
-    kDemos: number;
+    name: string;
+    /** MIPROv2's and GEPA's budget mode, else null. */
+    mode: string | null;
+    kDemos: number | null;
     bestTrial: number | null;
-    trials: { index: number; kind: string; score: number | null; choices: Record<string, Record<string, number>>; error: string | null }[];
-  };
+    trials: { index: number; kind: string; score: number | null; choices: Record<string, unknown>; error: string | null }[];
+  } | null;
   program: Record<string, PredictorResult>;
+  /** Model id → that model's baseline, optimized program and comparison. */
+  models: Record<string, ModelRunResult>;
+  /** What went in: file and data hashes, versions, models, seed, options. */
+  manifest: Manifest;
 }
 
 export interface ReproduceOutcome {
   dir: string;
   results: ReproduceResults;
+  /** The first model. */
   model: ModelChoice;
-  /** Requests sent to a provider (cache hits excluded). */
+  run: ExperimentRun;
+  /** Requests sent to providers, all models (cache hits excluded). */
   providerCalls: number;
-  registryVersion: number;
+  /** The first model's registry version (null without an optimizer). */
+  registryVersion: number | null;
   /** Charts that could not be drawn, with why. */
   chartProblems: string[];
 }
 
-/**
- * Runs an experiment end to end: baseline evaluation on the test split, MIPROv2 on train/dev,
- * evaluation of the optimized program on test, registry store; writes reports/<experiment>/.
- */
+/** `typelm reproduce <name>`: the bundled experiment file of that name, run and reported as `typelm run` does. */
 export async function reproduce(options: ReproduceOptions): Promise<ReproduceOutcome> {
-  const experiment = experimentNamed(options.experiment);
-  const limit = checkCount(options.limit, "limit");
-  const seed = checkCount(options.seed, "seed", 0) ?? 0;
-  const cwd = resolve(options.cwd ?? process.cwd());
-  const log = options.log ?? (() => {});
-  const labPath = join(cwd, ".typelm", "lab.sqlite");
-  checkReportWritable(join(cwd, "reports", experiment.name), REPORT_FILES);
-  const data = limited(await loadDataset(experiment.dataset), limit);
-  const model = await chooseModel({
-    lm: options.lm, env: options.env, cachePath: options.cache === false ? undefined : labPath, ollamaProbeMs: options.ollamaProbeMs,
-  });
-  log(`model: ${model.description}`);
-
-  const saved = { lm: globalConfig.lm, lab: globalConfig.lab };
-  let providerCalls = 0;
-  const off = Instrumentation.subscribe("lm.request.start", () => { providerCalls++; });
-  try {
-    // MIPROv2 proposes with the configured LM and records into the configured store.
-    globalConfig.lm = model.lm;
-    globalConfig.lab = { path: labPath };
-    const lab = LabStore.open(labPath);
-    const program = experiment.program(data.signature);
-    await preflight(program, data.test[0], model);
-    const dir = reportDir(join(cwd, "reports", experiment.name));
-
-    const evaluate = (moduleInstance: Module, name: string) => new Evaluation({ name, lab }).evaluate({
-      moduleInstance, testExamples: data.test, metrics: experiment.metrics,
-    });
-    log(`baseline: evaluating ${data.test.length} test examples`);
-    const baseline = await evaluate(program, `${experiment.name} baseline`);
-    log(`baseline: ${formatMetrics(baseline.metrics)}`);
-    log(`MIPROv2 (${experiment.mipro.mode}, seed ${seed}) on ${data.train.length} train / ${data.dev.length} dev examples`);
-    // A small --limit leaves fewer training examples than the experiment's demos: use them all rather than stop after the baseline.
-    const kDemos = Math.min(experiment.mipro.kDemos, data.train.length);
-    const mipro = new MIPROv2({ ...experiment.mipro, kDemos, seed, promptModel: model.lm });
-    const tuned = await mipro.compile({ moduleInstance: program, trainingExamples: data.train, validationExamples: data.dev });
-    log(`optimized: evaluating ${data.test.length} test examples`);
-    const optimized = await evaluate(tuned, `${experiment.name} optimized`);
-    log(`optimized: ${formatMetrics(optimized.metrics)}`);
-    const run = mipro.lastRun;
-    const headline = optimized.metrics[metricName(experiment.metrics[0])] ?? null;
-    const stored = await new Registry({ path: labPath }).store({
-      moduleInstance: tuned, name: experiment.name,
-      metadata: { experiment: experiment.name, model: model.id, seed, limit, score: headline, datasetSha256: shaOf(data) },
-    });
-
-    const results: ReproduceResults = {
-      experiment: experiment.name,
-      model: { id: model.id, source: model.source, standIn: model.standIn },
-      seed, limit: limit ?? null,
-      library: { name: "typelm", version: libraryVersion() },
-      dataset: {
-        name: data.info.name, licence: data.info.licence, source: data.info.source,
-        splits: Object.fromEntries((["train", "dev", "test"] as const).map((s) => [s, { ...data.info.splits[s], used: data[s].length }])),
-      },
-      baseline: evaluationResult(baseline, experiment),
-      optimized: evaluationResult(optimized, experiment),
-      comparison: comparisonResults(baseline, optimized),
-      optimizer: {
-        name: "MIPROv2", mode: experiment.mipro.mode, kDemos, bestTrial: run?.bestTrial ?? null,
-        trials: (run?.trials ?? []).map((t) => ({ index: t.index, kind: t.kind, score: t.score, choices: t.choices, error: t.error })),
-      },
-      program: programOf(tuned),
-    };
-    for (const [metric, c] of Object.entries(results.comparison)) log(`${metric}: optimized − baseline ${describeComparison(c)}`);
-    writeFileSync(join(dir, "results.json"), JSON.stringify(results, null, 2) + "\n");
-    const charts = await drawCharts(dir, baseline, optimized, run);
-    writeFileSync(join(dir, "report.md"), renderReport({
-      results, experiment, model, charts, providerCalls,
-      cost: { baseline: baseline.cost, optimized: optimized.cost, optimizer: (run?.trials ?? []).reduce((sum, t) => sum + t.cost, 0) },
-    }));
-    log(`wrote ${join(dir, "report.md")} and results.json; registry "${experiment.name}" v${stored.version}; provider calls: ${providerCalls}`);
-    return { dir, results, model, providerCalls, registryVersion: stored.version, chartProblems: charts.problems };
-  } finally {
-    off();
-    globalConfig.lm = saved.lm;
-    globalConfig.lab = saved.lab;
+  const name = options.experiment;
+  if (!(BUNDLED_EXPERIMENTS as readonly string[]).includes(name)) {
+    throw new ValidationError(`Unknown experiment "${name}": the known ones are ${BUNDLED_EXPERIMENTS.join(", ")}; run a file of your own with typelm run <file>`, { field: "experiment" });
   }
+  const file = join(packageRoot(), "experiments", `${name}.ts`);
+  if (!existsSync(file)) throw new ConfigurationError(`The bundled experiment file ${file} is missing: is the package installed whole?`);
+  // The name is known before the file loads: a report folder that cannot be written stops it first.
+  const cwd = resolve(options.cwd ?? process.cwd());
+  checkReportWritable(join(options.out === undefined ? join(cwd, "reports") : resolve(cwd, options.out), name), reportFiles(options.lm));
+  return runAndReport(file, options);
 }
 
-/** What a reproduction writes into its report folder. */
-const REPORT_FILES = ["results.json", "report.md", "metrics.png", "candidates.png"] as const;
+/**
+ * `typelm run <file>`: loads the experiment file, checks the report folder can be written, runs the
+ * experiment once per model and writes `<out>/<name>/` (results.json, report.md, charts).
+ */
+export async function runAndReport(file: string | LoadedExperiment, options: RunAndReportOptions = {}): Promise<ReproduceOutcome> {
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const loaded = typeof file === "string" ? await loadExperimentFile(file, cwd) : file;
+  const dir = join(options.out === undefined ? join(cwd, "reports") : resolve(cwd, options.out), loaded.definition.name);
+  checkReportWritable(dir, reportFiles(options.lm));
+  const run = await runExperiment(loaded, { ...options, cwd });
+  mkdirSync(dir, { recursive: true });
+  const results = resultsOf(run);
+  const log = options.log ?? (() => {});
+  writeFileSync(join(dir, "results.json"), JSON.stringify(results, null, 2) + "\n");
+  const charts = await drawCharts(dir, run.models.map((m) => ({ id: m.choice.id, baseline: m.baseline, optimized: m.optimized, run: m.run ?? undefined })));
+  writeFileSync(join(dir, "report.md"), renderReport({
+    results, summary: loaded.definition.summary ?? "", models: run.models.map((m) => m.choice), charts, providerCalls: run.providerCalls,
+    cost: run.models.map((m) => ({
+      baseline: m.baseline.cost, optimized: m.optimized?.cost ?? 0, optimizer: (m.run?.trials ?? []).reduce((sum, t) => sum + t.cost, 0),
+    })).reduce((a, c) => ({ baseline: a.baseline + c.baseline, optimized: a.optimized + c.optimized, optimizer: a.optimizer + c.optimizer })),
+    registered: run.models.some((m) => m.registryVersion !== null),
+    bundledDataset: run.dataset.info.path.startsWith(join(packageRoot(), "datasets")),
+  }));
+  const first = run.models[0]!;
+  const versions = run.models.filter((m) => m.registryVersion !== null).map((m) => `v${m.registryVersion}`);
+  log(`wrote ${join(dir, "report.md")} and results.json` + (versions.length > 0 ? `; registry "${loaded.definition.name}" ${versions.join(", ")}` : "") + `; provider calls: ${run.providerCalls}`);
+  return { dir, results, model: first.choice, run, providerCalls: run.providerCalls, registryVersion: first.registryVersion, chartProblems: charts.problems };
+}
+
+/** The names of the bundled experiment files present in the package (for messages and help). */
+export function bundledExperimentFiles(): string[] {
+  const folder = join(packageRoot(), "experiments");
+  return existsSync(folder) ? readdirSync(folder).filter((f) => f.endsWith(".ts")).map((f) => f.replace(/\.ts$/, "")) : [];
+}
+
+function resultsOf(run: ExperimentRun): ReproduceResults {
+  const first = run.models[0]!.result;
+  const options = (run.definition.optimizerOptions ?? {}) as Record<string, unknown>;
+  const mipro = run.manifest.options.optimizer === "mipro";
+  const given = typeof options.kDemos === "number" ? options.kDemos : undefined;
+  // MIPROv2 and SimpleOptimizer use at most as many demos as there are training examples (a small --limit).
+  const kDemos = mipro || run.manifest.options.optimizer === "simple" ? Math.min(given ?? 4, run.dataset.train.length) : given ?? null;
+  const mode = typeof options.mode === "string" ? options.mode : mipro ? "light" : null;
+  return {
+    experiment: run.definition.name,
+    model: first.model,
+    seed: run.seed,
+    limit: run.limit,
+    library: { name: "typelm", version: libraryVersion() },
+    dataset: {
+      name: run.dataset.info.name, licence: run.dataset.info.licence, source: run.dataset.info.source,
+      splits: Object.fromEntries((["train", "dev", "test"] as const).map((s) => [s, { ...run.dataset.info.splits[s], used: run.dataset[s].length }])),
+    },
+    baseline: first.baseline,
+    optimized: first.optimized,
+    comparison: first.comparison,
+    optimizer: first.optimizer === null ? null : { name: first.optimizer.name, mode, kDemos, bestTrial: first.optimizer.bestTrial, trials: first.optimizer.trials },
+    program: first.program,
+    models: Object.fromEntries(run.models.map((m) => [m.choice.id, m.result])),
+    manifest: run.manifest,
+  };
+}
+
+/** What a run writes into its report folder (charts per model when there are several). */
+function reportFiles(lm: RunAndReportOptions["lm"]): string[] {
+  const several = Array.isArray(lm) && lm.length > 1;
+  return ["results.json", "report.md", "metrics.png", ...(several ? [] : ["candidates.png"])];
+}
 
 /**
  * Checks, before anything runs and without changing anything, that the report can be written: each
@@ -227,48 +222,6 @@ export function checkReportWritable(dir: string, files: readonly string[]): void
   }
 }
 
-/** Makes the report folder before the run, so a folder that cannot be written stops it at once with its path. */
-function reportDir(dir: string): string {
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (error) {
-    throw new ConfigurationError(
-      `Cannot write the report to ${dir}: ${error instanceof Error ? error.message : String(error)}. ` +
-        "Expected a folder that can be created and written; remove what is in the way or run from another directory.",
-      { cause: error },
-    );
-  }
-  return dir;
-}
-
-/** One call before the run, so a model that cannot be reached stops it with a clear error instead of a run of failed rows. */
-async function preflight(program: Module, example: FewShotExample | undefined, model: ModelChoice): Promise<void> {
-  if (example === undefined) throw new ValidationError("The test split is empty: nothing to evaluate (is --limit 0?)", { field: "limit" });
-  try {
-    await program.call(example.input);
-  } catch (error) {
-    if (!(error instanceof LMError || error instanceof ConfigurationError)) return; // it answered; a bad reply is scored later
-    throw new ConfigurationError(
-      `The model ${model.id} (from ${model.source}) could not be used: ${error.message.replace(/\.+$/, "")}. ` +
-        "Check that the server is running and reachable (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST) and that its key is set, " +
-        "or choose another model with --lm provider/model (or leave --lm and TYPELM_LM unset for the offline stand-in).",
-      { cause: error },
-    );
-  }
-}
-
-function evaluationResult(report: EvaluationReport, experiment: Experiment): EvaluationResult {
-  const field = experiment.labelField;
-  return {
-    metrics: report.metrics,
-    ci: report.ci,
-    failures: report.failures.length,
-    examples: report.results.length,
-    confusion: field === undefined ? null : report.confusion(field),
-    perLabel: field === undefined ? null : report.perLabel(field),
-  };
-}
-
 /** Each metric of the run, optimized against baseline (no timings: the same rows give the same bytes). */
 export function comparisonResults(baseline: EvaluationReport, optimized: EvaluationReport): Record<string, ComparisonResult> {
   return Object.fromEntries(Object.keys(baseline.metrics).map((metric) => {
@@ -281,38 +234,3 @@ export function comparisonResults(baseline: EvaluationReport, optimized: Evaluat
   }));
 }
 
-function programOf(module: Module): Record<string, PredictorResult> {
-  return Object.fromEntries(module.namedPredictors().map(([path, p]) => [path, {
-    instruction: p.instruction,
-    demos: p.demos.map((d) => ({ id: d.id ?? null, input: d.input, output: d.output })),
-  }]));
-}
-
-function limited(data: Dataset, limit: number | undefined): Dataset {
-  if (limit === undefined) return data;
-  return { ...data, train: data.train.slice(0, limit), dev: data.dev.slice(0, limit), test: data.test.slice(0, limit) };
-}
-
-function shaOf(data: Dataset): Record<string, string> {
-  return Object.fromEntries(Object.entries(data.info.splits).map(([split, s]) => [split, s.sha256]));
-}
-
-function checkCount(value: number | undefined, name: string, min = 1): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < min) {
-    throw new ValidationError(`--${name} expects a whole number ≥ ${min}; received ${String(value)}`, { field: name });
-  }
-  return value;
-}
-
-function metricName(spec: Experiment["metrics"][number] | undefined): string {
-  return typeof spec === "string" ? spec : spec?.name ?? "accuracy";
-}
-
-function formatMetrics(metrics: Record<string, number>): string {
-  return Object.entries(metrics).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(", ");
-}
-
-function libraryVersion(): string {
-  return (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
-}

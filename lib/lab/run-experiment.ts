@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { canonicalJson } from "../canonical-json.js";
 import { globalConfig } from "../config.js";
@@ -35,10 +35,8 @@ export interface RunExperimentOptions {
   seed?: number | undefined;
   /** The LM response cache (default on, in the lab store's file). */
   cache?: boolean;
-  /** Where `.typelm/lab.sqlite` is, and `reports/` unless `out` says otherwise (default: the working directory). */
+  /** Where `.typelm/lab.sqlite` is (default: the working directory). */
   cwd?: string;
-  /** The reports folder's parent (default `<cwd>/reports`); the report goes to `<out>/<name>/`. */
-  out?: string | undefined;
   env?: NodeJS.ProcessEnv;
   /** Progress lines (the CLI prints them on standard error). */
   log?: (line: string) => void;
@@ -89,8 +87,6 @@ export interface ExperimentRun {
   dataset: Dataset;
   manifest: Manifest;
   models: ModelRun[];
-  /** The report folder (made before the run). */
-  dir: string;
   /** Requests sent to providers, all models (cache hits excluded). */
   providerCalls: number;
   seed: number;
@@ -100,7 +96,7 @@ export interface ExperimentRun {
 /**
  * Runs an experiment once per model: the baseline on the test split, the optimizer on train/dev, the
  * optimized program on test, the registry entry. Returns everything the report needs; writes nothing
- * but the lab store and the registry (the caller writes the report).
+ * but the lab store and the registry (`writeExperimentReport` writes the report).
  */
 export async function runExperiment(experiment: LoadedExperiment | ExperimentDefinition, options: RunExperimentOptions = {}): Promise<ExperimentRun> {
   const loaded: Pick<LoadedExperiment, "definition" | "dir" | "file" | "sha256"> = isExperiment(experiment)
@@ -116,7 +112,6 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
   if (new Set(lmIds).size !== lmIds.length) throw new ValidationError(`--lm lists the same model twice: ${lmIds.join(", ")}`, { field: "lm" });
 
   const dataset = limited(await datasetOf(def, loaded.dir), limit);
-  const dir = reportDir(join(options.out === undefined ? join(cwd, "reports") : resolve(cwd, options.out), def.name));
   const metrics: MetricSpec[] = def.metrics === undefined ? ["accuracy"] : [...def.metrics];
   const optimizerName = typeof def.optimizer === "function" ? "custom" : def.optimizer ?? "mipro";
   const chooses = lmIds.length === 0 ? [undefined] : lmIds;
@@ -198,7 +193,7 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
       optimizerOptions: JSON.parse(canonicalJson(plain(def.optimizerOptions ?? {}))) as unknown,
     },
   };
-  return { definition: def, dataset, manifest, models, dir, providerCalls, seed, limit: limit ?? null };
+  return { definition: def, dataset, manifest, models, providerCalls, seed, limit: limit ?? null };
 }
 
 /** The experiment's dataset: a folder (relative to the experiment file), a bundled name, or splits given inline. */
@@ -263,20 +258,6 @@ function makeOptimizer(
     default:
       throw new ValidationError(`experiment "${def.name}": unknown optimizer "${name}"; the known ones are "mipro", "gepa", "simple", "none"`, { field: "optimizer" });
   }
-}
-
-/** Makes the report folder before the run, so a folder that cannot be written stops it at once with its path. */
-function reportDir(dir: string): string {
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (error) {
-    throw new ConfigurationError(
-      `Cannot write the report to ${dir}: ${error instanceof Error ? error.message : String(error)}. ` +
-        "Expected a folder that can be created and written; remove what is in the way or choose another with --out.",
-      { cause: error },
-    );
-  }
-  return dir;
 }
 
 /** One call before the run, so a model that cannot be reached stops it with a clear error instead of a run of failed rows. */
@@ -346,10 +327,16 @@ export function libraryVersion(): string {
   return (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
 }
 
-/** A path for the manifest: relative to the working folder when inside it (machine-independent), else absolute. */
+/**
+ * A path for the manifest that does not depend on the machine: a bundled file relative to typelm's
+ * package root, else relative to the working folder when inside it; absolute otherwise.
+ */
 function shownPath(file: string, cwd: string): string {
-  const rel = relative(cwd, file);
-  return rel.startsWith("..") || isAbsolute(rel) ? file : rel.split(sep).join("/");
+  for (const base of [packageRoot(), cwd]) {
+    const rel = relative(base, file);
+    if (!rel.startsWith("..") && !isAbsolute(rel)) return rel.split(sep).join("/");
+  }
+  return file;
 }
 
 /** Options as JSON can hold them: functions by name. */

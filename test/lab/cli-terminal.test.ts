@@ -53,7 +53,7 @@ describe("the command line shows stored and user-supplied text with its control 
     const r = await cli(["reproduce", HOSTILE], join(dir, "unknown"));
     expect(r.code).toBe(1);
     expect(r.stderr).not.toMatch(RAW_CONTROL);
-    expect(r.stderr).toBe(`typelm reproduce: Unknown experiment "${SHOWN}": the known ones are poem-sentiment, banking77, gsm8k, restaurant8k\n`);
+    expect(r.stderr).toBe(`typelm reproduce: Unknown experiment "${SHOWN}": the known ones are poem-sentiment, banking77, gsm8k, restaurant8k; run a file of your own with typelm run <file>\n`);
   });
 
   it("an unknown command, a bad option and a bad option value are shown escaped", async () => {

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LM, LabStore, Registry } from "../../lib/index.js";
-import { runCli } from "../../lib/lab/cli.js";
+import { runBuiltCli } from "../helpers/cli.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { holdWriteLock } from "../store/lock-holder.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
@@ -19,12 +19,11 @@ afterEach(() => LM.resetConfiguration());
 // Nothing may answer as Ollama or as TYPELM_LM, so the stand-in is what runs unless --lm is given.
 const offline: NodeJS.ProcessEnv = { ...process.env, TYPELM_LM: "", OLLAMA_HOST: "http://127.0.0.1:9" };
 
+/** The built command line in a child process: experiment files import "typelm" from dist/, as in a user's project. */
 async function cli(args: string[], cwd: string, env: NodeJS.ProcessEnv = offline) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, { stdout: (t) => { stdout += t; }, stderr: (t) => { stderr += t; }, cwd, env, ollamaProbeMs: 200 });
+  mkdirSync(cwd, { recursive: true });
   opened.push(join(cwd, ".typelm/lab.sqlite"));
-  return { code, stdout, stderr };
+  return runBuiltCli(args, cwd, env);
 }
 
 describe("typelm command line: usage and bad input", () => {
@@ -44,16 +43,9 @@ describe("typelm command line: usage and bad input", () => {
   });
 
   it("an unreachable --lm stops before the run with an error naming the model and what to check", async () => {
-    LM.configure((c) => { c.maxRetries = 0; c.httpTimeout = 2; });
-    process.env.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"; // nothing listens on port 9
-    process.env.OPENAI_API_KEY = "sk-test-unreachable";
-    let r;
-    try {
-      r = await cli(["reproduce", "poem-sentiment", "--lm", "openai/gpt-4o-mini", "--limit", "3"], join(dir, "unreachable"));
-    } finally {
-      delete process.env.OPENAI_BASE_URL;
-      delete process.env.OPENAI_API_KEY;
-    }
+    // Nothing listens on port 9.
+    const env = { ...offline, OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "sk-test-unreachable" };
+    const r = await cli(["reproduce", "poem-sentiment", "--lm", "openai/gpt-4o-mini", "--limit", "3"], join(dir, "unreachable"), env);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("The model openai/gpt-4o-mini (from --lm) could not be used");
     expect(r.stderr).toContain("--lm provider/model");

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
 import { readFileSync } from "node:fs";
-import { experimentNamed } from "../../lib/lab/experiments.js";
 import type { ModelChoice } from "../../lib/lab/model-choice.js";
 import { renderReport } from "../../lib/lab/report-md.js";
 import type { ReproduceResults } from "../../lib/lab/reproduce.js";
@@ -28,7 +27,7 @@ function report(edit: (r: ReproduceResults) => void): string {
   edit(results);
   const model = { id: "openai/gpt-4o-mini", source: "--lm", standIn: false, description: "openai/gpt-4o-mini (from --lm, temperature 0)" } as ModelChoice;
   return renderReport({
-    results, experiment: experimentNamed("poem-sentiment"), model,
+    results, summary: "Sentiment of a verse (4 labels): a Predict program before and after MIPROv2 chose its instruction and demos.", models: [model], registered: true, bundledDataset: true,
     charts: { files: [{ file: "metrics.png", caption: "Test metrics" }], problems: [`candidates.png: ${HOSTILE}`] }, providerCalls: 0,
     cost: { baseline: 0, optimized: 0, optimizer: 0 },
   });
@@ -94,7 +93,7 @@ describe("report.md escapes model- and dataset-written text", () => {
       const label = `neg ${IMAGE}`;
       r.baseline.confusion!.labels[0] = label;
       r.baseline.perLabel = { [label]: r.baseline.perLabel!.negative!, ...r.baseline.perLabel };
-      r.optimizer.trials[0]!.error = HOSTILE;
+      r.optimizer!.trials[0]!.error = HOSTILE;
     });
     const lines = hostileLines(md);
     expectInert(lines);

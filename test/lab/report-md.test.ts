@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
 import { readFileSync } from "node:fs";
-import { experimentNamed } from "../../lib/lab/experiments.js";
 import { renderReport } from "../../lib/lab/report-md.js";
 import type { ModelChoice } from "../../lib/lab/model-choice.js";
 import type { ReproduceResults } from "../../lib/lab/reproduce.js";
@@ -12,7 +11,7 @@ describe("report.md", () => {
     results.program.self!.demos = [{ id: "train-1", input: { verse: "a <i>dark</i> | night\nfalls" }, output: { label: "negative" } }];
     const model = { id: "openai/gpt-4o-mini", source: "--lm", standIn: false, description: "openai/gpt-4o-mini (from --lm, temperature 0)" } as ModelChoice;
     const md = renderReport({
-      results, experiment: experimentNamed("poem-sentiment"), model, charts: { files: [], problems: [] }, providerCalls: 0,
+      results, summary: "Sentiment of a verse (4 labels): a Predict program before and after MIPROv2 chose its instruction and demos.", models: [model], registered: true, bundledDataset: true, charts: { files: [], problems: [] }, providerCalls: 0,
       cost: { baseline: 0, optimized: 0, optimizer: 0 },
     });
     expect(md).not.toMatch(/<script|<b>|<i>/);

@@ -1,12 +1,12 @@
 import { afterAll, afterEach, describe, expect, it } from "@jest/globals";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LM } from "../../lib/index.js";
-import { experimentNamed } from "../../lib/lab/experiments.js";
 import type { ModelChoice } from "../../lib/lab/model-choice.js";
 import { renderReport } from "../../lib/lab/report-md.js";
-import { reproduce, type ComparisonResult, type ReproduceResults } from "../../lib/lab/reproduce.js";
+import type { ComparisonResult, ReproduceResults } from "../../lib/lab/reproduce.js";
+import { runBuiltCli } from "../helpers/cli.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-stats-"));
@@ -22,7 +22,7 @@ const model = { id: "openai/gpt-4o-mini", source: "--lm", standIn: false, descri
 
 function render(results: ReproduceResults): string {
   return renderReport({
-    results, experiment: experimentNamed("poem-sentiment"), model, charts: { files: [], problems: [] }, providerCalls: 0,
+    results, summary: "Sentiment of a verse (4 labels): a Predict program before and after MIPROv2 chose its instruction and demos.", models: [model], registered: true, bundledDataset: true, charts: { files: [], problems: [] }, providerCalls: 0,
     cost: { baseline: 0, optimized: 0, optimizer: 0 },
   });
 }
@@ -31,9 +31,9 @@ function render(results: ReproduceResults): string {
 function results(comparison: Record<string, ComparisonResult>): ReproduceResults {
   const r = JSON.parse(readFileSync("reports/poem-sentiment/results.json", "utf8")) as ReproduceResults;
   r.baseline.metrics = { accuracy: 0.183, f1_score: 0.1 };
-  r.optimized.metrics = { accuracy: 0.452, f1_score: 0.2 };
+  r.optimized!.metrics = { accuracy: 0.452, f1_score: 0.2 };
   r.baseline.ci = { accuracy: [0.115, 0.26], f1_score: [0.07, 0.13] };
-  r.optimized.ci = { accuracy: [0.356, 0.548], f1_score: [0.15, 0.25] };
+  r.optimized!.ci = { accuracy: [0.356, 0.548], f1_score: [0.15, 0.25] };
   r.comparison = comparison;
   return r;
 }
@@ -63,7 +63,7 @@ describe("report.md statistics", () => {
     const r = JSON.parse(readFileSync("reports/poem-sentiment/results.json", "utf8")) as Partial<ReproduceResults>;
     delete r.comparison;
     delete (r.baseline as Partial<ReproduceResults["baseline"]>).ci;
-    delete (r.optimized as Partial<ReproduceResults["optimized"]>).ci;
+    delete (r.optimized as Partial<NonNullable<ReproduceResults["optimized"]>>).ci;
     const md = render(r as ReproduceResults);
     expect(md).toContain("| test split | baseline | optimized |");
     expect(md).not.toContain("optimized − baseline");
@@ -74,9 +74,13 @@ describe("typelm reproduce writes the statistics", () => {
   async function run(experiment: string, limit: number, folder = `${experiment}-${limit}`) {
     const cwd = join(dir, folder);
     opened.push(join(cwd, ".typelm/lab.sqlite"));
-    const outcome = await reproduce({ experiment, limit, cwd, env: offline, ollamaProbeMs: 200 });
-    const json = readFileSync(join(outcome.dir, "results.json"), "utf8");
-    return { outcome, json, md: readFileSync(join(outcome.dir, "report.md"), "utf8"), results: JSON.parse(json) as ReproduceResults };
+    mkdirSync(cwd, { recursive: true });
+    // The built command line: the bundled experiment files import "typelm" from dist/.
+    const outcome = await runBuiltCli(["reproduce", experiment, "--limit", String(limit)], cwd);
+    expect(outcome).toMatchObject({ code: 0 });
+    const out = join(cwd, "reports", experiment);
+    const json = readFileSync(join(out, "results.json"), "utf8");
+    return { outcome, json, md: readFileSync(join(out, "report.md"), "utf8"), results: JSON.parse(json) as ReproduceResults };
   }
 
   it("poem-sentiment --limit 12: results.json holds ci and the comparison of every metric; report.md the same numbers", async () => {
@@ -85,7 +89,7 @@ describe("typelm reproduce writes the statistics", () => {
     for (const metric of ["accuracy", "f1_score"]) {
       const c = r.comparison[metric]!;
       expect(Object.keys(c).sort()).toEqual(["a", "b", "better", "ci", "confidence", "diff", "n", "pValue", "significant", "test", "worse"]);
-      expect(c).toMatchObject({ a: r.baseline.metrics[metric], b: r.optimized.metrics[metric], n: 12, confidence: 0.95, test: "McNemar exact" });
+      expect(c).toMatchObject({ a: r.baseline.metrics[metric], b: r.optimized!.metrics[metric], n: 12, confidence: 0.95, test: "McNemar exact" });
       expect(c.diff).toBeCloseTo(c.b - c.a, 12);
       expect(c.ci[0]).toBeLessThanOrEqual(c.ci[1]);
       expect(c.significant).toBe(c.pValue < 0.05);

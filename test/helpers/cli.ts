@@ -1,0 +1,18 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+
+/** The built command line (npm run build writes it); experiment files need it: they import "typelm" from dist/. */
+export const BIN = join(process.cwd(), "dist/lib/lab/bin.js");
+
+/** Nothing may answer as Ollama or as TYPELM_LM, so the stand-in is what runs unless --lm is given. */
+export const offline: NodeJS.ProcessEnv = { ...process.env, TYPELM_LM: "", OLLAMA_HOST: "http://127.0.0.1:9" };
+
+/** Runs `typelm <args>` in a child process from `cwd`; resolves with its exit code and output (never rejects). */
+export function runBuiltCli(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = offline): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof (error as { code?: unknown }).code === "number" ? (error as { code: number }).code : 1;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
