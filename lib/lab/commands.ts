@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { ValidationError } from "../errors.js";
+import { ConfigurationError, ValidationError } from "../errors.js";
 import { compare, formatPValue, signed, type Comparison } from "../evaluate/compare.js";
 import type { LabStore } from "../store/lab-store.js";
 import type { EvaluationRow, EvaluationRun, LabRun, OptimizationRun } from "../store/records.js";
@@ -8,7 +8,14 @@ import { printable } from "./terminal.js";
 
 /** A run by id, or a ValidationError naming the id and how to list the runs. */
 export function runById(store: LabStore, id: string, command: string): LabRun {
-  const run = store.run(id);
+  let run: LabRun | undefined;
+  try {
+    run = store.run(id);
+  } catch (error) {
+    // A row whose stored JSON was damaged (by hand, a disk fault): say which run, not a parser's trace.
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new ConfigurationError(`${command}: run "${printable(id)}" in ${store.path} is damaged (its stored JSON does not parse: ${error.message}); "typelm runs" lists it as unreadable`);
+  }
   if (run === undefined) {
     throw new ValidationError(`${command}: no run with id "${printable(id)}" in ${store.path}; "typelm runs" lists the runs and their ids`, { field: "run" });
   }

@@ -54,6 +54,12 @@ describe("typelm runs on a damaged lab store", () => {
     // --kind and --limit still apply.
     const only = await cli(["runs", "--kind", "evaluation", "--limit", "1"], cwd);
     expect(only.stdout.trimEnd().split("\n").slice(1).map((l) => l.split(/\s{2,}/)[2])).toEqual(["damaged run"]);
+    // show and compare name the damaged run in one sentence; the good one still shows.
+    const shown = await cli(["show", bad], cwd);
+    expect(shown.code).toBe(1);
+    expectOneSentence(shown.stderr);
+    expect(shown.stderr).toContain(`typelm show: show: run "${bad}" in ${path} is damaged (its stored JSON does not parse:`);
+    expect(await cli(["show", good], cwd)).toMatchObject({ code: 0, stdout: expect.stringContaining(`optimization run ${good}: good run`) });
   });
 });
 
