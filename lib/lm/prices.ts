@@ -8,10 +8,13 @@ export interface ModelPrice {
 
 /**
  * Public list prices, USD per million input / output tokens, as of 2026-11 (standard tier: no
- * batch discount, no prompt-caching discount, no long-context surcharge). Prices change: treat the
- * estimate as a guide, not an invoice. Dated snapshots (`gpt-4o-2024-08-06`,
- * `claude-sonnet-4-20250514`) are priced as their base name; fine-tunes and unknown models are not
- * priced (`null`).
+ * prompt-caching discount, no long-context surcharge). Prices change: treat the estimate as a guide,
+ * not an invoice. Dated snapshots (`gpt-4o-2024-08-06`, `claude-sonnet-4-20250514`) are priced as
+ * their base name; fine-tunes and unknown models are not priced (`null`).
+ *
+ * Batch tier (`{ batch: true }`), as of 2026-11: the OpenAI Batch API charges 50% of these prices
+ * for input and output tokens, and Anthropic's Message Batches 50% of them too, for every model in
+ * the table (see `BATCH_DISCOUNT`).
  */
 const PRICES: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = {
   openai: {
@@ -45,14 +48,36 @@ const PRICES: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = {
   },
 };
 
+/**
+ * Share of the standard price a provider's batch service charges, as of 2026-11: OpenAI Batch API
+ * 50% off input and output; Anthropic Message Batches 50% off. A provider missing here has no batch
+ * service, so no batch price.
+ */
+const BATCH_DISCOUNT: Readonly<Record<string, number>> = { openai: 0.5, anthropic: 0.5 };
+
+/** Which price applies: the standard one, or the provider's batch service's (`batch: true`). */
+export interface PriceOptions {
+  batch?: boolean;
+}
+
 /** Providers that run on the user's own machine: no charge per token. */
 const LOCAL_PROVIDERS = new Set(["ollama"]);
 
 /** What may follow a priced name and still be the same model: a date snapshot or `-latest`. */
 const SNAPSHOT_SUFFIX = /^-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest)$/;
 
-/** The list price of `provider/model`, or undefined when it is not in the table. */
-export function priceOf(provider: string, model: string): ModelPrice | undefined {
+/**
+ * The list price of `provider/model` (the batch price with `{ batch: true }`), or undefined when it
+ * is not in the table or the provider has no batch service.
+ */
+export function priceOf(provider: string, model: string, options: PriceOptions = {}): ModelPrice | undefined {
+  const price = standardPriceOf(provider, model);
+  if (price === undefined || !options.batch) return price;
+  const share = BATCH_DISCOUNT[provider];
+  return share === undefined ? undefined : { input: price.input * share, output: price.output * share };
+}
+
+function standardPriceOf(provider: string, model: string): ModelPrice | undefined {
   const table = PRICES[provider];
   if (table === undefined) return undefined;
   const exact = table[model];
@@ -66,10 +91,13 @@ export function priceOf(provider: string, model: string): ModelPrice | undefined
   return best?.price;
 }
 
-/** Estimated USD cost of one call: 0 for local providers, null when the model's price is unknown. */
-export function estimateCost(provider: string, model: string, usage: TokenUsage): number | null {
+/**
+ * Estimated USD cost of one call: 0 for local providers, null when the model's price is unknown.
+ * `{ batch: true }` prices it as a request of the provider's batch service.
+ */
+export function estimateCost(provider: string, model: string, usage: TokenUsage, options: PriceOptions = {}): number | null {
   if (LOCAL_PROVIDERS.has(provider)) return 0;
-  const price = priceOf(provider, model);
+  const price = priceOf(provider, model, options);
   if (price === undefined) return null;
   return (usage.inputTokens * price.input + usage.outputTokens * price.output) / 1_000_000;
 }
