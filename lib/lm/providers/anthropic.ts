@@ -2,6 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { MessageCreateParamsNonStreaming, Message } from "@anthropic-ai/sdk/resources/messages/messages";
 import { OutputError } from "../../errors.js";
 import type { LMRequest } from "../types.js";
+import { ANTHROPIC_BATCH_LIMITS, anthropicBatches, anthropicBatchLine } from "./anthropic-batch.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
 const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
@@ -18,13 +19,16 @@ export const anthropicProvider: ProviderDefinition = {
   apiKeyEnv: "ANTHROPIC_API_KEY",
   // The SDK's own fallbacks, resolved here so the response cache knows the server.
   resolveBaseURL: (baseURL) => baseURL ?? (process.env["ANTHROPIC_BASE_URL"] || ANTHROPIC_DEFAULT_BASE_URL),
+  requestBody: (request, settings) => anthropicBody(request, settings),
+  batch: {
+    limits: ANTHROPIC_BATCH_LIMITS,
+    line: anthropicBatchLine,
+    // The body is built again to learn which tool was forced, so the reply is read as the live one.
+    reply: (resultBody, request, settings) => anthropicReply(resultBody as Message, anthropicBody(request, settings)),
+    connect: ({ apiKey, baseURL, call }) => anthropicBatches(lazyClient(apiKey, baseURL), call),
+  },
   create({ apiKey, baseURL }): Provider {
-    let client: Promise<Anthropic> | undefined;
-    const getClient = (): Promise<Anthropic> =>
-      (client ??= import("@anthropic-ai/sdk").then(({ default: AnthropicClient }) =>
-        // Retries off (one policy), logging off (library never prints), and the SDK's own
-        // OpenTelemetry spans off: typelm's `otel` subscriber already traces each call.
-        new AnthropicClient({ apiKey, baseURL, maxRetries: 0, logLevel: "off", openTelemetry: false })));
+    const getClient = lazyClient(apiKey, baseURL);
     return {
       async ready() {
         await getClient();
@@ -39,7 +43,17 @@ export const anthropicProvider: ProviderDefinition = {
   },
 };
 
-function anthropicBody(request: LMRequest, settings: CallSettings): MessageCreateParamsNonStreaming {
+/** The SDK client, loaded and built on first use. */
+function lazyClient(apiKey: string | undefined, baseURL: string): () => Promise<Anthropic> {
+  let client: Promise<Anthropic> | undefined;
+  return () =>
+    (client ??= import("@anthropic-ai/sdk").then(({ default: AnthropicClient }) =>
+      // Retries off (one policy), logging off (library never prints), and the SDK's own
+      // OpenTelemetry spans off: typelm's `otel` subscriber already traces each call.
+      new AnthropicClient({ apiKey, baseURL, maxRetries: 0, logLevel: "off", openTelemetry: false })));
+}
+
+export function anthropicBody(request: LMRequest, settings: CallSettings): MessageCreateParamsNonStreaming {
   // Anthropic takes system text as a parameter, not as a message.
   const system = request.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
   const body: MessageCreateParamsNonStreaming = {
@@ -64,7 +78,7 @@ function anthropicBody(request: LMRequest, settings: CallSettings): MessageCreat
   return body;
 }
 
-function anthropicReply(message: Message, body: MessageCreateParamsNonStreaming): ProviderReply {
+export function anthropicReply(message: Message, body: MessageCreateParamsNonStreaming): ProviderReply {
   const usage = { inputTokens: message.usage?.input_tokens ?? 0, outputTokens: message.usage?.output_tokens ?? 0 };
   const finishReason = message.stop_reason ?? undefined;
   const text = message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");

@@ -10,4 +10,6 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   ollama: ollamaProvider,
 };
 
-export type { CallSettings, Provider, ProviderDefinition, ProviderReply } from "./provider.js";
+export type {
+  BatchLimits, BatchService, BatchState, BatchStatus, CallSettings, Provider, ProviderDefinition, ProviderReply, RawBatchResult,
+} from "./provider.js";

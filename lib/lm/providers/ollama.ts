@@ -8,6 +8,9 @@ export const OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434";
 export const ollamaProvider: ProviderDefinition = {
   name: "ollama",
   resolveBaseURL: (baseURL) => baseURL ?? (process.env["OLLAMA_HOST"] || OLLAMA_DEFAULT_HOST),
+  requestBody: (request, settings) => ollamaBody(request, settings),
+  // Ollama has no batch service: many requests at once go to several servers behind a load balancer.
+  batch: undefined,
   create({ apiKey, baseURL: host }): Provider {
     // Only hosted Ollama wants a key; a local server gets no Authorization header.
     const headers: Record<string, string> | undefined = apiKey ? { Authorization: `Bearer ${apiKey}` } : undefined;
@@ -46,7 +49,7 @@ export const ollamaProvider: ProviderDefinition = {
   },
 };
 
-function ollamaBody(request: LMRequest, settings: CallSettings): ChatRequest {
+export function ollamaBody(request: LMRequest, settings: CallSettings): ChatRequest {
   const body: ChatRequest = {
     model: settings.model,
     messages: request.messages.map((m) => ({ role: m.role, content: m.content })),

@@ -3,6 +3,7 @@ import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/ch
 import { Instrumentation } from "../../instrument/bus.js";
 import { strictSchemaProblem, toStrictSchema } from "../strict-schema.js";
 import type { LMRequest } from "../types.js";
+import { OPENAI_BATCH_LIMITS, openaiBatches, openaiBatchLine } from "./openai-batch.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
 const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
@@ -13,12 +14,15 @@ export const openaiProvider: ProviderDefinition = {
   apiKeyEnv: "OPENAI_API_KEY",
   // The SDK's own fallbacks, resolved here so the response cache knows the server.
   resolveBaseURL: (baseURL) => baseURL ?? (process.env["OPENAI_BASE_URL"] || OPENAI_DEFAULT_BASE_URL),
+  requestBody: (request, settings) => openaiBody(request, settings),
+  batch: {
+    limits: OPENAI_BATCH_LIMITS,
+    line: openaiBatchLine,
+    reply: (resultBody) => openaiReply(resultBody as OpenAI.Chat.Completions.ChatCompletion),
+    connect: ({ apiKey, baseURL, call }) => openaiBatches(lazyClient(apiKey, baseURL), call),
+  },
   create({ apiKey, baseURL }): Provider {
-    let client: Promise<OpenAI> | undefined;
-    const getClient = (): Promise<OpenAI> =>
-      (client ??= import("openai").then(({ default: OpenAIClient }) =>
-        // Retries off: the LM's own policy counts attempts once. Logging off: library code never prints.
-        new OpenAIClient({ apiKey, baseURL, maxRetries: 0, logLevel: "off" })));
+    const getClient = lazyClient(apiKey, baseURL);
     return {
       async ready() {
         await getClient();
@@ -34,7 +38,16 @@ export const openaiProvider: ProviderDefinition = {
   },
 };
 
-function openaiBody(request: LMRequest, settings: CallSettings): ChatCompletionCreateParamsNonStreaming {
+/** The SDK client, loaded and built on first use. */
+function lazyClient(apiKey: string | undefined, baseURL: string): () => Promise<OpenAI> {
+  let client: Promise<OpenAI> | undefined;
+  return () =>
+    (client ??= import("openai").then(({ default: OpenAIClient }) =>
+      // Retries off: the LM's own policy counts attempts once. Logging off: library code never prints.
+      new OpenAIClient({ apiKey, baseURL, maxRetries: 0, logLevel: "off" })));
+}
+
+export function openaiBody(request: LMRequest, settings: CallSettings): ChatCompletionCreateParamsNonStreaming {
   const body: ChatCompletionCreateParamsNonStreaming = {
     model: settings.model,
     messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
@@ -63,7 +76,7 @@ function responseFormat(responseSchema: NonNullable<LMRequest["responseSchema"]>
   return { type: "json_schema", json_schema: { name, strict: false, schema: withoutMeta(responseSchema.schema) } };
 }
 
-function openaiReply(completion: OpenAI.Chat.Completions.ChatCompletion): ProviderReply {
+export function openaiReply(completion: OpenAI.Chat.Completions.ChatCompletion): ProviderReply {
   const choice = completion.choices[0];
   const message = choice?.message;
   // A refusal has no content; keep its text so the OutputError that follows shows why.

@@ -28,6 +28,13 @@ export interface Provider {
 
 /** How the LM finds, configures and builds a provider. Adding a provider means one file and one line in `index.ts`. */
 export interface ProviderDefinition {
+  /**
+   * The body the live call sends for `request`, built without the SDK or the network. A batch line
+   * carries exactly this body, so a request asks the same either way.
+   */
+  requestBody(request: LMRequest, settings: CallSettings): object;
+  /** The provider's batch service; undefined when it has none (Ollama). */
+  batch: BatchService | undefined;
   name: string;
   /** Environment variable holding the API key; absent when the provider needs none. */
   apiKeyEnv?: string;
@@ -38,6 +45,73 @@ export interface ProviderDefinition {
   resolveBaseURL(baseURL: string | undefined): string;
   /** Builds the provider; the SDK itself is loaded lazily on the first `complete`. */
   create(config: { apiKey: string | undefined; baseURL: string }): Provider;
+}
+
+/** The documented size limits of one batch. */
+export interface BatchLimits {
+  maxRequests: number;
+  /** Bytes of the batch's input: the uploaded JSONL file (OpenAI) or the request body (Anthropic). */
+  maxBytes: number;
+}
+
+/** Where a batch is: the provider's states in one vocabulary. */
+export type BatchState = "validating" | "in_progress" | "completed" | "failed" | "expired" | "cancelled";
+
+export interface BatchStatus {
+  id: string;
+  status: BatchState;
+  /** Requests in the batch, those answered, and those that errored, expired or were cancelled. */
+  counts: { total: number; completed: number; failed: number };
+  /** Why the batch failed, expired or was cancelled, in the provider's words when it gave some. */
+  reason?: string;
+}
+
+/** One request's outcome as the batch service reports it, before the reply body is read. */
+export type RawBatchResult =
+  | { customId: string; ok: true; body: unknown }
+  | { customId: string; ok: false; error: string; expired?: boolean; status?: number };
+
+/**
+ * Runs one provider call (an upload, a batch creation, a status or results request) under the
+ * LM's retry policy; `attempt` receives the attempt's signal and time limit. `bulk` marks a call
+ * that moves a whole batch's input or results, which gets more time than a chat reply.
+ */
+export type BatchCall = <T>(
+  what: string,
+  attempt: (signal: AbortSignal, timeoutMs: number) => Promise<T>,
+  options?: { bulk?: boolean },
+) => Promise<T>;
+
+/** The input of one batch, written line by line as the batch client builds it. */
+export interface BatchWriter {
+  /** Adds one line: the object, and its JSON text (which the split limits were counted on). */
+  add(line: object, text: string): Promise<void>;
+  /** Sends what was added as one batch and returns the batch's id. */
+  submit(): Promise<string>;
+  /** Frees what the writer holds (a temporary file); called whether or not `submit` ran. */
+  close(): Promise<void>;
+}
+
+/** A provider's batch service behind its official SDK. */
+export interface BatchConnection {
+  open(): BatchWriter;
+  status(batchId: string): Promise<BatchStatus>;
+  /**
+   * Reads every request's outcome of a batch that has ended, as a stream, handing each to `each`.
+   * A download cut short is read again from the start, so `each` may see a custom id twice.
+   */
+  results(batchId: string, each: (result: RawBatchResult) => void): Promise<void>;
+}
+
+/** What a provider's batch service needs from typelm: the line format, the reply reader and the SDK side. */
+export interface BatchService {
+  limits: BatchLimits;
+  /** The batch line of one request, carrying `body` (from `requestBody`) unchanged. */
+  line(customId: string, body: object): object;
+  /** A succeeded request's result body read exactly as the live call reads its reply. */
+  reply(resultBody: unknown, request: LMRequest, settings: CallSettings): ProviderReply;
+  /** Builds the SDK side; every provider call it makes goes through `call`. */
+  connect(config: { apiKey: string | undefined; baseURL: string; call: BatchCall }): BatchConnection;
 }
 
 /** A name the providers accept for a schema/tool: `^[a-zA-Z0-9_-]{1,64}$`. */
