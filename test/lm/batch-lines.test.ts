@@ -125,7 +125,9 @@ describe("BatchClient configuration", () => {
 
   describe("without a key in the environment", () => {
     const saved = process.env["OPENAI_API_KEY"];
-    beforeEach(() => delete process.env["OPENAI_API_KEY"]);
+    beforeEach(() => {
+      delete process.env["OPENAI_API_KEY"];
+    });
     afterEach(() => {
       if (saved !== undefined) process.env["OPENAI_API_KEY"] = saved;
     });
