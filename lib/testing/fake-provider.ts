@@ -1,35 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import type { ChatMessage, JsonSchema } from "../lm/types.js";
+import { createBatchService, type FakeBatch, type FakeBatchScript } from "./fake-batches.js";
+import {
+  errorBody, fakeRequest, lastUserText, parseBody, readBody, sendJson, successBody,
+  type FakeReply, type FakeReplyOptions, type FakeRequest, type FakeWire,
+} from "./fake-wire.js";
 
-/** Which wire format a request used. */
-export type FakeWire = "openai" | "anthropic" | "ollama";
-
-/** A request the fake server received, as the provider's SDK sent it. */
-export interface FakeRequest {
-  wire: FakeWire;
-  method: string;
-  path: string;
-  /** Header names lower-cased. Includes credentials: assert on them, never log them. */
-  headers: Record<string, string>;
-  /** The parsed JSON body (`undefined` when it was not JSON). */
-  body: any;
-  /** The chat messages in one shape for every wire format (Anthropic's `system` comes first). */
-  messages: ChatMessage[];
-  /** The schema asked for in structured mode (OpenAI json_schema, Anthropic forced tool, Ollama format). */
-  schema: JsonSchema | undefined;
-}
-
-/** A scripted reply: text, a JSON value (written as JSON text, or as the forced tool's input), or a function. */
-export type FakeReplyValue = string | Record<string, unknown> | unknown[];
-export type FakeReply = FakeReplyValue | ((request: FakeRequest) => FakeReplyValue | Promise<FakeReplyValue>);
-
-export interface FakeReplyOptions {
-  /** Token counts to report; estimated from the text (4 characters a token) when omitted. */
-  usage?: { inputTokens: number; outputTokens: number };
-  /** Stop reason to report; each wire format's usual "done" value when omitted. */
-  finishReason?: string;
-}
+export type { FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FakeWire } from "./fake-wire.js";
+export type { FakeBatch, FakeBatchLineMatch, FakeBatchScript, FakeBatchWire } from "./fake-batches.js";
 
 export interface FailOptions {
   status: number;
@@ -55,6 +33,8 @@ export interface FakeProviderOptions {
   defaultReply?: FakeReply;
   /** Enforce a request rate from the start (see `rateLimit`). */
   rateLimit?: FakeRateLimit;
+  /** How batches behave when no script is queued with `batch()` (default `{}`: each ends on its first poll). */
+  batch?: FakeBatchScript;
 }
 
 export interface FakeProvider {
@@ -62,7 +42,10 @@ export interface FakeProvider {
   readonly url: string;
   /** `url + "/v1"`: OpenAI's `baseURL`. */
   readonly openaiBaseURL: string;
-  /** Every request received, faults included, in order. */
+  /**
+   * Every live chat request received (faults included), in order. Batch lines are not live requests:
+   * they are in `batches[i].requests`.
+   */
   readonly requests: FakeRequest[];
   /** Queues replies, used one per successful request, in order. */
   reply(value: FakeReply, options?: FakeReplyOptions): FakeProvider;
@@ -83,7 +66,20 @@ export interface FakeProvider {
   rateLimit(limit: FakeRateLimit | null): FakeProvider;
   /** How many requests got a 429 from the rate limit. */
   readonly rateLimited: number;
-  /** Forgets recorded requests, queued replies and faults. */
+  /**
+   * Scripts the next `script.times` batches (default 1) submitted to either batch service: how many
+   * polls they run for, which lines fail or expire, whether the whole batch fails or expires.
+   * Faults (`fail`, `delay`, ...) and the rate limit apply to live requests only, never to batch calls.
+   */
+  batch(script: FakeBatchScript): FakeProvider;
+  /** Every batch submitted (OpenAI and Anthropic), in order, updated as it is polled. */
+  readonly batches: readonly FakeBatch[];
+  /** How many files were uploaded to `POST /v1/files`. */
+  readonly uploads: number;
+  /**
+   * Forgets recorded requests and batches, queued replies, faults and batch scripts, and zeroes
+   * `uploads`. Submitted batches and files stay retrievable, as they would at a provider.
+   */
   reset(): void;
   close(): Promise<void>;
 }
@@ -102,6 +98,8 @@ const ROUTES: Record<string, FakeWire> = {
 /**
  * Starts a loopback HTTP server speaking the OpenAI chat completions, Anthropic messages and
  * Ollama chat wire formats (non-streaming), so the real SDKs can be tested without a network.
+ * It also speaks OpenAI's Files + Batch API and Anthropic's Message Batches (see fake-batches.ts),
+ * answering each batch line with the same replies as a live request.
  */
 export async function startFakeProvider(options: FakeProviderOptions = {}): Promise<FakeProvider> {
   const requests: FakeRequest[] = [];
@@ -137,6 +135,12 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     return fault;
   };
 
+  /** The success body for a chat request: the next queued reply, else the default one. */
+  const answer = async (request: FakeRequest): Promise<unknown> => {
+    const scripted = replies.shift() ?? { value: defaultReply, options: {} };
+    const value = typeof scripted.value === "function" ? await scripted.value(request) : scripted.value;
+    return successBody(request.wire, request.body, value, request, scripted.options);
+  };
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: { message: `fake provider error: ${String(error)}` } });
@@ -148,24 +152,21 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const text = await readBody(req);
+    const raw = await readBody(req);
     const path = (req.url ?? "/").split("?")[0] ?? "/";
-    const wire = ROUTES[path];
-    if (req.method !== "POST" || wire === undefined) {
-      sendJson(res, 404, { error: `fake provider: no route for ${req.method} ${path}` });
-      return;
-    }
-    let body: any;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
+    const method = req.method ?? "GET";
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
     }
-    const request: FakeRequest = { wire, method: req.method, path, headers, body, messages: messagesOf(wire, body), schema: schemaOf(wire, body) };
+    if (await batches.handle(method, path, headers, raw, res)) return;
+    const wire = ROUTES[path];
+    if (method !== "POST" || wire === undefined) {
+      sendJson(res, 404, { error: `fake provider: no route for ${method} ${path}` });
+      return;
+    }
+    const request = fakeRequest(wire, method, path, headers, parseBody(raw.toString("utf8")));
+    const body = request.body;
     requests.push(request);
 
     const waitMs = overRate();
@@ -198,9 +199,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     if (fault?.kind === "delay") await new Promise((resolve) => setTimeout(resolve, fault.ms));
     if (res.destroyed || req.socket.destroyed) return;
 
-    const scripted = replies.shift() ?? { value: defaultReply, options: {} };
-    const value = typeof scripted.value === "function" ? await scripted.value(request) : scripted.value;
-    sendJson(res, 200, successBody(wire, body, value, request, scripted.options));
+    sendJson(res, 200, await answer(request));
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -209,6 +208,8 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
+  // Created once the url is known (Anthropic's results_url); no request is handled before listen().
+  const batches = createBatchService({ url, answer, defaultScript: options.batch ?? {} });
 
   const fake: FakeProvider = {
     url,
@@ -245,10 +246,19 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     get rateLimited() {
       return rateLimited;
     },
+    batch(script) {
+      batches.script(script);
+      return fake;
+    },
+    batches: batches.batches,
+    get uploads() {
+      return batches.uploads;
+    },
     reset() {
       requests.length = 0;
       replies.length = 0;
       faults.length = 0;
+      batches.reset();
     },
     close() {
       for (const socket of sockets) socket.destroy();
@@ -256,106 +266,4 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     },
   };
   return fake;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)), ...headers });
-  res.end(text);
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content.map((part) => (typeof part === "object" && part !== null && "text" in part ? String(part.text) : "")).join("");
-  }
-  return "";
-}
-
-function messagesOf(wire: FakeWire, body: any): ChatMessage[] {
-  if (body === undefined || !Array.isArray(body.messages)) return [];
-  const messages: ChatMessage[] = body.messages.map((m: any) => ({ role: m.role, content: textOf(m.content) }));
-  if (wire === "anthropic" && body.system !== undefined) messages.unshift({ role: "system", content: textOf(body.system) });
-  return messages;
-}
-
-function schemaOf(wire: FakeWire, body: any): JsonSchema | undefined {
-  if (body === undefined) return undefined;
-  if (wire === "openai") return body.response_format?.json_schema?.schema;
-  if (wire === "anthropic") return forcedTool(body)?.input_schema;
-  return typeof body.format === "object" && body.format !== null ? body.format : undefined;
-}
-
-function forcedTool(body: any): { name: string; input_schema: JsonSchema } | undefined {
-  if (body?.tool_choice?.type !== "tool") return undefined;
-  return (body.tools ?? []).find((t: any) => t.name === body.tool_choice.name);
-}
-
-function lastUserText(messages: ChatMessage[]): string {
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === "user") return messages[i]!.content;
-  return "";
-}
-
-/** Rough token count (about 4 characters a token), so usage is non-zero and grows with the text. */
-function tokens(text: string): number {
-  return Math.max(1, Math.ceil(text.length / 4));
-}
-
-function successBody(wire: FakeWire, body: any, value: FakeReplyValue, request: FakeRequest | undefined, options: FakeReplyOptions): unknown {
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  const usage = options.usage ?? {
-    inputTokens: tokens(JSON.stringify(request?.messages ?? [])),
-    outputTokens: tokens(text),
-  };
-  const model = String(body?.model ?? "fake-model");
-  if (wire === "openai") {
-    return {
-      id: "chatcmpl-fake", object: "chat.completion", created: Math.floor(Date.now() / 1000), model,
-      choices: [{ index: 0, message: { role: "assistant", content: text, refusal: null }, finish_reason: options.finishReason ?? "stop", logprobs: null }],
-      usage: { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens },
-    };
-  }
-  if (wire === "anthropic") {
-    const tool = forcedTool(body);
-    const input = tool === undefined ? undefined : typeof value === "string" ? parseJson(value) : value;
-    const content = input !== undefined && tool !== undefined
-      ? [{ type: "tool_use", id: "toolu_fake", name: tool.name, input }]
-      : [{ type: "text", text }];
-    return {
-      id: "msg_fake", type: "message", role: "assistant", model, content,
-      stop_reason: options.finishReason ?? (content[0]?.type === "tool_use" ? "tool_use" : "end_turn"), stop_sequence: null,
-      usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens },
-    };
-  }
-  return {
-    model, created_at: new Date().toISOString(), message: { role: "assistant", content: text }, done: true,
-    done_reason: options.finishReason ?? "stop", total_duration: 1000, load_duration: 10,
-    prompt_eval_count: usage.inputTokens, prompt_eval_duration: 100, eval_count: usage.outputTokens, eval_duration: 100,
-  };
-}
-
-/** A JSON object from text, or undefined (a reply that is not JSON becomes a text block instead). */
-function parseJson(text: string): unknown {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return typeof parsed === "object" && parsed !== null ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function errorBody(wire: FakeWire, status: number): unknown {
-  const message = `fake provider: injected HTTP ${status}`;
-  if (wire === "anthropic") return { type: "error", error: { type: status === 429 ? "rate_limit_error" : "api_error", message } };
-  if (wire === "ollama") return { error: message };
-  return { error: { message, type: status === 429 ? "rate_limit_exceeded" : "server_error", code: null } };
 }

@@ -3,6 +3,7 @@ export type { ScriptedLMOptions, ScriptedReplies, ScriptedReply, ScriptedRequest
 export { startFakeProvider } from "./fake-provider.js";
 export type {
   FakeProvider, FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FailOptions, FakeProviderOptions, FakeWire,
+  FakeBatch, FakeBatchScript, FakeBatchLineMatch, FakeBatchWire,
 } from "./fake-provider.js";
 export { SimulatedLM } from "./simulated-lm.js";
 export type { SimulatedLMOptions, SimulatedRule, SimulatedRequest } from "./simulated-lm.js";
