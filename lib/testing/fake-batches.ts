@@ -53,7 +53,7 @@ export interface FakeBatch {
   readonly statuses: readonly string[];
   /** The status it reports now (OpenAI `status`, Anthropic `processing_status`). */
   readonly status: string;
-  /** How many times it was polled (`GET` of the batch). */
+  /** How many times it was polled (`GET` of the batch; the Anthropic SDK's `results()` makes one too). */
   readonly polls: number;
   /** Whether the client asked to cancel it. */
   readonly cancelRequested: boolean;
