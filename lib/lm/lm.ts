@@ -1,7 +1,8 @@
 import { globalConfig } from "../config.js";
-import { ConfigurationError } from "../errors.js";
+import { ConfigurationError, LMError } from "../errors.js";
 import { redactString, registerSecret, shownUrl } from "../instrument/redact.js";
 import { BaseLM, type BaseLMOptions } from "./base.js";
+import { currentBatchRound, PendingBatchRequest } from "./batch-scope.js";
 import { cacheKey, cacheRequestJson, endpointId, ResponseCache, type CacheKeyParts, type CacheOptions } from "./cache.js";
 import { configurePolicy, currentPolicy, resetPolicy, type LMPolicy } from "./policy.js";
 import { estimateCost } from "./prices.js";
@@ -111,6 +112,15 @@ export class LM extends BaseLM {
     const maxTokens = request.maxTokens ?? this.maxTokens;
     // `request.rolloutId` is not a provider parameter: it reaches the cache key below and nothing else.
 
+    const round = currentBatchRound();
+    let viaBatch = false;
+    const parts: CacheKeyParts = {
+      provider, endpoint: this.#endpoint, model, messages: request.messages, temperature, maxTokens,
+      responseSchema: request.responseSchema,
+      // Only when set: without it the key is byte-for-byte that of earlier versions. Its own key
+      // also keeps calls of different rollouts out of each other's in-flight coalescing.
+      ...(request.rolloutId === undefined ? {} : { rolloutId: request.rolloutId }),
+    };
     const call = async (): Promise<ProviderReply> => {
       const client = (this.#client ??= this.#definition.create({ apiKey: this.#apiKey, baseURL: this.#baseURL }));
       // Loading the SDK is not part of any attempt: a slow first import must not count as a timeout.
@@ -121,16 +131,28 @@ export class LM extends BaseLM {
 
     const cache = this.#cacheInForce();
     let reply: ProviderReply;
-    if (cache === undefined) {
+    if (round !== undefined) {
+      // Inside a batch round: the reply a batch of this run brought (paid in this run, so it is
+      // priced each time an example's final run uses it), else the cache (replies of earlier runs),
+      // else the request waits for the next batch. No in-flight coalescing here: every example that
+      // needs a request must see it is waiting, so it runs again once the batch is back.
+      const requestJson = cacheRequestJson(parts);
+      const key = cacheKey(requestJson);
+      const answer = round.answer(key);
+      if (answer === undefined) {
+        const hit = cache === undefined ? undefined : await cache.get(key);
+        if (hit !== undefined) return { ...hit, provider, model, estimatedCost: 0, cached: true };
+        round.collect({ key, lm: { provider, model, endpoint: this.#shownEndpoint }, request, settings: { model, temperature, maxTokens } });
+        throw new PendingBatchRequest(key);
+      }
+      if (!answer.ok) throw new LMError(answer.error, { retryable: false, provider });
+      reply = answer.reply;
+      viaBatch = true;
+      // Batch replies enter the LM cache like live ones.
+      if (cache !== undefined) await cache.set(key, parts, requestJson, reply);
+    } else if (cache === undefined) {
       reply = await call();
     } else {
-      const parts: CacheKeyParts = {
-        provider, endpoint: this.#endpoint, model, messages: request.messages, temperature, maxTokens,
-        responseSchema: request.responseSchema,
-        // Only when set: without it the key is byte-for-byte that of earlier versions. Its own key
-        // also keeps calls of different rollouts out of each other's in-flight coalescing.
-        ...(request.rolloutId === undefined ? {} : { rolloutId: request.rolloutId }),
-      };
       const requestJson = cacheRequestJson(parts);
       const outcome = await cache.getOrCall(cacheKey(requestJson), parts, requestJson, call);
       reply = outcome.reply;
@@ -141,7 +163,8 @@ export class LM extends BaseLM {
       usage: reply.usage,
       provider,
       model,
-      estimatedCost: estimateCost(provider, model, reply.usage),
+      // A reply that came through a batch is priced at the batch price.
+      estimatedCost: estimateCost(provider, model, reply.usage, { batch: viaBatch }),
       cached: false,
       finishReason: reply.finishReason,
     };
