@@ -8,7 +8,8 @@ import type { EvaluationRow } from "../store/records.js";
 import { checkExpectedFields, describeFields } from "./fields.js";
 import { progressBar } from "./progress.js";
 import { AdaptiveConcurrency } from "./rate-limiter.js";
-import { startRecording } from "./recorder.js";
+import { recordingStore, resumeRecording, startRecording, type RunRecorder } from "./recorder.js";
+import type { LabStore as Store } from "../store/lab-store.js";
 import { EvaluationReport } from "./report.js";
 import { runExample, type ExampleOutcome } from "./run-example.js";
 import { aggregate, resolveMetrics, type MetricSpec } from "./scoring.js";
@@ -42,6 +43,11 @@ export interface EvaluateInput {
   testExamples: readonly FewShotExample[];
   /** Called as each example finishes, with what the row does not keep (prediction object, trace, feedback). */
   onExample?: (outcome: ExampleOutcome) => void;
+  /**
+   * A run id of this evaluation (same examples, metrics and module class) that was interrupted: its
+   * recorded rows are kept and only the missing examples run; the run is finished under the same id.
+   */
+  resume?: string;
 }
 
 export interface EvaluateArgs<M extends MetricSpec = MetricSpec> extends EvaluateInput {
@@ -102,9 +108,21 @@ export class Evaluation {
     const metrics = resolveMetrics(args.metrics, fields);
     const metricNames = metrics.map((m) => m.name);
     const total = examples.length;
-    const recorder = await startRecording(this.record, this.lab, this.name, {
+    const config = {
       module: moduleInstance.constructor.name, metrics: metricNames, concurrency: this.concurrency, examples: total, exampleTimeout: this.exampleTimeout,
-    });
+    };
+    let kept: EvaluationRow[] = [];
+    let recorder: RunRecorder;
+    if (args.resume === undefined) {
+      recorder = await startRecording(this.record, this.lab, this.name, config);
+    } else {
+      const store = await recordingStore(this.record, this.lab);
+      if (store === null) {
+        throw new ValidationError("Evaluation.evaluate: resume needs the lab store, but recording is off (record: false, lab: null or c.lab = false)", { field: "resume" });
+      }
+      kept = keptRows(store, args.resume, config, examples);
+      recorder = resumeRecording(store, args.resume, this.name);
+    }
     const { runId } = recorder;
     const started = performance.now();
     // `progress` lets the notebook display skip a run started with `progress: false`.
@@ -156,7 +174,24 @@ export class Evaluation {
         }
         if (--remaining === 0) allDone();
       };
+      // A resumed run: the rows already recorded count as done (they are not written again).
+      const have = new Set<number>();
+      for (const row of kept) {
+        have.add(row.index);
+        rows[row.index] = row;
+        feedback[row.index] = {};
+        done++;
+        if (row.error !== null) failures++;
+        scoreSum += row.scores[metricNames[0]!] ?? 0;
+        cost += row.cost;
+        inputTokens += row.inputTokens;
+        outputTokens += row.outputTokens;
+      }
+      remaining -= have.size;
+      if (remaining === 0) allDone();
+      if (have.size > 0) bar.update(done, { score: scoreSum / done, failures, cost });
       for (let i = 0; i < total; i++) {
+        if (have.has(i)) continue;
         await limiter.acquire();
         runExample(moduleInstance, examples[i]!, i, metrics, limiter, this.exampleTimeout, finishedOnce);
         // An instant model settles every example in microtasks: without this, timers and I/O (a
@@ -194,6 +229,38 @@ export class Evaluation {
       fields,
     ) as ReportOf<M>;
   }
+}
+
+/**
+ * The rows of run `runId` that can be kept for these examples: the run must be an evaluation started
+ * with the same configuration (module class, metrics, number of examples), and a row is kept when its
+ * example id is the example's at that position.
+ */
+function keptRows(store: Store, runId: string, config: Record<string, unknown>, examples: readonly FewShotExample[]): EvaluationRow[] {
+  const run = store.run(runId);
+  if (run === undefined) throw new ValidationError(`Evaluation.evaluate: resume: no run with id ${JSON.stringify(runId)} in ${store.path}`, { field: "resume" });
+  if (run.kind !== "evaluation") throw new ValidationError(`Evaluation.evaluate: resume: run ${runId} is an ${run.kind} run, not an evaluation`, { field: "resume" });
+  for (const key of ["module", "metrics", "examples"] as const) {
+    if (JSON.stringify(run.config[key]) !== JSON.stringify(config[key])) {
+      throw new ValidationError(
+        `Evaluation.evaluate: resume: run ${runId} was started with ${key} ${JSON.stringify(run.config[key])}, this evaluation has ${JSON.stringify(config[key])}; resume the same evaluation`,
+        { field: "resume" },
+      );
+    }
+  }
+  const kept: EvaluationRow[] = [];
+  for (const row of run.rows) {
+    const example = examples[row.index];
+    if (example === undefined) continue;
+    if ((example.id ?? null) !== row.exampleId) {
+      throw new ValidationError(
+        `Evaluation.evaluate: resume: run ${runId} recorded example ${JSON.stringify(row.exampleId)} at position ${row.index}, where this evaluation has ${JSON.stringify(example.id ?? null)}; resume with the same examples in the same order`,
+        { field: "resume" },
+      );
+    }
+    kept.push(row);
+  }
+  return kept;
 }
 
 /** The examples as `FewShotExample`s, or a `ValidationError` saying which one is wrong and how. */

@@ -26,7 +26,22 @@ export async function startRecording(
   if (!record || lab === null) return OFF;
   const store = lab ?? (await import("../store/lab-store.js")).labFromConfig();
   if (store === null) return OFF;
-  const runId = store.startRun({ kind: "evaluation", name, config });
+  return recorderFor(store, store.startRun({ kind: "evaluation", name, config }), name);
+}
+
+/** The store an evaluation records into (the given one, else the configured one), or null when recording is off. */
+export async function recordingStore(record: boolean, lab: LabStore | null | undefined): Promise<LabStore | null> {
+  if (!record || lab === null) return null;
+  return lab ?? (await import("../store/lab-store.js")).labFromConfig();
+}
+
+/** Goes on recording a run that is already in `store` (a resumed evaluation): it is set back to running. */
+export function resumeRecording(store: LabStore, runId: string, name: string): RunRecorder {
+  store.reopenRun(runId);
+  return recorderFor(store, runId, name);
+}
+
+function recorderFor(store: LabStore, runId: string, name: string): RunRecorder {
   let failure: string | null = null;
   const attempt = (fn: () => void): void => {
     try {
