@@ -58,6 +58,11 @@ const CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;
 /** States after which a batch changes no more. */
 const ENDED = new Set(["completed", "failed", "expired", "cancelled"]);
 
+/** Seconds before the next status request: twice the last wait, up to a minute (or `pollInterval` when that is longer). */
+export function nextPollDelay(previous: number, pollInterval: number): number {
+  return Math.max(pollInterval, Math.min(previous * 2, MAX_POLL_INTERVAL_S));
+}
+
 /**
  * Counts lines into batches: a line that would take the current batch past the limits starts a new
  * one. A batch is never empty, so a line larger than the byte limit on its own must be refused
@@ -219,7 +224,7 @@ export class BatchClient {
         );
       }
       await sleep(delay * 1000, undefined, options.signal === undefined ? undefined : { signal: options.signal });
-      delay = Math.max(this.pollInterval, Math.min(delay * 2, MAX_POLL_INTERVAL_S));
+      delay = nextPollDelay(delay, this.pollInterval);
     }
   }
 

@@ -1,12 +1,16 @@
-import { describe, expect, it } from "@jest/globals";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
 import type { MessageBatch } from "@anthropic-ai/sdk/resources/messages/batches";
 import type { Batch } from "openai/resources/batches";
-import { OutputError } from "../../lib/errors.js";
+import { LMError, OutputError } from "../../lib/errors.js";
+import { BatchClient, nextPollDelay, type BatchRequest, type BatchStatus, type SubmittedBatch } from "../../lib/lm/batch.js";
+import { LM } from "../../lib/lm/lm.js";
 import { anthropicBatchStatus, anthropicResultLine } from "../../lib/lm/providers/anthropic-batch.js";
 import { PROVIDERS } from "../../lib/lm/providers/index.js";
 import { openaiBatchStatus, openaiResultLine } from "../../lib/lm/providers/openai-batch.js";
 import type { CallSettings } from "../../lib/lm/providers/provider.js";
-import type { LMRequest } from "../../lib/lm/types.js";
+import type { LMRequest, LMResponse } from "../../lib/lm/types.js";
+import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/fake-provider.js";
+import { PROVIDER_MODELS, TEST_KEY } from "./helpers.js";
 
 const openaiBatch = (fields: Partial<Batch>): Batch => ({
   id: "batch_1", object: "batch", endpoint: "/v1/chat/completions", completion_window: "24h", created_at: 0,
@@ -124,3 +128,171 @@ describe("Anthropic results", () => {
 function settings(model: string): CallSettings {
   return { model, temperature: undefined, maxTokens: undefined, timeoutMs: 60_000 };
 }
+
+describe("polling back-off", () => {
+  it("doubles the wait from pollInterval up to a minute", () => {
+    const waits = [5];
+    for (let i = 0; i < 6; i++) waits.push(nextPollDelay(waits.at(-1)!, 5));
+    expect(waits).toEqual([5, 10, 20, 40, 60, 60, 60]);
+  });
+
+  it("keeps a pollInterval longer than a minute as it is", () => {
+    expect(nextPollDelay(90, 90)).toBe(90);
+  });
+});
+
+// End to end: the batch client over the official SDKs against the fake provider's batch services.
+
+/** Depends on the request (last message, schema or not), so a reply given to the wrong request shows. */
+function defaultReply(request: FakeRequest): string | Record<string, unknown> {
+  const last = request.messages.at(-1)?.content ?? "";
+  return request.schema === undefined ? `answer to ${last}` : { sentiment: last.length % 2 === 0 ? "positive" : "negative" };
+}
+
+const sentiment = { type: "object", properties: { sentiment: { type: "string", enum: ["positive", "negative"] } }, required: ["sentiment"], additionalProperties: false };
+const ask = (text: string, structured = true): LMRequest => ({
+  messages: [{ role: "system", content: "Classify the sentiment." }, { role: "user", content: text }],
+  ...(structured ? { responseSchema: { name: "Classify", schema: sentiment } } : {}),
+});
+const requestsOf = (texts: string[]): BatchRequest[] => texts.map((text, i) => ({ customId: `ex-${i}`, request: ask(text) }));
+
+let server: FakeProvider;
+beforeAll(async () => {
+  server = await startFakeProvider({ defaultReply });
+});
+afterAll(() => server.close());
+beforeEach(() => {
+  server.reset();
+  LM.resetConfiguration();
+});
+
+type Wire = "openai" | "anthropic";
+const WIRES: Wire[] = ["openai", "anthropic"];
+const baseURL = (wire: Wire): string => (wire === "openai" ? server.openaiBaseURL : server.url);
+const clientFor = (wire: Wire, options: { maxRequestsPerBatch?: number; temperature?: number } = {}): BatchClient =>
+  new BatchClient(PROVIDER_MODELS[wire], { apiKey: TEST_KEY, baseURL: baseURL(wire), pollInterval: 0.001, ...options });
+const liveLM = (wire: Wire): LM => new LM(PROVIDER_MODELS[wire], { apiKey: TEST_KEY, baseURL: baseURL(wire) });
+
+describe.each(WIRES)("%s batches against the fake provider", (wire) => {
+  it("sends the live bodies, polls to the end, and reads each reply as the live call does", async () => {
+    const requests = requestsOf(["good", "bad film", "fine", "meh"]);
+    const live: LMResponse[] = [];
+    for (const { request } of requests) live.push(await liveLM(wire).chat(request));
+    const liveBodies = server.requests.map((r) => r.body);
+    server.reset();
+
+    server.batch({ polls: 2, order: "reversed" });
+    const client = clientFor(wire);
+    const submitted = await client.submit(requests);
+    expect(submitted).toEqual([{ id: server.batches[0]!.id, customIds: ["ex-0", "ex-1", "ex-2", "ex-3"] }]);
+    expect(server.batches[0]!.requests.map((r) => r.body)).toEqual(liveBodies);
+    expect(server.requests).toHaveLength(0);
+
+    const seen: BatchStatus[] = [];
+    const final = await client.wait(submitted[0]!.id, { onPoll: (s) => seen.push(s) });
+    expect(final).toEqual({ id: submitted[0]!.id, status: "completed", counts: { total: 4, completed: 4, failed: 0 } });
+    expect(seen.map((s) => s.status)).toEqual(["in_progress", "in_progress", "completed"]);
+
+    const results = await client.results(submitted[0]!.id, requests);
+    expect([...results.keys()].sort()).toEqual(["ex-0", "ex-1", "ex-2", "ex-3"]);
+    requests.forEach(({ customId }, i) => {
+      expect(results.get(customId)).toEqual({ ok: true, reply: { content: live[i]!.content, usage: live[i]!.usage, finishReason: live[i]!.finishReason } });
+    });
+  });
+
+  it("splits at maxRequestsPerBatch, reporting each batch as soon as it is accepted", async () => {
+    const client = clientFor(wire, { maxRequestsPerBatch: 2 });
+    const reported: { batch: SubmittedBatch; batchesAtServer: number }[] = [];
+    const submitted = await client.submit(requestsOf(["a", "b", "c", "d", "e"]), {
+      onSubmitted: (batch) => { reported.push({ batch, batchesAtServer: server.batches.length }); },
+    });
+    expect(submitted.map((b) => b.customIds)).toEqual([["ex-0", "ex-1"], ["ex-2", "ex-3"], ["ex-4"]]);
+    expect(server.batches.map((b) => b.customIds)).toEqual([["ex-0", "ex-1"], ["ex-2", "ex-3"], ["ex-4"]]);
+    expect(submitted.map((b) => b.id)).toEqual(server.batches.map((b) => b.id));
+    // Each batch is reported before the next one is uploaded.
+    expect(reported.map((r) => [r.batch.id, r.batchesAtServer])).toEqual(server.batches.map((b, i) => [b.id, i + 1]));
+    expect(server.uploads).toBe(wire === "openai" ? 3 : 0);
+  });
+
+  it("reports a failed line with the provider's message and an expired one as expired; the rest are answered", async () => {
+    server.batch({ failIds: ["ex-1"], lineError: { status: 400, message: "max_tokens is too large" }, expireIds: ["ex-2"] });
+    const requests = requestsOf(["good", "bad", "late", "fine"]);
+    const client = clientFor(wire);
+    const [batch] = await client.submit(requests);
+    const final = await client.wait(batch!.id);
+    expect(final.counts).toMatchObject({ total: 4, failed: 2 });
+    const results = await client.results(batch!.id, requests);
+    expect(results.get("ex-0")).toMatchObject({ ok: true });
+    expect(results.get("ex-3")).toMatchObject({ ok: true });
+    const failed = results.get("ex-1")!;
+    expect(failed).toMatchObject({ ok: false });
+    expect(failed.ok ? "" : failed.error).toContain("max_tokens is too large");
+    expect(failed).not.toHaveProperty("expired");
+    expect(results.get("ex-2")).toMatchObject({ ok: false, expired: true });
+  });
+
+  it("a batch that expires with nothing answered is an LMError saying so, worth retrying", async () => {
+    server.batch({ expire: true, polls: 1 });
+    const client = clientFor(wire);
+    const [batch] = await client.submit(requestsOf(["a", "b"]));
+    const error = await client.wait(batch!.id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LMError);
+    expect((error as LMError).message).toMatch(new RegExp(`^${wire} batch ${batch!.id} for model "[^"]+" ended expired: `));
+    expect((error as LMError).retryable).toBe(true);
+    expect((error as LMError).provider).toBe(wire);
+  });
+
+  it("refuses to read results before the batch has ended", async () => {
+    server.batch({ polls: 5 });
+    const client = clientFor(wire);
+    const requests = requestsOf(["a"]);
+    const [batch] = await client.submit(requests);
+    await expect(client.results(batch!.id, requests)).rejects.toThrow(/has not ended \(status (validating|in_progress)\)/);
+  });
+});
+
+describe("a batch that fails as a whole", () => {
+  it("OpenAI: the batch's validation error is an LMError with the provider's reason, and no key", async () => {
+    server.batch({ fail: { message: "The model `gpt-4o-mini` does not exist.", code: "model_not_found" } });
+    const client = clientFor("openai");
+    const [batch] = await client.submit(requestsOf(["a", "b"]));
+    const error = await client.wait(batch!.id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LMError);
+    expect((error as Error).message).toContain(`openai batch ${batch!.id} for model "gpt-4o-mini" ended failed: `);
+    expect((error as Error).message).toContain("The model `gpt-4o-mini` does not exist.");
+    expect((error as LMError).retryable).toBe(false);
+    expect((error as Error).message).not.toContain(TEST_KEY);
+  });
+
+  it("Anthropic: a batch refused at creation is an LMError naming the creation, with the provider's reason and no key", async () => {
+    server.batch({ fail: "requests.0.params.max_tokens: too large" });
+    const error = await clientFor("anthropic").submit(requestsOf(["a"])).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LMError);
+    expect((error as Error).message).toMatch(/^anthropic batch creation: anthropic request for model "claude-3-5-haiku-20241022" failed: HTTP 400/);
+    expect((error as Error).message).toContain("requests.0.params.max_tokens: too large");
+    expect((error as LMError).status).toBe(400);
+    expect((error as Error).message).not.toContain(TEST_KEY);
+  });
+});
+
+describe("results checked against the request that was sent", () => {
+  it("Anthropic: a reply without the forced tool call is a failed result, as the live call fails", async () => {
+    server.reply("positive, I think");
+    const client = clientFor("anthropic");
+    const requests = requestsOf(["good"]);
+    const [batch] = await client.submit(requests);
+    await client.wait(batch!.id);
+    const result = (await client.results(batch!.id, requests)).get("ex-0")!;
+    expect(result.ok).toBe(false);
+    expect(result.ok ? "" : result.error).toMatch(/^unreadable reply: anthropic reply for model "claude-3-5-haiku-20241022" has no call of the forced tool "Classify"/);
+  });
+
+  it("a request asked about that the batch has no result for is a failure naming the batch", async () => {
+    const client = clientFor("openai");
+    const [batch] = await client.submit(requestsOf(["good"]));
+    await client.wait(batch!.id);
+    const results = await client.results(batch!.id, [...requestsOf(["good"]), { customId: "not-sent", request: ask("x") }]);
+    expect(results.get("ex-0")).toMatchObject({ ok: true });
+    expect(results.get("not-sent")).toEqual({ ok: false, error: `no result for this request in batch ${batch!.id} (status completed)` });
+  });
+});
