@@ -3,6 +3,10 @@ import type { MessageBatch } from "@anthropic-ai/sdk/resources/messages/batches"
 import type { Batch } from "openai/resources/batches";
 import { LMError, OutputError } from "../../lib/errors.js";
 import { BatchClient, nextPollDelay, type BatchRequest, type BatchStatus, type SubmittedBatch } from "../../lib/lm/batch.js";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
 import { LM } from "../../lib/lm/lm.js";
 import { anthropicBatchStatus, anthropicResultLine } from "../../lib/lm/providers/anthropic-batch.js";
 import { PROVIDERS } from "../../lib/lm/providers/index.js";
@@ -248,6 +252,57 @@ describe.each(WIRES)("%s batches against the fake provider", (wire) => {
     const requests = requestsOf(["a"]);
     const [batch] = await client.submit(requests);
     await expect(client.results(batch!.id, requests)).rejects.toThrow(/has not ended \(status (validating|in_progress)\)/);
+  });
+});
+
+describe("OpenAI input files", () => {
+  /** Input files written since `since` that hold a line of `marker` (other test files may be writing their own). */
+  const inputFilesWith = async (marker: string, since: number): Promise<string[]> => {
+    const found: string[] = [];
+    for (const name of await readdir(tmpdir())) {
+      if (!name.startsWith("typelm-batch-")) continue;
+      const path = join(tmpdir(), name, "requests.jsonl");
+      const info = await stat(path).catch(() => undefined);
+      if (info !== undefined && info.mtimeMs >= since && (await readFile(path, "utf8")).includes(marker)) found.push(path);
+    }
+    return found;
+  };
+
+  it("are written to a temporary file that is gone once the batch is submitted, or its upload failed", async () => {
+    const since = Date.now() - 1000;
+    const marker = `tmpcheck${process.pid}x${since}`;
+    const requests = [{ customId: `${marker}-0`, request: ask("a") }, { customId: `${marker}-1`, request: ask("b") }];
+    await clientFor("openai").submit(requests);
+    expect(server.uploads).toBe(1);
+    expect(server.batches[0]!.customIds).toEqual([`${marker}-0`, `${marker}-1`]);
+    expect(await inputFilesWith(marker, since)).toEqual([]);
+
+    LM.configure((c) => { c.maxRetries = 0; });
+    const dead = new BatchClient(PROVIDER_MODELS.openai, { apiKey: TEST_KEY, baseURL: "http://127.0.0.1:9/v1" });
+    await expect(dead.submit(requests)).rejects.toThrow(LMError);
+    expect(await inputFilesWith(marker, since)).toEqual([]);
+  });
+});
+
+describe("batch events", () => {
+  it("lm.batch.submitted and lm.batch.poll carry the batch id, its size and counts, for progress displays", async () => {
+    const events: TypelmEvent[] = [];
+    const off = Instrumentation.subscribe(/^lm\.batch\./, (e) => events.push(e));
+    try {
+      server.batch({ polls: 1 });
+      const client = clientFor("anthropic");
+      const [batch] = await client.submit(requestsOf(["a", "b", "c"]));
+      await client.wait(batch!.id);
+    } finally {
+      off();
+    }
+    expect(events.map((e) => [e.name, e.payload["status"]])).toEqual([
+      ["lm.batch.submitted", undefined], ["lm.batch.poll", "in_progress"], ["lm.batch.poll", "completed"],
+    ]);
+    expect(events[0]!.payload).toMatchObject({ provider: "anthropic", model: "claude-3-5-haiku-20241022", batchId: server.batches[0]!.id, requests: 3 });
+    expect(events[0]!.payload["bytes"]).toBeGreaterThan(0);
+    expect(events[2]!.payload).toMatchObject({ batchId: server.batches[0]!.id, total: 3, completed: 3, failed: 0 });
+    expect(JSON.stringify(events)).not.toContain(TEST_KEY);
   });
 });
 
