@@ -11,13 +11,15 @@ export interface BatchTransport {
   send(requests: readonly CollectedRequest[], info: { round: number }): Promise<Map<string, BatchAnswer>>;
 }
 
-export interface RoundsOptions {
+export interface RoundsOptions<R = unknown> {
   /** A request that fails or expires inside a batch goes into the next one up to this many times (default 2). */
   maxRetries?: number;
   /** Examples run at once within a round (default 64); their calls do not wait on the network. */
   concurrency?: number;
   /** Told after each batch: the round, the LM, how many requests it held. */
   onBatch?: (info: { round: number; lm: string; requests: number }) => void;
+  /** Told as soon as an item's result stands (it collected nothing in that run). */
+  onDone?: (index: number, result: R) => void;
 }
 
 export interface RoundsResult<R> {
@@ -41,7 +43,7 @@ const MAX_ROUNDS = 1_000;
  * the item's work sees, as it would a live failure).
  */
 export async function runInRounds<T, R>(
-  items: readonly T[], work: (item: T, index: number) => Promise<R>, transport: BatchTransport, options: RoundsOptions = {},
+  items: readonly T[], work: (item: T, index: number) => Promise<R>, transport: BatchTransport, options: RoundsOptions<R> = {},
 ): Promise<RoundsResult<R>> {
   const maxRetries = options.maxRetries ?? 2;
   const concurrency = Math.max(1, options.concurrency ?? 64);
@@ -72,7 +74,10 @@ export async function runInRounds<T, R>(
         const settled = await run.then((value) => ({ value }), (error: unknown) => ({ error }));
         if (pending) waiting.push(index);
         else if ("error" in settled) throw settled.error;
-        else results[index] = settled.value;
+        else {
+          results[index] = settled.value;
+          options.onDone?.(index, settled.value);
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, open.length) }, worker));

@@ -15,6 +15,8 @@ import { runExample, type ExampleOutcome } from "./run-example.js";
 import { aggregate, resolveMetrics, type MetricSpec } from "./scoring.js";
 import { checkExampleTimeout } from "./timeout.js";
 import { yieldNowAndThen } from "./yield.js";
+import { runInRounds } from "./batch-rounds.js";
+import { batchSettings, providerTransport, type BatchOption, type BatchSettings } from "./batch-transport.js";
 
 export interface EvaluationOptions {
   /** Examples run at once (default 8); lowered for a while when the provider answers 429. */
@@ -35,6 +37,15 @@ export interface EvaluationOptions {
    * ignored and writes nothing, and its limiter slot is given back at the limit.
    */
   exampleTimeout?: number;
+  /**
+   * Send the model requests through the provider's batch service (OpenAI Batch API, Anthropic
+   * Message Batches) at the batch price: `true`, or `{ pollInterval (seconds, default 5),
+   * maxRequestsPerBatch, maxRetries (default 2) }`. The module runs in rounds, one batch per round;
+   * cached replies stay out of batches and batch replies enter the LM cache. Each batch is written to
+   * the lab store before the first poll, so `resume` waits for it instead of paying twice. Ollama has
+   * no batch service (`ConfigurationError`).
+   */
+  batch?: BatchOption;
 }
 
 /** What `evaluate` takes besides the metrics. */
@@ -73,6 +84,8 @@ export class Evaluation {
   readonly lab: LabStore | null | undefined;
   /** Seconds per example (module call plus metrics) before it is a failed row; see `EvaluationOptions.exampleTimeout`. */
   readonly exampleTimeout: number;
+  /** The `batch` option checked (null: live calls). */
+  readonly batch: BatchSettings | null;
 
   constructor(options: EvaluationOptions = {}) {
     const concurrency = options.concurrency ?? 8;
@@ -86,6 +99,7 @@ export class Evaluation {
     this.givenName = options.name;
     this.lab = options.lab;
     this.exampleTimeout = checkExampleTimeout("Evaluation", options.exampleTimeout);
+    this.batch = batchSettings("Evaluation", options.batch);
   }
 
   // Two signatures rather than a default type argument: with one, TypeScript 5.0 (tslab's) stops
@@ -190,14 +204,29 @@ export class Evaluation {
       remaining -= have.size;
       if (remaining === 0) allDone();
       if (have.size > 0) bar.update(done, { score: scoreSum / done, failures, cost });
-      for (let i = 0; i < total; i++) {
-        if (have.has(i)) continue;
-        await limiter.acquire();
-        runExample(moduleInstance, examples[i]!, i, metrics, limiter, this.exampleTimeout, finishedOnce);
-        // An instant model settles every example in microtasks: without this, timers and I/O (a
-        // notebook redrawing the progress display) would wait for the whole run.
-        const turn = yieldNowAndThen();
-        if (turn !== undefined) await turn;
+      if (this.batch === null) {
+        for (let i = 0; i < total; i++) {
+          if (have.has(i)) continue;
+          await limiter.acquire();
+          runExample(moduleInstance, examples[i]!, i, metrics, limiter, this.exampleTimeout, finishedOnce);
+          // An instant model settles every example in microtasks: without this, timers and I/O (a
+          // notebook redrawing the progress display) would wait for the whole run.
+          const turn = yieldNowAndThen();
+          if (turn !== undefined) await turn;
+        }
+      } else {
+        // Batch rounds: every example runs; its model calls are collected, sent as one batch per LM
+        // and round, and the examples that waited run again with the replies.
+        const settings = this.batch;
+        const store = await recordingStore(this.record, this.lab);
+        const transport = providerTransport({
+          settings, store, runId,
+          onProgress: (p) => Instrumentation.emit("evaluation.batch", { runId, name: this.name, ...p }),
+        });
+        const todo = examples.map((_, i) => i).filter((i) => !have.has(i));
+        await runInRounds(todo, (i) => new Promise<ExampleOutcome>((resolve) => {
+          void limiter.acquire().then(() => runExample(moduleInstance, examples[i]!, i, metrics, limiter, this.exampleTimeout, resolve));
+        }), transport, { maxRetries: settings.maxRetries, concurrency: Math.max(this.concurrency, 64), onDone: (_, outcome) => finishedOnce(outcome) });
       }
       await everyExample;
       if (callbackError !== undefined) throw callbackError.error;

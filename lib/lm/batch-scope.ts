@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { BatchClient, BatchClientOptions } from "./batch.js";
 import type { ProviderReply } from "./providers/provider.js";
 import type { LMRequest } from "./types.js";
 
@@ -19,6 +20,8 @@ export interface CollectedRequest {
   lm: { provider: string; model: string; endpoint: string };
   request: LMRequest;
   settings: { model: string; temperature: number | undefined; maxTokens: number | undefined };
+  /** A batch client for the LM that made the call (its key, server and settings). */
+  client(options: Pick<BatchClientOptions, "pollInterval" | "maxRequestsPerBatch">): Promise<BatchClient>;
 }
 
 /** What a finished batch said about one request. */

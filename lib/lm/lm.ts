@@ -2,6 +2,7 @@ import { globalConfig } from "../config.js";
 import { ConfigurationError, LMError } from "../errors.js";
 import { redactString, registerSecret, shownUrl } from "../instrument/redact.js";
 import { BaseLM, type BaseLMOptions } from "./base.js";
+import type { BatchClientOptions } from "./batch.js";
 import { currentBatchRound, PendingBatchRequest } from "./batch-scope.js";
 import { cacheKey, cacheRequestJson, endpointId, ResponseCache, type CacheKeyParts, type CacheOptions } from "./cache.js";
 import { configurePolicy, currentPolicy, resetPolicy, type LMPolicy } from "./policy.js";
@@ -106,6 +107,15 @@ export class LM extends BaseLM {
     return this.#cacheInForce()?.path;
   }
 
+  /** A batch client with this LM's key, server and settings (loaded on first use). */
+  async #batchClient(temperature: number | undefined, maxTokens: number | undefined, options: Pick<BatchClientOptions, "pollInterval" | "maxRequestsPerBatch">) {
+    const { BatchClient } = await import("./batch.js");
+    return new BatchClient(this.id, {
+      ...(this.#apiKey === undefined ? {} : { apiKey: this.#apiKey }), baseURL: this.#baseURL,
+      ...(temperature === undefined ? {} : { temperature }), ...(maxTokens === undefined ? {} : { maxTokens }), ...options,
+    });
+  }
+
   protected async complete(request: LMRequest): Promise<LMResponse> {
     const { provider, model } = this;
     const temperature = request.temperature ?? this.temperature;
@@ -142,7 +152,10 @@ export class LM extends BaseLM {
       if (answer === undefined) {
         const hit = cache === undefined ? undefined : await cache.get(key);
         if (hit !== undefined) return { ...hit, provider, model, estimatedCost: 0, cached: true };
-        round.collect({ key, lm: { provider, model, endpoint: this.#shownEndpoint }, request, settings: { model, temperature, maxTokens } });
+        round.collect({
+          key, lm: { provider, model, endpoint: this.#shownEndpoint }, request, settings: { model, temperature, maxTokens },
+          client: (options) => this.#batchClient(temperature, maxTokens, options),
+        });
         throw new PendingBatchRequest(key);
       }
       if (!answer.ok) throw new LMError(answer.error, { retryable: false, provider });

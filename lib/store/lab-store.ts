@@ -41,6 +41,25 @@ export interface FinishRun {
 
 export type LabStoreOptions = string | { path?: string };
 
+/** A provider batch a run submitted (`lab_batches`). */
+export interface RunBatch {
+  batchId: string;
+  provider: string;
+  model: string;
+  /** The server as messages show it (no credentials). */
+  endpoint: string;
+  round: number;
+  /** The request keys the batch holds. */
+  customIds: string[];
+  status: "submitted" | "completed" | "failed";
+  createdAt: string;
+}
+
+interface BatchRaw {
+  batch_id: string; provider: string; model: string; endpoint: string; round: number; custom_ids_json: string;
+  status: RunBatch["status"]; created_at: string;
+}
+
 interface RunRaw {
   id: string; kind: RunKind; name: string; status: RunStatus; started_at: string; ended_at: string | null;
   score: number | null; config_json: string; summary_json: string; error: string | null; best_trial: number | null;
@@ -192,6 +211,36 @@ export class LabStore {
   reopenRun(runId: string): void {
     const result = this.#write("reopen a run in", () => this.#statements().reopenRun.run(runId));
     if (result.changes === 0) throw unknownRun(this.path, runId);
+  }
+
+  /**
+   * Records a provider batch `runId` submitted, as soon as the provider accepted it and before the
+   * first poll: a run resumed after a crash finds it here and waits for it instead of paying again.
+   */
+  recordBatch(runId: string, batch: Omit<RunBatch, "status" | "createdAt">): void {
+    this.#write("record a batch in", () => this.#database().prepare(
+      `INSERT OR REPLACE INTO lab_batches (run_id, batch_id, provider, model, endpoint, round, custom_ids_json, status, created_at)
+       VALUES (@run_id, @batch_id, @provider, @model, @endpoint, @round, @custom_ids_json, 'submitted', @created_at)`,
+    ).run({
+      run_id: runId, batch_id: batch.batchId, provider: batch.provider, model: batch.model, endpoint: batch.endpoint, round: batch.round,
+      custom_ids_json: JSON.stringify(batch.customIds), created_at: new Date().toISOString(),
+    }), runId, `batch ${batch.batchId}`);
+  }
+
+  /** Marks a recorded batch as done with (its results were read) or failed as a whole. */
+  finishBatch(runId: string, batchId: string, status: "completed" | "failed"): void {
+    this.#write("finish a batch in", () => this.#database().prepare("UPDATE lab_batches SET status = ? WHERE run_id = ? AND batch_id = ?").run(status, runId, batchId), runId);
+  }
+
+  /** The batches a run submitted, oldest first ([] for an unknown run). */
+  batches(runId: string): RunBatch[] {
+    const raw = this.#read(() => this.#database().prepare<[string], BatchRaw>(
+      "SELECT batch_id, provider, model, endpoint, round, custom_ids_json, status, created_at FROM lab_batches WHERE run_id = ? ORDER BY created_at, rowid",
+    ).all(runId));
+    return raw.map((b) => ({
+      batchId: b.batch_id, provider: b.provider, model: b.model, endpoint: b.endpoint, round: b.round,
+      customIds: parse(b.custom_ids_json), status: b.status, createdAt: b.created_at,
+    }));
   }
 
   // ---- readers -------------------------------------------------------------------------------

@@ -19,6 +19,10 @@
  *                       front; entries { exampleId, score, error }), budget_spent, lm_calls, tokens, cost,
  *                       duration_ms, error, data_json, reused (INTEGER, from 004: examples whose score
  *                       came from an earlier trial of the run).
+ * - `lab_batches`       (from 005) one row per provider batch a run submitted, keyed (run_id, batch_id),
+ *                       written as soon as the provider accepted it (before the first poll): provider,
+ *                       model, endpoint (shown form), round, custom_ids_json (the request keys it holds),
+ *                       status (submitted|completed|failed), created_at; a resumed run re-attaches to it.
  * - `registry_versions` one stored module per (name, version): created_at, score, metadata_json,
  *                       state_json (per predictor: instruction, demos, signature fingerprint) and
  *                       module_class (the class name `load` rebuilds).
@@ -184,5 +188,20 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
     ALTER TABLE lab_rows_004 RENAME TO lab_rows;
     ALTER TABLE lab_trials_004 RENAME TO lab_trials;
     CREATE INDEX IF NOT EXISTS lab_runs_kind ON lab_runs (kind, seq)`,
+  },
+  {
+    name: "005_lab_batches",
+    sql: `CREATE TABLE IF NOT EXISTS lab_batches (
+      run_id TEXT NOT NULL REFERENCES lab_runs (id) ON DELETE CASCADE,
+      batch_id TEXT NOT NULL,
+      provider TEXT NOT NULL,
+      model TEXT NOT NULL,
+      endpoint TEXT NOT NULL,
+      round INTEGER NOT NULL,
+      custom_ids_json TEXT NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('submitted', 'completed', 'failed')),
+      created_at TEXT NOT NULL,
+      PRIMARY KEY (run_id, batch_id)
+    )`,
   },
 ];

@@ -1,0 +1,118 @@
+import { ValidationError } from "../errors.js";
+import type { BatchRequest } from "../lm/batch.js";
+import type { BatchAnswer, CollectedRequest } from "../lm/batch-scope.js";
+import type { LabStore } from "../store/lab-store.js";
+import type { BatchTransport } from "./batch-rounds.js";
+
+/** `batch: true | { pollInterval, maxRequestsPerBatch, maxRetries }` as the options take it. */
+export type BatchOption = boolean | { pollInterval?: number; maxRequestsPerBatch?: number; maxRetries?: number };
+
+export interface BatchSettings {
+  pollInterval: number | undefined;
+  maxRequestsPerBatch: number | undefined;
+  maxRetries: number;
+}
+
+/** The `batch` option checked: null when off. */
+export function batchSettings(owner: string, option: BatchOption | undefined): BatchSettings | null {
+  if (option === undefined || option === false) return null;
+  if (option === true) return { pollInterval: undefined, maxRequestsPerBatch: undefined, maxRetries: 2 };
+  if (option === null || typeof option !== "object" || Array.isArray(option)) {
+    throw new ValidationError(`${owner} option batch must be true, false or { pollInterval, maxRequestsPerBatch, maxRetries }; received ${JSON.stringify(option)}`, { field: "batch" });
+  }
+  const positive = (name: string, value: unknown, integer: boolean): number | undefined => {
+    if (value === undefined) return undefined;
+    if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+      throw new ValidationError(`${owner} option batch.${name} must be a positive ${integer ? "whole number" : "number"}; received ${JSON.stringify(value)}`, { field: `batch.${name}` });
+    }
+    return value;
+  };
+  const retries = option.maxRetries;
+  if (retries !== undefined && (!Number.isInteger(retries) || retries < 0)) {
+    throw new ValidationError(`${owner} option batch.maxRetries must be a whole number ≥ 0; received ${JSON.stringify(retries)}`, { field: "batch.maxRetries" });
+  }
+  return {
+    pollInterval: positive("pollInterval", option.pollInterval, false),
+    maxRequestsPerBatch: positive("maxRequestsPerBatch", option.maxRequestsPerBatch, true),
+    maxRetries: retries ?? 2,
+  };
+}
+
+export interface BatchProgress {
+  round: number;
+  batchId: string;
+  status: string;
+  counts: { total: number; completed: number; failed: number };
+}
+
+/**
+ * Sends collected requests through the provider's batch service (the official SDKs, via the LM's
+ * `BatchClient`). Each batch is written to the lab store (its id and the request keys it holds) as
+ * soon as the provider accepted it, before the first poll; a batch the run already submitted and
+ * that holds these requests is waited for again instead of being submitted twice (a resumed run).
+ */
+export function providerTransport(options: {
+  settings: BatchSettings;
+  store: LabStore | null;
+  runId: string | null;
+  onProgress?: (progress: BatchProgress) => void;
+}): BatchTransport {
+  const { settings, store, runId } = options;
+  const recorded = store !== null && runId !== null;
+  return {
+    async send(requests: readonly CollectedRequest[], { round }): Promise<Map<string, BatchAnswer>> {
+      const first = requests[0]!;
+      const client = await first.client({
+        ...(settings.pollInterval === undefined ? {} : { pollInterval: settings.pollInterval }),
+        ...(settings.maxRequestsPerBatch === undefined ? {} : { maxRequestsPerBatch: settings.maxRequestsPerBatch }),
+      });
+      const byKey = new Map(requests.map((r) => [r.key, r]));
+      const asBatch = (keys: Iterable<string>): BatchRequest[] => [...keys].flatMap((k) => {
+        const r = byKey.get(k);
+        return r === undefined ? [] : [{ customId: k, request: r.request }];
+      });
+      // Batches of this run that hold requests asked for again (a resumed run): wait for those.
+      const open = new Set(byKey.keys());
+      const batches: { id: string; customIds: string[] }[] = [];
+      if (recorded) {
+        for (const b of store!.batches(runId!)) {
+          // A completed batch's results can be read again: its requests are never paid twice either.
+          if (b.status === "failed" || b.provider !== first.lm.provider || b.model !== first.lm.model) continue;
+          if (!b.customIds.some((k) => open.has(k))) continue;
+          batches.push({ id: b.batchId, customIds: b.customIds });
+          for (const k of b.customIds) open.delete(k);
+        }
+      }
+      if (open.size > 0) {
+        const submitted = await client.submit(asBatch(open), {
+          onSubmitted: (batch) => {
+            if (recorded) {
+              store!.recordBatch(runId!, {
+                batchId: batch.id, provider: first.lm.provider, model: first.lm.model, endpoint: first.lm.endpoint, round, customIds: batch.customIds,
+              });
+            }
+          },
+        });
+        batches.push(...submitted);
+      }
+      const answers = new Map<string, BatchAnswer>();
+      for (const batch of batches) {
+        try {
+          await client.wait(batch.id, {
+            onPoll: (status) => options.onProgress?.({ round, batchId: batch.id, status: status.status, counts: status.counts }),
+          });
+        } catch (error) {
+          if (recorded) store!.finishBatch(runId!, batch.id, "failed");
+          throw error;
+        }
+        const results = await client.results(batch.id, asBatch(batch.customIds));
+        for (const [key, result] of results) {
+          if (!byKey.has(key)) continue;
+          answers.set(key, result.ok ? { ok: true, reply: result.reply } : { ok: false, error: result.error });
+        }
+        if (recorded) store!.finishBatch(runId!, batch.id, "completed");
+      }
+      return answers;
+    },
+  };
+}

@@ -1,0 +1,192 @@
+// Evaluation({ batch }) against the fake provider's batch services, with the real SDKs on loopback.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import { ConfigurationError, Evaluation, FewShotExample, LabStore, LM, LMError, Module, Predict, Signature, resetConfiguration } from "../../lib/index.js";
+import type { EvaluationRun } from "../../lib/index.js";
+import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "typelm-batch-eval-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => resetConfiguration());
+
+const Upper = Signature.define({ name: "Upper", description: "Shout the word.", input: { word: z.string() }, output: { loud: z.string() } });
+const Count = Signature.define({ name: "Count", description: "Count the letters.", input: { loud: z.string() }, output: { letters: z.number() } });
+
+class ShoutAndCount extends Module<{ word: string }, { loud: string; letters: number }> {
+  shout = new Predict(Upper);
+  count = new Predict(Count);
+  async forward(inputs: { word: string }) {
+    const { loud } = await this.shout.call(inputs);
+    const { letters } = await this.count.call({ loud });
+    return { loud, letters };
+  }
+}
+
+/** Answers as a model would from the last user message: the word shouted, or the letters counted. */
+function answer(request: FakeRequest): Record<string, unknown> {
+  const last = String(request.messages[request.messages.length - 1]?.content ?? "");
+  const word = /"word":\s*"([^"]+)"/.exec(last)?.[1];
+  if (word !== undefined) return { loud: word.toUpperCase() };
+  return { letters: /"loud":\s*"([^"]+)"/.exec(last)?.[1]?.length ?? 0 };
+}
+
+const words = ["ant", "bee", "yak", "dog", "eel", "fox"];
+const shoutExamples = words.map((w, i) => new FewShotExample({ id: `w${i}`, input: { word: w }, output: { loud: w.toUpperCase() } }));
+const countExamples = words.map((w, i) => new FewShotExample({ id: `w${i}`, input: { word: w }, output: { loud: w.toUpperCase(), letters: 3 } }));
+
+let fake: FakeProvider;
+beforeAll(async () => { fake = await startFakeProvider({ defaultReply: answer }); });
+afterAll(() => fake.close());
+
+const lm = (options: { cache?: string } = {}) => new LM("openai/gpt-4o-mini", {
+  apiKey: "sk-batch-eval-key", baseURL: fake.openaiBaseURL, temperature: 0, ...(options.cache ? { cache: { path: options.cache } } : {}),
+});
+const fast = { pollInterval: 0.01 };
+
+describe("Evaluation with batch", () => {
+  it("a one-step module is one batch, with no live request; rows as live; the batch is in the lab store; the cost is half a live run's", async () => {
+    const lab = LabStore.open(join(dir, "one.sqlite"));
+    const before = { batches: fake.batches.length, live: fake.requests.length, uploads: fake.uploads };
+    const program = new Predict(Upper).configure((c) => { c.lm = lm(); });
+    const report = await new Evaluation({ lab, batch: fast, progress: false }).evaluate({ moduleInstance: program, testExamples: shoutExamples });
+    expect(fake.batches.length - before.batches).toBe(1);
+    expect(fake.batches[fake.batches.length - 1]!.customIds).toHaveLength(6);
+    expect(fake.uploads - before.uploads).toBe(1);
+    expect(fake.requests.length).toBe(before.live);
+    expect(report.metrics.accuracy).toBe(1);
+    expect(report.failures).toHaveLength(0);
+    const stored = lab.batches(report.runId!);
+    expect(stored).toEqual([expect.objectContaining({ provider: "openai", model: "gpt-4o-mini", round: 0, status: "completed" })]);
+    expect(stored[0]!.customIds).toHaveLength(6);
+
+    // The same evaluation live: same rows, twice the cost.
+    const live = await new Evaluation({ lab: null, progress: false }).evaluate({ moduleInstance: new Predict(Upper).configure((c) => { c.lm = lm(); }), testExamples: shoutExamples });
+    expect(fake.requests.length - before.live).toBe(6);
+    expect(live.metrics).toEqual(report.metrics);
+    expect(live.cost).toBeGreaterThan(0);
+    expect(report.cost).toBeCloseTo(live.cost / 2, 12);
+  });
+
+  it("a two-step pipeline runs in two rounds: two batches, the second holding the second steps", async () => {
+    const before = fake.batches.length;
+    const program = new ShoutAndCount().configure((c) => { c.lm = lm(); });
+    const report = await new Evaluation({ lab: null, batch: fast, progress: false }).evaluate({ moduleInstance: program, testExamples: countExamples });
+    const batches = fake.batches.slice(before);
+    expect(batches).toHaveLength(2);
+    const asks = (i: number) => batches[i]!.requests.map((r) => (JSON.stringify(r.messages).includes("Shout the word") ? "shout" : "count"));
+    expect(asks(0)).toEqual(Array(6).fill("shout"));
+    expect(asks(1)).toEqual(Array(6).fill("count"));
+    expect(report.metrics.accuracy).toBe(1);
+  });
+
+  it("cached requests stay out of batches: a second run with the cache sends none", async () => {
+    const cache = join(dir, "cache.sqlite");
+    const program = () => new Predict(Upper).configure((c) => { c.lm = lm({ cache }); });
+    const first = await new Evaluation({ lab: null, batch: fast, progress: false }).evaluate({ moduleInstance: program(), testExamples: shoutExamples.slice(0, 4) });
+    const before = { batches: fake.batches.length, uploads: fake.uploads };
+    const second = await new Evaluation({ lab: null, batch: fast, progress: false }).evaluate({ moduleInstance: program(), testExamples: shoutExamples });
+    // Only the two new words went into a batch.
+    expect(fake.batches.length - before.batches).toBe(1);
+    expect(fake.batches[fake.batches.length - 1]!.customIds).toHaveLength(2);
+    expect(first.metrics.accuracy).toBe(1);
+    expect(second.metrics.accuracy).toBe(1);
+  });
+
+  it("a request that fails inside a batch goes into the next round; past maxRetries it is a failed row", async () => {
+    // "yak" appears in no prompt but that example's.
+    const isCat = (_id: string, request: unknown) => JSON.stringify(request).includes("yak");
+    fake.batch({ failIds: isCat, lineError: { status: 500, message: "server hiccup" } });
+    const before = fake.batches.length;
+    const program = () => new Predict(Upper).configure((c) => { c.lm = lm(); });
+    const retried = await new Evaluation({ lab: null, batch: fast, progress: false }).evaluate({ moduleInstance: program(), testExamples: shoutExamples });
+    expect(fake.batches.slice(before).map((b) => b.customIds.length)).toEqual([6, 1]);
+    expect(retried.failures).toHaveLength(0);
+
+    fake.batch({ failIds: isCat, lineError: { status: 500, message: "server hiccup" }, times: 2 });
+    const given = await new Evaluation({ lab: null, batch: { ...fast, maxRetries: 1 }, progress: false }).evaluate({ moduleInstance: program(), testExamples: shoutExamples });
+    expect(given.failures.map((r) => r.exampleId)).toEqual(["w2"]);
+    expect(given.failures[0]!.error).toMatch(/server hiccup.*after 2 batches/);
+    expect(given.results.filter((r) => r.error === null)).toHaveLength(5);
+  });
+
+  it("a batch that fails as a whole is an LMError with the provider's reason, and the run is recorded as failed", async () => {
+    const lab = LabStore.open(join(dir, "failed.sqlite"));
+    fake.batch({ fail: "input file has an invalid line" });
+    const program = new Predict(Upper).configure((c) => { c.lm = lm(); });
+    const error = await new Evaluation({ lab, batch: fast, progress: false }).evaluate({ moduleInstance: program, testExamples: shoutExamples }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LMError);
+    expect((error as Error).message).toContain("input file has an invalid line");
+    const run = lab.runs({ kind: "evaluation" })[0]!;
+    expect(run.status).toBe("failed");
+    expect(lab.batches(run.id).map((b) => b.status)).toEqual(["failed"]);
+  });
+
+  it("Ollama has no batch service: a ConfigurationError saying what to do instead", async () => {
+    const program = new Predict(Upper).configure((c) => { c.lm = new LM("ollama/llama3.2", { baseURL: fake.url }); });
+    const error = await new Evaluation({ lab: null, batch: true, progress: false }).evaluate({ moduleInstance: program, testExamples: shoutExamples }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as Error).message).toMatch(/Ollama has no batch service.*load balancer/);
+  });
+
+  it("refuses a bad batch option", () => {
+    expect(() => new Evaluation({ batch: { pollInterval: 0 } })).toThrow(/batch.pollInterval must be a positive number/);
+    expect(() => new Evaluation({ batch: "yes" as never })).toThrow(/batch must be true, false or/);
+  });
+});
+
+describe("Evaluation with batch, killed after the batch was submitted", () => {
+  it("resume waits for the submitted batch: no second upload, every row recorded", async () => {
+    const lab = join(dir, "killed.sqlite");
+    const child = join(dir, "child.mjs");
+    const dist = join(process.cwd(), "dist/lib/index.js");
+    const zod = join(process.cwd(), "node_modules/zod/index.js");
+    // The child submits one batch that stays in progress for many polls, and is killed while it waits.
+    writeFileSync(child, `
+import { Evaluation, FewShotExample, LabStore, LM, Predict, Signature } from ${JSON.stringify(dist)};
+import { z } from ${JSON.stringify(zod)};
+const Upper = Signature.define({ name: "Upper", description: "Shout the word.", input: { word: z.string() }, output: { loud: z.string() } });
+const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-batch-eval-key", baseURL: process.env.FAKE_URL, temperature: 0 });
+const examples = ${JSON.stringify(words)}.map((w, i) => new FewShotExample({ id: "w" + i, input: { word: w }, output: { loud: w.toUpperCase() } }));
+await new Evaluation({ lab: LabStore.open(process.env.LAB), batch: { pollInterval: 0.05 }, progress: false })
+  .evaluate({ moduleInstance: new Predict(Upper).configure((c) => { c.lm = lm; }), testExamples: examples });
+`);
+    fake.batch({ polls: 8 }); // the child polls at 0.05 s doubling: about 13 s to the end, killed long before
+    const before = { uploads: fake.uploads, batches: fake.batches.length };
+    const proc = spawn(process.execPath, [child], { cwd: process.cwd(), env: { ...process.env, FAKE_URL: fake.openaiBaseURL, LAB: lab }, stdio: "pipe" });
+    let stderr = "";
+    proc.stderr.on("data", (d) => { stderr += String(d); });
+    // Wait until the batch is in the lab store and has been polled, then kill the process outright.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      if (existsSync(lab) && fake.batches.length > before.batches && fake.batches[fake.batches.length - 1]!.polls >= 2) {
+        const runs = LabStore.open(lab).runs({ kind: "evaluation" });
+        if (runs.length > 0 && LabStore.open(lab).batches(runs[0]!.id).length > 0) break;
+      }
+      if (Date.now() > deadline) throw new Error(`the child never submitted its batch: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const exited = new Promise((r) => proc.on("exit", r));
+    proc.kill("SIGKILL");
+    await exited;
+    const store = LabStore.open(lab);
+    const runId = store.runs({ kind: "evaluation" })[0]!.id;
+    expect(store.run(runId)!.status).toBe("running");
+    expect(store.batches(runId)).toEqual([expect.objectContaining({ status: "submitted" })]);
+    expect(fake.uploads - before.uploads).toBe(1);
+
+    const program = new Predict(Upper).configure((c) => { c.lm = lm(); });
+    const report = await new Evaluation({ lab: store, batch: { pollInterval: 0.001 }, progress: false }).evaluate({ moduleInstance: program, testExamples: shoutExamples, resume: runId });
+    expect(fake.uploads - before.uploads).toBe(1);
+    expect(fake.batches.length - before.batches).toBe(1);
+    expect(report.runId).toBe(runId);
+    expect(report.metrics.accuracy).toBe(1);
+    const run = store.run(runId) as EvaluationRun;
+    expect(run.status).toBe("completed");
+    expect(run.rows).toHaveLength(6);
+    expect(store.batches(runId).map((b) => b.status)).toEqual(["completed"]);
+  }, 60000);
+});
