@@ -19,12 +19,13 @@ export interface CliIO {
 }
 
 const USAGE = `Usage:
-  typelm run <experiment file> [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--out DIR]
+  typelm run <experiment file> [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--batch] [--out DIR]
       Runs an experiment file (TypeScript or JavaScript, default-exporting defineExperiment(...)) once
       per --lm and writes <DIR, default reports>/<name>/report.md and results.json.
       Model: --lm (repeat it to compare models), else TYPELM_LM, else a local Ollama that answers,
-      else the offline stand-in.
-  typelm reproduce [experiment] [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--out DIR]
+      else the offline stand-in. --batch sends the test evaluations through the provider's batch
+      service (OpenAI, Anthropic) at half price.
+  typelm reproduce [experiment] [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--batch] [--out DIR]
       Runs a bundled experiment (default poem-sentiment): ${BUNDLED_EXPERIMENTS.join(", ")}.
   typelm init <name>
       Writes experiments/<name>.ts and data/<name>/data.csv to start an experiment of your own.
@@ -46,7 +47,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       args: [...argv], allowPositionals: true, strict: true,
       options: {
         lm: { type: "string", multiple: true }, limit: { type: "string" }, seed: { type: "string" }, "no-cache": { type: "boolean" },
-        out: { type: "string" }, kind: { type: "string" }, help: { type: "boolean", short: "h" },
+        out: { type: "string" }, batch: { type: "boolean" }, kind: { type: "string" }, help: { type: "boolean", short: "h" },
       },
     });
   } catch (error) {
@@ -64,7 +65,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     const log = (line: string) => io.stderr(`${printable(line)}\n`);
     const common = () => ({
       lm: values.lm, limit: positive(values.limit, "limit"), seed: count(values.seed, "seed"), out: values.out,
-      cache: values["no-cache"] !== true, cwd, env: io.env, ollamaProbeMs: io.ollamaProbeMs, log,
+      cache: values["no-cache"] !== true, batch: values.batch === true, cwd, env: io.env, ollamaProbeMs: io.ollamaProbeMs, log,
     });
     const reported = (outcome: ReproduceOutcome) => {
       io.stdout(`${printable(join(outcome.dir, "report.md"))}\n`);

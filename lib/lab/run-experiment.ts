@@ -37,6 +37,8 @@ export interface RunExperimentOptions {
   cache?: boolean;
   /** Where `.typelm/lab.sqlite` is (default: the working directory). */
   cwd?: string;
+  /** The baseline and optimized evaluations go through the provider's batch service (`--batch`). */
+  batch?: boolean;
   env?: NodeJS.ProcessEnv;
   /** Progress lines (the CLI prints them on standard error). */
   log?: (line: string) => void;
@@ -135,7 +137,7 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
       globalConfig.lm = choice.lm;
       const program = typeof def.program === "function" ? def.program({ signature: dataset.signature }) : def.program.clone();
       await preflight(program, dataset.test[0], choice);
-      const evaluate = (moduleInstance: Module, name: string) => new Evaluation({ name, lab }).evaluate({
+      const evaluate = (moduleInstance: Module, name: string) => new Evaluation({ name, lab, ...(options.batch === true ? { batch: true } : {}) }).evaluate({
         moduleInstance, testExamples: dataset.test, metrics,
       });
       log(`baseline${tag}: evaluating ${dataset.test.length} test examples`);

@@ -147,6 +147,20 @@ describe("an experiment of your own: typelm run with two models, then runs, show
     expect(readFileSync(join(cwd, "reports/tickets/report.md"), "utf8")).toContain("This run: 0 provider requests");
   }, 120000);
 
+  it("--batch sends the test evaluations through the provider's batch service, with the same numbers as live", async () => {
+    const before = fake.batches.length;
+    const r = await runBuiltCli(["run", "experiments/tickets.ts", "--lm", "openai/model-b", "--batch", "--no-cache", "--out", "batched"], cwd, env);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    expect(r.code).toBe(0);
+    // The baseline and the optimized evaluation: one batch each; MIPROv2's own calls stay live.
+    expect(fake.batches.length - before).toBe(2);
+    expect(fake.batches.slice(before).map((b) => b.customIds.length)).toEqual([6, 6]);
+    const batched = JSON.parse(readFileSync(join(cwd, "batched/tickets/results.json"), "utf8"));
+    const live = JSON.parse(readFileSync(join(cwd, "reports/tickets/results.json"), "utf8")).models["openai/model-b"];
+    expect(batched.baseline.metrics).toEqual(live.baseline.metrics);
+    expect(batched.optimized.metrics).toEqual(live.optimized.metrics);
+  }, 120000);
+
   it("show prints an evaluation's metrics and failed rows and an optimization's trials; compare pairs two evaluations", async () => {
     const runs = await runBuiltCli(["runs", "--kind", "evaluation"], cwd, env);
     const lines = runs.stdout.trim().split("\n").slice(1).map((l) => l.split(/\s{2,}/));
