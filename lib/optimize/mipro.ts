@@ -22,6 +22,7 @@ import { Random } from "../random.js";
 import { RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
 import { miproSearcher, searchLoop } from "./search.js";
+import type { BatchOption } from "../evaluate/batch-transport.js";
 
 export interface MIPROv2Options {
   /** Scores a prediction; default: every expected output field equal. */
@@ -73,6 +74,12 @@ export interface MIPROv2Options {
    * configuration, so a resume may change it.
    */
   exampleTimeout?: number;
+  /**
+   * The full-validation passes (baseline and full evaluations; not the minibatches) through the
+   * provider's batch service at the batch price: `true` or `{ pollInterval, maxRequestsPerBatch,
+   * maxRetries }`, as `Evaluation`'s `batch`. Their records are the trials'; replies enter the LM cache.
+   */
+  batch?: BatchOption;
 }
 
 export interface CompileArgs {
@@ -304,6 +311,8 @@ export class MIPROv2 {
           const candidate = configured(program, found, choices);
           const r = await scoreOn(s.split.shared > 0 ? withoutOwnDemos(candidate, s.valSet) : candidate, examples, metric, concurrency, {
             memo: memo === undefined ? undefined : { memo, config }, exampleTimeout: this.options.exampleTimeout,
+            // Baseline and full evaluations through the batch service; minibatches stay live.
+            ...(kind !== "minibatch" && this.options.batch ? { batch: this.options.batch } : {}),
           });
           return {
             kind, ...describeChoices(found, choices), score: r.score, exampleScores: r.exampleScores, reused: r.reused, data: { ...data, failures: r.failures },

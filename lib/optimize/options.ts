@@ -2,6 +2,7 @@ import { ValidationError } from "../errors.js";
 import { checkModule, type Module, type Tunable } from "../module.js";
 import type { Metric } from "../evaluate/metric.js";
 import { checkExampleTimeout } from "../evaluate/timeout.js";
+import { batchSettings, type BatchOption } from "../evaluate/batch-transport.js";
 
 /** Options every optimizer checks the same way when it is constructed. */
 export interface CommonOptions {
@@ -12,6 +13,8 @@ export interface CommonOptions {
   maxCost?: number;
   /** Seconds per example (program call plus metric) before it is a failed example with a timeout error. */
   exampleTimeout?: number;
+  /** The full-validation passes (not the minibatches) through the provider's batch service. */
+  batch?: BatchOption;
   [key: string]: unknown;
 }
 
@@ -37,6 +40,7 @@ export function checkOptions(optimizer: string, options: CommonOptions, counts: 
     throw new ValidationError(`${optimizer} option maxCost must be a positive number of USD; received ${JSON.stringify(options.maxCost)}`, { field: "maxCost" });
   }
   checkExampleTimeout(optimizer, options.exampleTimeout);
+  batchSettings(optimizer, options.batch);
   if (options.metric !== undefined && typeof options.metric !== "function") {
     throw new ValidationError(`${optimizer} option metric must be a function (example, prediction, trace?) => score; received ${typeof options.metric}`, { field: "metric" });
   }

@@ -7,6 +7,7 @@ import type { FewShotExample } from "../prompt/few-shot.js";
 import type { ExampleScore } from "../store/records.js";
 import type { ScoreMemo } from "./memo.js";
 import { TrialError } from "./recorder.js";
+import type { BatchOption } from "../evaluate/batch-transport.js";
 
 export interface Scored {
   /** Mean over the examples; a failed example (provider error, bad reply, metric error) counts 0. */
@@ -34,6 +35,8 @@ export interface ScoreOptions {
   beforeRun?: (count: number) => void;
   /** Seconds per example (program call plus metric) before it counts as failed with a timeout error (default 600). */
   exampleTimeout?: number;
+  /** Run the examples' model calls through the provider's batch service (see `Evaluation`'s `batch`). */
+  batch?: BatchOption;
 }
 
 /**
@@ -62,7 +65,7 @@ export async function scoreOn(
   program: Module, examples: readonly { example: FewShotExample; id: string }[], metric: Metric, concurrency: number,
   options: ScoreOptions | ScoreOptions["onExample"] = {},
 ): Promise<Scored> {
-  const { onExample, memo, beforeRun, exampleTimeout } = typeof options === "function" ? { onExample: options } as ScoreOptions : options;
+  const { onExample, memo, beforeRun, exampleTimeout, batch } = typeof options === "function" ? { onExample: options } as ScoreOptions : options;
   const name = scoringName(metric);
   const results: (ExampleScore | undefined)[] = examples.map(({ id }) => {
     const known = memo?.memo.get(memo.config, id);
@@ -77,7 +80,7 @@ export async function scoreOn(
       // result metricScore refuses, becomes that example's error in the Evaluation's row.
       [name]: async (ex: FewShotExample, p: Record<string, unknown>, trace?: Parameters<Metric>[2]) => metricScore(await metric(ex, p, trace), name),
     }[name]!;
-    const report = await new Evaluation({ record: false, lab: null, progress: false, concurrency, exampleTimeout }).evaluate({
+    const report = await new Evaluation({ record: false, lab: null, progress: false, concurrency, exampleTimeout, ...(batch ? { batch } : {}) }).evaluate({
       moduleInstance: program, testExamples: toRun.map((e) => e.example), metrics: [scorer], onExample,
     });
     report.results.forEach((row, k) => {

@@ -14,6 +14,7 @@ import { checkOptions, tunablePredictors, type CommonOptions } from "./options.j
 import { Random } from "../random.js";
 import { RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
+import type { BatchOption } from "../evaluate/batch-transport.js";
 
 export interface SimpleOptimizerOptions {
   /** Scores a prediction; default: every expected output field equal. */
@@ -43,6 +44,12 @@ export interface SimpleOptimizerOptions {
    * failed, and the run goes on. Not part of the run's configuration, so a resume may change it.
    */
   exampleTimeout?: number;
+  /**
+   * The full-validation passes (baseline and full evaluations; not the minibatches) through the
+   * provider's batch service at the batch price: `true` or `{ pollInterval, maxRequestsPerBatch,
+   * maxRetries }`, as `Evaluation`'s `batch`. Their records are the trials'; replies enter the LM cache.
+   */
+  batch?: BatchOption;
 }
 
 export interface SimpleCompileArgs<M extends Module> {
@@ -189,6 +196,7 @@ export class SimpleOptimizer {
         const trial = await rec.trial({ kind, choices: choices as Trial["choices"] }, async () => {
           const r = await scoreOn(configured(moduleInstance, candidates, choices), scored, metric, this.options.concurrency ?? 8, {
             memo: { memo, config: key }, exampleTimeout: this.options.exampleTimeout,
+            ...(this.options.batch ? { batch: this.options.batch } : {}),
           });
           return { kind, ...describeChoices(candidates, choices), score: r.score, exampleScores: r.exampleScores, reused: r.reused, data: { failures: r.failures } };
         });

@@ -20,6 +20,7 @@ import { DEFAULT_MINIBATCH, MAX_MERGES, MERGE_SUBSAMPLE, MetricBudget, modeBudge
 import { mergeSubsample, planMerge, type MergePlan } from "./merge.js";
 import { fronts, nonDominated, selectBest, selectPareto } from "./pareto.js";
 import { evidenceFor, evidenceText, predictorFeedback, reflect, ReflectOnFeedback } from "./reflect.js";
+import type { BatchOption } from "../../evaluate/batch-transport.js";
 
 export interface GEPAOptions {
   /**
@@ -62,6 +63,12 @@ export interface GEPAOptions {
    * run's configuration, so a resume may change it.
    */
   exampleTimeout?: number;
+  /**
+   * The full-validation passes (baseline and full evaluations; not the minibatches) through the
+   * provider's batch service at the batch price: `true` or `{ pollInterval, maxRequestsPerBatch,
+   * maxRetries }`, as `Evaluation`'s `batch`. Their records are the trials'; replies enter the LM cache.
+   */
+  batch?: BatchOption;
 }
 
 export interface GEPACompileArgs<M extends Module> {
@@ -96,6 +103,7 @@ interface Context {
   reflectionLM: LanguageModel;
   /** Seconds per example (program call plus metric), undefined for the default. */
   exampleTimeout: number | undefined;
+  batch: BatchOption | undefined;
   budget: number;
   minibatchSize: number;
   concurrency: number;
@@ -267,7 +275,7 @@ export class GEPA {
     });
     this.lastRun = rec.run;
     const ctx: Context = {
-      program: moduleInstance, paths, train, val, metric, metricName: scoringName(metric), reflectionLM, exampleTimeout: o.exampleTimeout, budget, minibatchSize,
+      program: moduleInstance, paths, train, val, metric, metricName: scoringName(metric), reflectionLM, exampleTimeout: o.exampleTimeout, batch: o.batch, budget, minibatchSize,
       concurrency: o.concurrency ?? 8, seed, maxCost: o.maxCost, validation,
     };
     try {
@@ -321,6 +329,8 @@ class Search {
       return await scoreOn(program, examples, this.ctx.metric, this.ctx.concurrency, {
         onExample, memo: instructions === null ? undefined : { memo: this.memo, config: instructionsKey(instructions) },
         beforeRun: (n) => this.budget.spend(n), exampleTimeout: this.ctx.exampleTimeout,
+        // Validation passes through the batch service; minibatches (and their reflection) stay live.
+        ...(scoring === "validation" && this.ctx.batch ? { batch: this.ctx.batch } : {}),
       });
     } catch (error) {
       if (error instanceof TrialError) Object.assign(error.partial, { data: { ...error.partial.data, scoring, scoredInstructions: instructions } });

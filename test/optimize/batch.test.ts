@@ -1,0 +1,74 @@
+// The optimizers' `batch` option: full-validation passes through the provider's batch service
+// (against the fake provider), minibatches live, the same trials as a live run.
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { LM, MIPROv2, Predict, SimpleOptimizer, ValidationError, configure } from "../../lib/index.js";
+import { ScriptedLM, startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
+import { KEYWORDS, Topic, candidateInstructions, makeExamples, proposals } from "./task.js";
+
+/** Labels the text by its keyword, except that every "tool" text is called "fruit" (so scores are not all 1). */
+function answer(request: FakeRequest): Record<string, unknown> {
+  const text = String(request.messages[request.messages.length - 1]?.content ?? "");
+  const label = Object.keys(KEYWORDS).find((l) => KEYWORDS[l]!.some((k) => text.includes(k))) ?? "animal";
+  return { label: label === "tool" ? "fruit" : label };
+}
+
+let fake: FakeProvider;
+beforeAll(async () => { fake = await startFakeProvider({ defaultReply: answer }); });
+afterAll(() => fake.close());
+
+const lm = () => new LM("openai/gpt-4o-mini", { apiKey: "sk-optimizer-batch-key", baseURL: fake.openaiBaseURL, temperature: 0 });
+const train = makeExamples(30, 11, "t");
+const val = makeExamples(40, 12, "v");
+
+/** What a run did at the provider: live requests, batches and the lines they held. */
+async function atProvider<T>(fn: () => Promise<T>): Promise<{ result: T; live: number; batches: number[] }> {
+  const before = { live: fake.requests.length, batches: fake.batches.length };
+  const result = await fn();
+  return { result, live: fake.requests.length - before.live, batches: fake.batches.slice(before.batches).map((b) => b.customIds.length) };
+}
+
+describe("optimizers with batch", () => {
+  it("MIPROv2: baseline and full evaluations go through batches, minibatches stay live; the trials equal a live run's", async () => {
+    configure((c) => { c.lab = false; });
+    const run = (batch: boolean) => atProvider(async () => {
+      const mipro = new MIPROv2({
+        seed: 3, kDemos: 2, promptModel: new ScriptedLM(proposals(candidateInstructions(1))), progress: false,
+        ...(batch ? { batch: { pollInterval: 0.01 } } : {}),
+      });
+      await mipro.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm(); }), trainingExamples: train, validationExamples: val });
+      return mipro.lastRun!;
+    });
+    const live = await run(false);
+    const batched = await run(true);
+    const scores = (r: typeof live.result) => r.trials.map((t) => [t.kind, t.score]);
+    expect(scores(batched.result)).toEqual(scores(live.result));
+    expect(batched.result.bestTrial).toBe(live.result.bestTrial);
+    const full = batched.result.trials.filter((t) => (t.kind === "baseline" || t.kind === "full") && (t.exampleScores?.length ?? 0) > (t.reused ?? 0));
+    expect(full.length).toBeGreaterThan(1);
+    // One batch per baseline/full evaluation that ran examples (a one-step program: one round each).
+    expect(batched.batches).toHaveLength(full.length);
+    expect(batched.batches.every((n) => n > 0 && n <= 40)).toBe(true);
+    // Everything else (bootstrap, minibatches) stayed live: fewer live requests by exactly the batched lines.
+    expect(live.live - batched.live).toBe(batched.batches.reduce((a, b) => a + b, 0));
+  }, 60000);
+
+  it("SimpleOptimizer: every trial's scoring goes through a batch; no live request; the same trials", async () => {
+    configure((c) => { c.lab = false; });
+    const run = (batch: boolean) => atProvider(async () => {
+      const simple = new SimpleOptimizer({ seed: 5, numTrials: 4, kDemos: 2, instructions: ["Label the text.", "Say which it is."], progress: false, ...(batch ? { batch: { pollInterval: 0.01 } } : {}) });
+      await simple.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm(); }), trainingExamples: train, validationExamples: val });
+      return simple.lastRun!;
+    });
+    const live = await run(false);
+    const batched = await run(true);
+    expect(batched.result.trials.map((t) => t.score)).toEqual(live.result.trials.map((t) => t.score));
+    expect(batched.live).toBe(0);
+    expect(batched.batches.length).toBeGreaterThan(0);
+    expect(batched.batches.reduce((a, b) => a + b, 0)).toBe(live.live);
+  }, 60000);
+
+  it("a bad batch option is refused when the optimizer is built", () => {
+    expect(() => new MIPROv2({ batch: { maxRequestsPerBatch: 1.5 } })).toThrow(ValidationError);
+    expect(() => new SimpleOptimizer({ batch: "on" as never })).toThrow(/batch must be true, false or/);
+  });
+});
