@@ -31,6 +31,8 @@ export interface CallUsage {
   calls: number;
   inputTokens: number;
   outputTokens: number;
+  /** Sent through the provider's batch service: priced at the batch price. */
+  batch?: boolean;
 }
 
 /** The model each predictor of `program` calls: its own, else the innermost enclosing module's, else the configured one. */
@@ -167,7 +169,7 @@ export function totalUsage(parts: readonly CallUsage[]): UsageEstimate {
     lmCalls += p.calls;
     inputTokens += p.inputTokens;
     outputTokens += p.outputTokens;
-    const c = estimateCost(p.lm.provider, p.lm.model, { inputTokens: p.inputTokens, outputTokens: p.outputTokens });
+    const c = estimateCost(p.lm.provider, p.lm.model, { inputTokens: p.inputTokens, outputTokens: p.outputTokens }, { batch: p.batch === true });
     cost = c === null || cost === null ? null : cost + c;
   }
   return { lmCalls: Math.round(lmCalls), inputTokens: Math.round(inputTokens), outputTokens: Math.round(outputTokens), cost };

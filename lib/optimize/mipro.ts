@@ -184,8 +184,13 @@ export class MIPROv2 {
     const P = predictors.length;
     const E = Math.ceil(b.trials / b.fullEvalEvery);
     const demos = Object.fromEntries(predictors.map(([path]) => [path, pool.slice(0, kDemos).map((e) => e.example)]));
-    const runs = b.bootstrapRuns + b.validationSize * (1 + E) + b.trials * b.minibatchSize;
-    const task = programCallUsage({ program: args.moduleInstance, examples: val.map((e) => e.example), calls: P * runs, demos });
+    // With batch, the baseline and full evaluations are priced at the batch price; bootstrap and minibatches live.
+    const batch = this.options.batch !== undefined && this.options.batch !== false;
+    const liveRuns = b.bootstrapRuns + b.trials * b.minibatchSize + (batch ? 0 : b.validationSize * (1 + E));
+    const batchRuns = batch ? b.validationSize * (1 + E) : 0;
+    const usage = (runs: number, inBatch: boolean) => runs === 0 ? [] : programCallUsage({ program: args.moduleInstance, examples: val.map((e) => e.example), calls: P * runs, demos })
+      .map((u) => ({ ...u, batch: inBatch }));
+    const task = [...usage(liveRuns, false), ...usage(batchRuns, true)];
     const promptModel = this.options.promptModel ?? resolveLM(undefined, args.moduleInstance.config.lm);
     const blocks = (n: number) => pool.slice(0, n).map((e) => `Input: ${JSON.stringify(e.example.input)}\nOutput: ${JSON.stringify(e.example.output)}`).join("\n\n");
     const structure = programStructure(args.moduleInstance);

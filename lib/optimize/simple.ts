@@ -119,7 +119,9 @@ export class SimpleOptimizer {
       return [path, fits.length === 0 ? p.demos : fits.map((e) => new FewShotExample({ input: e.example.input, output: e.example.output, id: e.id }))];
     }));
     const trials = programCallUsage({ program: args.moduleInstance, examples, calls: s.numTrials * s.scored.length * perRun, demos });
-    return totalUsage([...baseline, ...trials]);
+    // With batch, every trial's scoring goes through the batch service: all of it at the batch price.
+    const batch = this.options.batch !== undefined && this.options.batch !== false;
+    return totalUsage([...baseline, ...trials].map((u) => ({ ...u, batch })));
   }
 
   /** Checks the arguments and works out the demo pool and the scored examples (no model call). */

@@ -67,6 +67,24 @@ describe("optimizers with batch", () => {
     expect(batched.batches.reduce((a, b) => a + b, 0)).toBe(live.live);
   }, 60000);
 
+  it("estimate prices the batched passes at the batch price: all of SimpleOptimizer's, MIPROv2's validation passes only", async () => {
+    const program = () => new Predict(Topic).configure((c) => { c.lm = lm(); });
+    const args = () => ({ moduleInstance: program(), trainingExamples: train, validationExamples: val });
+    const simple = (batch: boolean) => new SimpleOptimizer({ seed: 5, numTrials: 4, kDemos: 2, ...(batch ? { batch: true } : {}) }).estimate(args());
+    const [sLive, sBatch] = [await simple(false), await simple(true)];
+    expect(sBatch.lmCalls).toBe(sLive.lmCalls);
+    expect(sLive.cost!).toBeGreaterThan(0);
+    expect(sBatch.cost!).toBeCloseTo(sLive.cost! / 2, 12);
+    const promptModel = lm(); // priced (estimate calls no model)
+    const mipro = (batch: boolean) => new MIPROv2({ seed: 3, kDemos: 2, promptModel, ...(batch ? { batch: true } : {}) }).estimate(args());
+    const [mLive, mBatch] = [await mipro(false), await mipro(true)];
+    expect(mBatch.lmCalls).toBe(mLive.lmCalls);
+    expect(mBatch.inputTokens).toBe(mLive.inputTokens);
+    // Cheaper, but not half: the bootstrap and the minibatches stay live.
+    expect(mBatch.cost!).toBeLessThan(mLive.cost!);
+    expect(mBatch.cost!).toBeGreaterThan(mLive.cost! / 2);
+  });
+
   it("a bad batch option is refused when the optimizer is built", () => {
     expect(() => new MIPROv2({ batch: { maxRequestsPerBatch: 1.5 } })).toThrow(ValidationError);
     expect(() => new SimpleOptimizer({ batch: "on" as never })).toThrow(/batch must be true, false or/);
