@@ -221,7 +221,10 @@ export class Evaluation {
         const store = await recordingStore(this.record, this.lab);
         const transport = providerTransport({
           settings, store, runId,
-          onProgress: (p) => Instrumentation.emit("evaluation.batch", { runId, name: this.name, ...p }),
+          onProgress: (p) => {
+            Instrumentation.emit("evaluation.batch", { runId, name: this.name, ...p });
+            bar.batch(`round ${p.round}: ${p.status} ${p.counts.completed}/${p.counts.total}, ${p.counts.failed} failed`);
+          },
         });
         const todo = examples.map((_, i) => i).filter((i) => !have.has(i));
         await runInRounds(todo, (i) => new Promise<ExampleOutcome>((resolve) => {

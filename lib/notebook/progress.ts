@@ -19,6 +19,8 @@ export interface ProgressState {
   finished: boolean;
   /** Why the run failed, when it did. */
   error: string | null;
+  /** While a provider batch runs (Evaluation with `batch`): its status and counts, e.g. "in_progress 120 / 400, 2 failed". */
+  batch?: string | null;
 }
 
 type Payload = Record<string, unknown>;
@@ -42,6 +44,12 @@ function firstScore(p: Payload): number | undefined {
  * Optimizer trials carry no cost: it is summed from `lm.tokens.used` while the run is active.
  */
 export function applyEvent(state: ProgressState, name: string, p: Payload, scoreSum: { sum: number }): void {
+  if (name.endsWith(".batch")) {
+    const counts = (p.counts ?? {}) as Payload;
+    const status = typeof p.status === "string" ? p.status : "?";
+    state.batch = `round ${num(p, "round") ?? 0}: ${status} ${num(counts, "completed") ?? 0} / ${num(counts, "total") ?? 0}, ${num(counts, "failed") ?? 0} failed`;
+    return;
+  }
   if (name.endsWith(".start")) {
     const config = (p.config ?? {}) as Payload;
     state.total = num(p, "total") ?? num(config, "trials", "numTrials") ?? state.total;
@@ -88,7 +96,8 @@ export function progressBundle(s: ProgressState): MimeBundle {
   const counts = s.kind === "optimizer"
     ? `${s.done} ${unit}${s.total ? ` (${s.searched} / ${s.total} search trials)` : ""}`
     : `${s.done}${s.total ? ` / ${s.total}` : ""} ${unit}`;
-  const line = `${s.name} (${status}): ${counts} · ${label} ${formatNumber(s.score)} · failures ${s.failures} · cost $${s.cost.toFixed(4)}`;
+  const line = `${s.name} (${status}): ${counts} · ${label} ${formatNumber(s.score)} · failures ${s.failures} · cost $${s.cost.toFixed(4)}` +
+    (s.batch && !s.finished ? ` · batch ${s.batch}` : "");
   const bar =
     `<div style="width:320px;height:10px;background:#eee;border-radius:3px;overflow:hidden">` +
     `<div style="width:${(share * 100).toFixed(1)}%;height:100%;background:${s.failures ? "#e4a11b" : "#4c78a8"}"></div></div>`;
@@ -140,7 +149,7 @@ export function watchProgress(): () => void {
     for (const run of runs.values()) if (run.state.kind === "optimizer") run.state.cost += cost;
   };
   const offs = [
-    Instrumentation.subscribe(/^evaluation\.(start|example|end)$/, onEvent),
+    Instrumentation.subscribe(/^evaluation\.(start|example|batch|end)$/, onEvent),
     Instrumentation.subscribe(/^optimizer\.(start|trial|end)$/, onEvent),
     Instrumentation.subscribe("lm.tokens.used", onTokens),
   ];

@@ -125,6 +125,29 @@ describe("Evaluation with batch", () => {
     expect(lab.batches(run.id).map((b) => b.status)).toEqual(["failed"]);
   });
 
+  it("progress: each poll emits evaluation.batch with the batch's counts, and the notebook display shows them without counting examples", async () => {
+    const { applyEvent, progressBundle } = await import("../../lib/notebook/progress.js");
+    const { Instrumentation } = await import("../../lib/instrument/bus.js");
+    fake.batch({ polls: 2 });
+    const seen: Record<string, unknown>[] = [];
+    const state = { kind: "evaluation" as const, name: "e", done: 0, total: 6, searched: 0, score: null, failures: 0, cost: 0, finished: false, error: null };
+    const sum = { sum: 0 };
+    const off = Instrumentation.subscribe("evaluation.batch", (e) => {
+      seen.push(e.payload as Record<string, unknown>);
+      applyEvent(state, e.name, e.payload as Record<string, unknown>, sum);
+    });
+    try {
+      await new Evaluation({ lab: null, batch: fast, progress: false }).evaluate({ moduleInstance: new Predict(Upper).configure((c) => { c.lm = lm(); }), testExamples: shoutExamples });
+    } finally {
+      off();
+    }
+    expect(seen.map((p) => p.status)).toEqual(["in_progress", "in_progress", "completed"]);
+    expect(seen.every((p) => (p.counts as { total: number }).total === 6 && p.round === 0)).toBe(true);
+    // The display folded three polls: no example counted, the last status shown.
+    expect(state.done).toBe(0);
+    expect(progressBundle(state)["text/plain"]).toContain("· batch round 0: completed 6 / 6, 0 failed");
+  });
+
   it("Ollama has no batch service: a ConfigurationError saying what to do instead", async () => {
     const program = new Predict(Upper).configure((c) => { c.lm = new LM("ollama/llama3.2", { baseURL: fake.url }); });
     const error = await new Evaluation({ lab: null, batch: true, progress: false }).evaluate({ moduleInstance: program, testExamples: shoutExamples }).catch((e: unknown) => e);
