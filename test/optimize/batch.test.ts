@@ -1,7 +1,7 @@
 // The optimizers' `batch` option: full-validation passes through the provider's batch service
 // (against the fake provider), minibatches live, the same trials as a live run.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { LM, MIPROv2, Predict, SimpleOptimizer, ValidationError, configure } from "../../lib/index.js";
+import { GEPA, LM, MIPROv2, Predict, SimpleOptimizer, ValidationError, configure } from "../../lib/index.js";
 import { ScriptedLM, startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
 import { KEYWORDS, Topic, candidateInstructions, makeExamples, proposals } from "./task.js";
 
@@ -65,6 +65,27 @@ describe("optimizers with batch", () => {
     expect(batched.live).toBe(0);
     expect(batched.batches.length).toBeGreaterThan(0);
     expect(batched.batches.reduce((a, b) => a + b, 0)).toBe(live.live);
+  }, 60000);
+
+  it("GEPA: validation passes go through batches, minibatches and reflection stay live; the same trials as live", async () => {
+    configure((c) => { c.lab = false; });
+    const metric = (ex: { output: Record<string, unknown> }, p: Record<string, unknown>) => (ex.output.label === p.label ? 1 : 0);
+    const run = (batch: boolean) => atProvider(async () => {
+      const gepa = new GEPA({
+        metric, maxMetricCalls: 120, seed: 2, useMerge: false, progress: false,
+        reflectionLM: new ScriptedLM(() => ({ newInstruction: "Label the text as animal, fruit or tool." })),
+        ...(batch ? { batch: { pollInterval: 0.01 } } : {}),
+      });
+      await gepa.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm(); }), trainingExamples: train, validationExamples: val.slice(0, 12) });
+      return gepa.lastRun!;
+    });
+    const live = await run(false);
+    const batched = await run(true);
+    expect(batched.result.trials.map((t) => [t.kind, t.score])).toEqual(live.result.trials.map((t) => [t.kind, t.score]));
+    expect(batched.batches.length).toBeGreaterThan(0);
+    expect(batched.batches.every((n) => n <= 12)).toBe(true);
+    expect(live.live - batched.live).toBe(batched.batches.reduce((a, b) => a + b, 0));
+    expect(batched.live).toBeGreaterThan(0); // the minibatches
   }, 60000);
 
   it("estimate prices the batched passes at the batch price: all of SimpleOptimizer's, MIPROv2's validation passes only", async () => {
