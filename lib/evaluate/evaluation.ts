@@ -152,16 +152,20 @@ export class Evaluation {
     let done = 0, failures = 0, scoreSum = 0, cost = 0, inputTokens = 0, outputTokens = 0;
     let callbackError: { error: unknown } | undefined;
 
-    const finished = (outcome: ExampleOutcome): void => {
-      const { row } = outcome;
+    /** Counts a finished row into the running totals (a resumed run's kept rows too). */
+    const tally = (row: EvaluationRow, rowFeedback: Record<string, string>): void => {
       rows[row.index] = row;
-      feedback[row.index] = outcome.feedback;
+      feedback[row.index] = rowFeedback;
       done++;
       if (row.error !== null) failures++;
       scoreSum += row.scores[metricNames[0]!] ?? 0;
       cost += row.cost;
       inputTokens += row.inputTokens;
       outputTokens += row.outputTokens;
+    };
+    const finished = (outcome: ExampleOutcome): void => {
+      const { row } = outcome;
+      tally(row, outcome.feedback);
       recorder.example(row);
       const score = scoreSum / done;
       Instrumentation.emit("evaluation.example", {
@@ -192,14 +196,7 @@ export class Evaluation {
       const have = new Set<number>();
       for (const row of kept) {
         have.add(row.index);
-        rows[row.index] = row;
-        feedback[row.index] = {};
-        done++;
-        if (row.error !== null) failures++;
-        scoreSum += row.scores[metricNames[0]!] ?? 0;
-        cost += row.cost;
-        inputTokens += row.inputTokens;
-        outputTokens += row.outputTokens;
+        tally(row, {});
       }
       remaining -= have.size;
       if (remaining === 0) allDone();
