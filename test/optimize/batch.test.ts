@@ -88,7 +88,7 @@ describe("optimizers with batch", () => {
     expect(batched.live).toBeGreaterThan(0); // the minibatches
   }, 60000);
 
-  it("estimate prices the batched passes at the batch price: all of SimpleOptimizer's, MIPROv2's validation passes only", async () => {
+  it("estimate prices the batched passes at the batch price: all of SimpleOptimizer's, MIPROv2's and GEPA's validation passes only", async () => {
     const program = () => new Predict(Topic).configure((c) => { c.lm = lm(); });
     const args = () => ({ moduleInstance: program(), trainingExamples: train, validationExamples: val });
     const simple = (batch: boolean) => new SimpleOptimizer({ seed: 5, numTrials: 4, kDemos: 2, ...(batch ? { batch: true } : {}) }).estimate(args());
@@ -104,6 +104,12 @@ describe("optimizers with batch", () => {
     // Cheaper, but not half: the bootstrap and the minibatches stay live.
     expect(mBatch.cost!).toBeLessThan(mLive.cost!);
     expect(mBatch.cost!).toBeGreaterThan(mLive.cost! / 2);
+    // GEPA: its validation passes at the batch price; minibatches and reflection live.
+    const gepa = (batch: boolean) => new GEPA({ maxMetricCalls: 120, reflectionLM: lm(), ...(batch ? { batch: true } : {}) }).estimate({ ...args(), validationExamples: val.slice(0, 12) });
+    const [gLive, gBatch] = [gepa(false), gepa(true)];
+    expect(gBatch.lmCalls).toBe(gLive.lmCalls);
+    expect(gBatch.cost!).toBeLessThan(gLive.cost!);
+    expect(gBatch.cost!).toBeGreaterThan(gLive.cost! / 2);
   });
 
   it("a bad batch option is refused when the optimizer is built", () => {

@@ -201,8 +201,11 @@ export class GEPA {
     const reflections = Math.max(0, Math.floor(((s.budget - V) * P) / (V + 2 * b * P)));
     const trainCalls = Math.min(s.budget - V, 2 * b * reflections);
     const program = args.moduleInstance;
+    // With batch, the program calls on validation examples are priced at the batch price (the merges'
+    // validation subsamples, which run live, are counted with them: an estimate errs a little low there).
+    const batch = this.options.batch !== undefined && this.options.batch !== false;
     const parts: CallUsage[] = [
-      ...programCallUsage({ program, examples: s.val.map((e) => e.example), calls: C * (s.budget - trainCalls) }),
+      ...programCallUsage({ program, examples: s.val.map((e) => e.example), calls: C * (s.budget - trainCalls) }).map((u) => ({ ...u, batch })),
       ...programCallUsage({ program, examples: s.train.map((e) => e.example), calls: C * trainCalls }),
     ];
     if (reflections > 0) {
