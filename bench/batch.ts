@@ -14,24 +14,16 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { z } from "zod";
-import { Evaluation, FewShotExample, LabStore, LM, Predict, Signature } from "../lib/index.js";
+import { Evaluation, FewShotExample, LabStore, LM, Predict } from "../lib/index.js";
 import { startFakeProvider } from "../lib/testing/index.js";
 import { intFromEnv } from "./env.js";
+import { Classify, LABELS, labelFor } from "./review-task.js";
 
 const EXAMPLES = intFromEnv("BENCH_BATCH_EXAMPLES", 20_000);
 const RATE = intFromEnv("BENCH_RATE", 500);
 const BURST = intFromEnv("BENCH_BURST", 50);
 const self = fileURLToPath(import.meta.url);
 
-const Classify = Signature.define({
-  name: "Classify",
-  description: "Classify the sentiment of a product review.",
-  input: { review: z.string() },
-  output: { sentiment: z.enum(["positive", "negative", "neutral"]) },
-});
-const LABELS = ["positive", "negative", "neutral"] as const;
-const label = (text: string) => LABELS[Number(/#(\d+)/.exec(text)?.[1] ?? 0) % 3]!;
 
 interface Measured { mode: string; examples: number; wallMs: number; peakRssMB: number; storeBytesPerExample: number; accuracy: number; failures: number }
 
@@ -63,7 +55,7 @@ const role = process.env.BENCH_BATCH_ROLE;
 if (role === "fake") {
   // The fake provider, alone in its process: it keeps every batch line in memory.
   const fake = await startFakeProvider({
-    defaultReply: (request) => ({ sentiment: label(String(request.messages[request.messages.length - 1]?.content ?? "")) }),
+    defaultReply: (request) => ({ sentiment: labelFor(String(request.messages[request.messages.length - 1]?.content ?? "")) }),
     rateLimit: { requestsPerSecond: RATE, burst: BURST },
   });
   process.send!({ url: fake.openaiBaseURL });

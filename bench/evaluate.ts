@@ -13,11 +13,11 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { z } from "zod";
-import { Evaluation, FewShotExample, LabStore, LM, Predict, Signature } from "../lib/index.js";
+import { Evaluation, FewShotExample, LabStore, LM, Predict } from "../lib/index.js";
 import type { EvaluationRow } from "../lib/index.js";
 import { ScriptedLM, startFakeProvider } from "../lib/testing/index.js";
 import { intFromEnv } from "./env.js";
+import { Classify, LABELS, labelFor } from "./review-task.js";
 
 const LATENCY_MS = intFromEnv("BENCH_LATENCY_MS", 50);
 const CONCURRENCY = intFromEnv("BENCH_CONCURRENCY", 8);
@@ -29,13 +29,6 @@ const STORE_ROWS = intFromEnv("BENCH_STORE_ROWS", 5000);
 /** What the fake provider takes to answer an admitted request (ms). */
 const PROVIDER_LATENCY_MS = 20;
 
-const Classify = Signature.define({
-  name: "Classify",
-  description: "Classify the sentiment of a product review.",
-  input: { review: z.string() },
-  output: { sentiment: z.enum(["positive", "negative", "neutral"]) },
-});
-const LABELS = ["positive", "negative", "neutral"] as const;
 
 function examples(count: number): FewShotExample[] {
   return Array.from({ length: count }, (_, i) => new FewShotExample({
@@ -44,9 +37,6 @@ function examples(count: number): FewShotExample[] {
   }));
 }
 
-function labelFor(text: string): string {
-  return LABELS[Number(/#(\d+)/.exec(text)?.[1] ?? 0) % 3]!;
-}
 
 // ---------------------------------------------------------------------------------------------
 // (a) fixed latency

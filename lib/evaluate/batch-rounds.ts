@@ -86,7 +86,9 @@ export async function runInRounds<T, R>(
     const byLM = new Map<string, CollectedRequest[]>();
     for (const request of collected.values()) {
       const lm = `${request.lm.provider}/${request.lm.model} @ ${request.lm.endpoint}`;
-      byLM.set(lm, [...(byLM.get(lm) ?? []), request]);
+      const group = byLM.get(lm);
+      if (group === undefined) byLM.set(lm, [request]);
+      else group.push(request);
     }
     for (const [lm, requests] of byLM) {
       const got = await transport.send(requests, { round });

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { compare } from "../evaluate/compare.js";
@@ -148,12 +148,6 @@ export async function runAndReport(file: string | LoadedExperiment, options: Run
   const versions = run.models.filter((m) => m.registryVersion !== null).map((m) => `v${m.registryVersion}`);
   log(`wrote ${join(dir, "report.md")} and results.json` + (versions.length > 0 ? `; registry "${loaded.definition.name}" ${versions.join(", ")}` : "") + `; provider calls: ${run.providerCalls}`);
   return { dir, results, model: first.choice, run, providerCalls: run.providerCalls, registryVersion: first.registryVersion, chartProblems: charts.problems };
-}
-
-/** The names of the bundled experiment files present in the package (for messages and help). */
-export function bundledExperimentFiles(): string[] {
-  const folder = join(packageRoot(), "experiments");
-  return existsSync(folder) ? readdirSync(folder).filter((f) => f.endsWith(".ts")).map((f) => f.replace(/\.ts$/, "")) : [];
 }
 
 function resultsOf(run: ExperimentRun): ReproduceResults {

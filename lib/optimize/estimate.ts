@@ -6,7 +6,7 @@ import { Module } from "../module.js";
 import { Predict } from "../predict/predict.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { SignatureClass } from "../signature/signature.js";
-import { writeReply } from "../testing/reply.js";
+import { estimatedUsage, writeReply } from "../testing/reply.js";
 
 /** What an optimizer run is expected to cost, worked out without calling any model. */
 export interface UsageEstimate {
@@ -15,14 +15,6 @@ export interface UsageEstimate {
   outputTokens: number;
   /** USD; null when a model involved has no known price (`lib/lm/prices.ts`). */
   cost: number | null;
-}
-
-/**
- * Tokens in a text: about four characters a token, the usual estimate for English text, and the one
- * the test doubles (`ScriptedLM`, `SimulatedLM`) report as usage, so estimates and their runs agree.
- */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
 }
 
 /** Token counts of LM calls made with one model (the unit costs are priced in). */
@@ -93,7 +85,7 @@ export function predictCallTokens(predictor: Predict, lm: LanguageModel, values:
   } catch {
     content = JSON.stringify(reply);
   }
-  return { inputTokens: messages.reduce((n, m) => n + estimateTokens(m.content), 0), outputTokens: estimateTokens(content) };
+  return estimatedUsage(messages, content);
 }
 
 /**

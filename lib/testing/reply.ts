@@ -2,8 +2,13 @@ import { encode } from "@toon-format/toon";
 import type { ChatMessage, DataFormat, LMResponse } from "../lm/types.js";
 
 /** Roughly four characters a token, the usual estimate for English text. */
-function estimateTokens(text: string): number {
+export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
+}
+
+/** Token usage of a call estimated from its messages and reply text (the test doubles and `estimate()` agree on it). */
+export function estimatedUsage(messages: readonly { content: string }[], content: string): { inputTokens: number; outputTokens: number } {
+  return { inputTokens: messages.reduce((n, m) => n + estimateTokens(m.content), 0), outputTokens: estimateTokens(content) };
 }
 
 /**
@@ -18,10 +23,9 @@ export function writeReply(values: Record<string, unknown>, native: boolean, dat
 
 /** A response with token usage estimated from the messages and the reply text; it costs nothing. */
 export function estimatedResponse(messages: readonly ChatMessage[], content: string, provider: string, model: string): LMResponse {
-  const prompt = messages.reduce((n, m) => n + estimateTokens(m.content), 0);
   return {
     content,
-    usage: { inputTokens: prompt, outputTokens: estimateTokens(content) },
+    usage: estimatedUsage(messages, content),
     provider,
     model,
     estimatedCost: 0,

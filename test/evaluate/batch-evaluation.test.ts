@@ -4,35 +4,16 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
-import { ConfigurationError, Evaluation, FewShotExample, LabStore, LM, LMError, Module, Predict, Signature, resetConfiguration } from "../../lib/index.js";
+import { ConfigurationError, Evaluation, FewShotExample, LabStore, LM, LMError, Predict, resetConfiguration } from "../../lib/index.js";
 import type { EvaluationRun } from "../../lib/index.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
+import { ShoutAndCount, Upper, answerFor } from "./batch-task.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-batch-eval-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => resetConfiguration());
 
-const Upper = Signature.define({ name: "Upper", description: "Shout the word.", input: { word: z.string() }, output: { loud: z.string() } });
-const Count = Signature.define({ name: "Count", description: "Count the letters.", input: { loud: z.string() }, output: { letters: z.number() } });
-
-class ShoutAndCount extends Module<{ word: string }, { loud: string; letters: number }> {
-  shout = new Predict(Upper);
-  count = new Predict(Count);
-  async forward(inputs: { word: string }) {
-    const { loud } = await this.shout.call(inputs);
-    const { letters } = await this.count.call({ loud });
-    return { loud, letters };
-  }
-}
-
-/** Answers as a model would from the last user message: the word shouted, or the letters counted. */
-function answer(request: FakeRequest): Record<string, unknown> {
-  const last = String(request.messages[request.messages.length - 1]?.content ?? "");
-  const word = /"word":\s*"([^"]+)"/.exec(last)?.[1];
-  if (word !== undefined) return { loud: word.toUpperCase() };
-  return { letters: /"loud":\s*"([^"]+)"/.exec(last)?.[1]?.length ?? 0 };
-}
+const answer = (request: FakeRequest) => answerFor(String(request.messages[request.messages.length - 1]?.content ?? ""));
 
 const words = ["ant", "bee", "yak", "dog", "eel", "fox"];
 const shoutExamples = words.map((w, i) => new FewShotExample({ id: `w${i}`, input: { word: w }, output: { loud: w.toUpperCase() } }));

@@ -2,28 +2,15 @@ import { afterAll, describe, expect, it } from "@jest/globals";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
-import { LM, Module, Predict, Signature, estimateCost } from "../../lib/index.js";
+import { LM, Predict, estimateCost } from "../../lib/index.js";
 import { runInRounds, type BatchTransport } from "../../lib/evaluate/batch-rounds.js";
 import { Instrumentation } from "../../lib/instrument/bus.js";
 import type { BatchAnswer, CollectedRequest } from "../../lib/lm/batch-scope.js";
+import { ShoutAndCount, Upper, answerFor } from "./batch-task.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-rounds-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const Upper = Signature.define({ name: "Upper", description: "Shout the word.", input: { word: z.string() }, output: { loud: z.string() } });
-const Count = Signature.define({ name: "Count", description: "Count the letters.", input: { loud: z.string() }, output: { letters: z.number() } });
-
-/** Two steps: the second reads the first's answer, so its request exists only once the first is answered. */
-class ShoutAndCount extends Module<{ word: string }, { loud: string; letters: number }> {
-  shout = new Predict(Upper);
-  count = new Predict(Count);
-  async forward(inputs: { word: string }) {
-    const { loud } = await this.shout.call(inputs);
-    const { letters } = await this.count.call({ loud });
-    return { loud, letters };
-  }
-}
 
 /** Nothing listens there: a call that reached the network would fail, so every reply must come from a batch or the cache. */
 const lm = (cachePath?: string) => new LM("openai/gpt-4o-mini", {
@@ -45,9 +32,7 @@ function transport(options: { failOnce?: (r: CollectedRequest) => boolean; failA
           answers.set(r.key, { ok: false, error: "request expired inside the batch" });
           continue;
         }
-        const word = /"word":\s*"([^"]+)"/.exec(last)?.[1];
-        const loud = /"loud":\s*"([^"]+)"/.exec(last)?.[1];
-        const content = word !== undefined ? JSON.stringify({ loud: word.toUpperCase() }) : JSON.stringify({ letters: loud?.length ?? 0 });
+        const content = JSON.stringify(answerFor(last));
         answers.set(r.key, { ok: true, reply: { content, usage: { inputTokens: 1000, outputTokens: 100 }, finishReason: "stop" } });
       }
       return answers;

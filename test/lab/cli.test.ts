@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LM, LabStore, Registry } from "../../lib/index.js";
-import { runBuiltCli } from "../helpers/cli.js";
+import { offline, runBuiltCli } from "../helpers/cli.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { holdWriteLock } from "../store/lock-holder.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
@@ -16,8 +16,6 @@ afterAll(() => {
 });
 afterEach(() => LM.resetConfiguration());
 
-// Nothing may answer as Ollama or as TYPELM_LM, so the stand-in is what runs unless --lm is given.
-const offline: NodeJS.ProcessEnv = { ...process.env, TYPELM_LM: "", OLLAMA_HOST: "http://127.0.0.1:9" };
 
 /** The built command line in a child process: experiment files import "typelm" from dist/, as in a user's project. */
 async function cli(args: string[], cwd: string, env: NodeJS.ProcessEnv = offline) {

@@ -1,23 +1,15 @@
-import { afterAll, afterEach, describe, expect, it } from "@jest/globals";
+import { afterAll, describe, expect, it } from "@jest/globals";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LM } from "../../lib/index.js";
 import type { ModelChoice } from "../../lib/lab/model-choice.js";
 import { renderReport } from "../../lib/lab/report-md.js";
 import type { ComparisonResult, ReproduceResults } from "../../lib/lab/reproduce.js";
 import { runBuiltCli } from "../helpers/cli.js";
-import { closeStoreSync } from "../../lib/store/db.js";
 
+// The reproductions run in child processes (the built CLI): nothing here opens a store or configures an LM.
 const dir = mkdtempSync(join(tmpdir(), "typelm-stats-"));
-const opened: string[] = [];
-afterAll(() => {
-  for (const path of opened) closeStoreSync(path);
-  rmSync(dir, { recursive: true, force: true });
-});
-afterEach(() => LM.resetConfiguration());
-
-const offline: NodeJS.ProcessEnv = { ...process.env, TYPELM_LM: "", OLLAMA_HOST: "http://127.0.0.1:9" };
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const model = { id: "openai/gpt-4o-mini", source: "--lm", standIn: false, description: "openai/gpt-4o-mini (from --lm, temperature 0)" } as ModelChoice;
 
 function render(results: ReproduceResults): string {
@@ -73,7 +65,6 @@ describe("report.md statistics", () => {
 describe("typelm reproduce writes the statistics", () => {
   async function run(experiment: string, limit: number, folder = `${experiment}-${limit}`) {
     const cwd = join(dir, folder);
-    opened.push(join(cwd, ".typelm/lab.sqlite"));
     mkdirSync(cwd, { recursive: true });
     // The built command line: the bundled experiment files import "typelm" from dist/.
     const outcome = await runBuiltCli(["reproduce", experiment, "--limit", String(limit)], cwd);
