@@ -1,24 +1,16 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ConfigurationError } from "./errors.js";
 import type { LanguageModel } from "./lm/types.js";
-import type { CacheOptions } from "./lm/cache.js";
+import type { CacheOptions } from "./lm/types.js";
 import { Strategy, type StrategyInterface } from "./strategy/strategy.js";
-import { applySubscribers } from "./instrument/subscribers.js";
+import { applySubscribers, type InstrumentationConfig } from "./instrument/subscribers.js";
+import type { LoggerConfig } from "./instrument/logger.js";
 
-export type LogLevel = "debug" | "info" | "warn" | "error";
-
-export interface InstrumentationConfig {
-  enabled: boolean;
-  /** Built-in subscribers to switch on: "logger", "otel", "langfuse", "newrelic". */
-  subscribers: string[];
-}
-
-export interface LoggerConfig {
-  level: LogLevel;
-  formatter: "json" | "text";
-  /** Where log lines go; standard error by default. */
-  output: ((line: string) => void) | undefined;
-}
+// Configuration flows one way: this module hands lower layers what they need (the subscribers get
+// their settings as an argument, the store and the LM cache get a path) and nothing it imports
+// imports it back.
+export type { InstrumentationConfig } from "./instrument/subscribers.js";
+export type { LoggerConfig, LogLevel } from "./instrument/logger.js";
 
 export interface GlobalConfig {
   lm: LanguageModel | undefined;
@@ -43,6 +35,18 @@ function defaults(): GlobalConfig {
 }
 
 export const globalConfig: GlobalConfig = defaults();
+
+/** Where the lab's SQLite file lives unless a path is given (relative to the working directory). */
+const DEFAULT_STORE_PATH = ".typelm/lab.sqlite";
+
+/**
+ * The file the lab store, the registry and the LM cache (`cache: true`) use when given no path:
+ * `configure((c) => { c.lab = { path } })`, else `.typelm/lab.sqlite`. Read at call time.
+ */
+export function configuredStorePath(): string {
+  const lab = globalConfig.lab;
+  return (typeof lab === "object" && lab !== null ? lab.path : undefined) ?? DEFAULT_STORE_PATH;
+}
 
 /** Sets typelm's global configuration. */
 export function configure(fn: (config: GlobalConfig) => void): void {

@@ -1,4 +1,14 @@
-import type { LoggerConfig, LogLevel } from "../config.js";
+/** Severity of a log line. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** The `logger` subscriber's settings (`c.logger`). */
+export interface LoggerConfig {
+  level: LogLevel;
+  formatter: "json" | "text";
+  /** Where log lines go; standard error by default. */
+  output: ((line: string) => void) | undefined;
+}
+
 import type { TypelmEvent } from "./bus.js";
 
 const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };

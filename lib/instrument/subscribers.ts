@@ -1,10 +1,22 @@
-import type { GlobalConfig } from "../config.js";
 import { ConfigurationError } from "../errors.js";
 import { Instrumentation, type TypelmEvent } from "./bus.js";
-import { createLoggerListener } from "./logger.js";
+import { createLoggerListener, type LoggerConfig } from "./logger.js";
 import { langfuseSubscriber, newRelicSubscriber, otelSubscriber } from "./vendors.js";
 
-type Factory = (config: GlobalConfig) => (event: TypelmEvent) => void;
+/** `c.instrumentation`: whether the built-in subscribers run, and which. */
+export interface InstrumentationConfig {
+  enabled: boolean;
+  /** Built-in subscribers to switch on: "logger", "otel", "langfuse", "newrelic". */
+  subscribers: string[];
+}
+
+/** The part of the global configuration the built-in subscribers read, handed to them by `configure`. */
+export interface SubscriberSettings {
+  instrumentation: InstrumentationConfig;
+  logger: LoggerConfig;
+}
+
+type Factory = (config: SubscriberSettings) => (event: TypelmEvent) => void;
 
 /** Built-in subscribers that are currently attached, by name, with their unsubscribe function. */
 const attached = new Map<string, () => void>();
@@ -21,7 +33,7 @@ const factories = new Map<string, Factory>([
  * first, so a missing credential or unknown name throws (ConfigurationError) with the previous
  * subscribers still attached.
  */
-export function applySubscribers(config: GlobalConfig): void {
+export function applySubscribers(config: SubscriberSettings): void {
   const wanted = new Set(config.instrumentation.enabled ? config.instrumentation.subscribers : []);
   const built: [string, (event: TypelmEvent) => void][] = [];
   for (const name of wanted) {

@@ -2,17 +2,11 @@ import { createHash } from "node:crypto";
 import { canonicalJson } from "../canonical-json.js";
 import { shownUrl } from "../instrument/redact.js";
 import { resolve } from "node:path";
-import { configuredStorePath, openStore } from "../store/db.js";
+import { openStore } from "../store/db.js";
 import { LMCacheTable } from "../store/lm-cache.js";
-import type { ChatMessage, JsonSchema, TokenUsage } from "./types.js";
+import type { CacheOptions, ChatMessage, JsonSchema, TokenUsage } from "./types.js";
 
-/** `cache: true` uses the lab store file (`c.lab.path`, else .typelm/lab.sqlite); `{ path }` another file (or ":memory:"). */
-export interface CacheOptions {
-  /** SQLite file; default `.typelm/lab.sqlite` in the working directory. */
-  path?: string;
-  /** Replies kept in the in-memory LRU in front of the file; default 1000. */
-  maxEntries?: number;
-}
+export type { CacheOptions } from "./types.js";
 
 /** Everything that decides a reply, and nothing else: never the API key or headers. */
 export interface CacheKeyParts {
@@ -115,8 +109,9 @@ export class ResponseCache {
   readonly #scope: string;
   #table: Promise<LMCacheTable> | undefined;
 
-  constructor(options: CacheOptions = {}) {
-    this.path = options.path ?? configuredStorePath();
+  /** `path` is resolved by the caller (the LM reads the configured store path), so this layer reads no configuration. */
+  constructor(options: CacheOptions & { path: string }) {
+    this.path = options.path;
     this.#maxEntries = options.maxEntries ?? 1000;
     this.#scope = this.path === ":memory:" ? `:memory:${++memoryStores}` : resolve(this.path);
   }

@@ -1,4 +1,4 @@
-import { globalConfig } from "../config.js";
+import { configuredStorePath, globalConfig } from "../config.js";
 import { ConfigurationError, LMError } from "../errors.js";
 import { redactString, registerSecret, shownUrl } from "../instrument/redact.js";
 import { BaseLM, type BaseLMOptions } from "./base.js";
@@ -11,6 +11,7 @@ import { PROVIDERS, type Provider, type ProviderDefinition, type ProviderReply }
 import { withRetry } from "./retry.js";
 import type { LMRequest, LMResponse } from "./types.js";
 
+/** Options of `new LM(id, options)`: key, server, response cache, and the prompt and sampling settings every LM has. */
 export interface LMOptions extends BaseLMOptions {
   /** Read from `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` when omitted; Ollama needs none. */
   apiKey?: string;
@@ -91,7 +92,8 @@ export class LM extends BaseLM {
     const setting = this.#cacheOption ?? globalConfig.cache;
     if (!setting) return undefined;
     if (this.#cache === undefined || this.#cacheSetting !== setting) {
-      this.#cache = new ResponseCache(setting === true ? {} : setting);
+      const options = setting === true ? {} : setting;
+      this.#cache = new ResponseCache({ ...options, path: options.path ?? configuredStorePath() });
       this.#cacheSetting = setting;
     }
     return this.#cache;
@@ -116,6 +118,11 @@ export class LM extends BaseLM {
     });
   }
 
+  /**
+   * One call. Inside a batch round: the reply a batch brought, else the response cache, else the
+   * request waits for the next batch. Otherwise: the response cache when it is on, else the provider,
+   * under the retry and timeout policy.
+   */
   protected async complete(request: LMRequest): Promise<LMResponse> {
     const { provider, model } = this;
     const temperature = request.temperature ?? this.temperature;

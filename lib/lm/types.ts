@@ -4,6 +4,14 @@ import type { ChatMessage, DataFormat, SchemaFormat } from "../prompt/formats.js
 // The prompt layer defines messages and formats; the LM layer sends them.
 export type { ChatMessage, DataFormat, Role, SchemaFormat } from "../prompt/formats.js";
 
+/** `cache: true` uses the lab store file (`c.lab.path`, else .typelm/lab.sqlite); `{ path }` another file (or ":memory:"). */
+export interface CacheOptions {
+  /** SQLite file; default `.typelm/lab.sqlite` in the working directory. */
+  path?: string;
+  /** Replies kept in the in-memory LRU in front of the file; default 1000. */
+  maxEntries?: number;
+}
+
 /** A JSON Schema document (plain object). */
 export type JsonSchema = Record<string, unknown>;
 
@@ -29,6 +37,7 @@ export interface LMRequest {
   rolloutId?: string | number;
 }
 
+/** Tokens of one model call as the provider counted them (an estimate for the test doubles). */
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
@@ -66,5 +75,6 @@ export interface LanguageModel extends LMSettings {
   readonly id: string;
   /** Whether this provider/model can produce native structured output for `responseSchema`. */
   supportsStructuredOutputs(): boolean;
+  /** Sends one request (messages, optional response schema and sampling) and resolves with the reply, its usage and estimated cost. */
   chat(request: LMRequest): Promise<LMResponse>;
 }

@@ -2,7 +2,6 @@ import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import type { Database } from "better-sqlite3";
-import { globalConfig } from "../config.js";
 import { ConfigurationError } from "../errors.js";
 import { STORE_MIGRATIONS } from "./migrations.js";
 import type { Migration } from "./migrations.js";
@@ -10,18 +9,6 @@ import type { Migration } from "./migrations.js";
 export type { Database } from "better-sqlite3";
 export type { Migration } from "./migrations.js";
 export { STORE_MIGRATIONS } from "./migrations.js";
-
-/** Where the lab's SQLite file lives unless a path is given (relative to the working directory). */
-const DEFAULT_STORE_PATH = ".typelm/lab.sqlite";
-
-/**
- * The file the lab store, the registry and the LM cache (`cache: true`) use when given no path:
- * `configure((c) => { c.lab = { path } })`, else `DEFAULT_STORE_PATH`. Read at call time.
- */
-export function configuredStorePath(): string {
-  const lab = globalConfig.lab;
-  return (typeof lab === "object" && lab !== null ? lab.path : undefined) ?? DEFAULT_STORE_PATH;
-}
 
 /** How long a write waits for another process's lock before it fails (ms). */
 const BUSY_TIMEOUT_MS = 5000;
@@ -34,7 +21,7 @@ const open = new Map<string, Database>();
  * migrations, synchronously. better-sqlite3 is loaded on first use, so importing typelm never loads
  * a native module. `":memory:"` gives a private in-memory database (not shared between calls).
  */
-export function openStoreSync(path: string = DEFAULT_STORE_PATH): Database {
+export function openStoreSync(path: string): Database {
   if (path === ":memory:") return connect(path);
   const absolute = resolve(path);
   let db = open.get(absolute);
@@ -45,7 +32,7 @@ export function openStoreSync(path: string = DEFAULT_STORE_PATH): Database {
 }
 
 /** `openStoreSync` for asynchronous callers (the LM cache): a failure is a rejected promise. */
-export function openStore(path: string = DEFAULT_STORE_PATH): Promise<Database> {
+export function openStore(path: string): Promise<Database> {
   return new Promise((done) => done(openStoreSync(path)));
 }
 
@@ -115,7 +102,7 @@ const HINTS: [string, string][] = [
 ];
 
 /** Closes the connection to `path` (for tests and clean shutdown); every user of the file loses it. */
-export function closeStoreSync(path: string = DEFAULT_STORE_PATH): void {
+export function closeStoreSync(path: string): void {
   const absolute = resolve(path);
   const db = open.get(absolute);
   if (db === undefined) return;
@@ -123,6 +110,6 @@ export function closeStoreSync(path: string = DEFAULT_STORE_PATH): void {
   db.close();
 }
 
-export async function closeStore(path: string = DEFAULT_STORE_PATH): Promise<void> {
+export async function closeStore(path: string): Promise<void> {
   closeStoreSync(path);
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import type { Statement } from "better-sqlite3";
-import { globalConfig } from "../config.js";
+import { configuredStorePath, globalConfig } from "../config.js";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { isPlainObject } from "../plain-object.js";
 import { redactedJson, redactError } from "../instrument/redact.js";
-import { configuredStorePath, openStoreSync, storeError } from "./db.js";
+import { openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";
 import type {
   EvaluationRow, ExampleScore, LabRun, RunKind, RunStatus, RunSummary, Trial,
@@ -23,6 +23,7 @@ export interface RunFilter {
   limit?: number;
 }
 
+/** What `lab.startRun` takes: the run's kind, name and the options it was started with. */
 export interface StartRun {
   kind: RunKind;
   name: string;
@@ -30,6 +31,7 @@ export interface StartRun {
   config?: Record<string, unknown>;
 }
 
+/** What `lab.finishRun` takes: the final status, score, summary, error and (for optimizations) the best trial. */
 export interface FinishRun {
   status: Exclude<RunStatus, "running">;
   score?: number | null;
@@ -39,6 +41,7 @@ export interface FinishRun {
   bestTrial?: number | null;
 }
 
+/** What `LabStore.open` takes: the file's path, or `{ path }`; without one, the configured store file. */
 export type LabStoreOptions = string | { path?: string };
 
 /** A provider batch a run submitted (`lab_batches`). */

@@ -6,16 +6,19 @@ import { Module, type Tunable } from "../module.js";
 import { isPlainObject } from "../plain-object.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import type { CompiledSignature } from "../signature/compile.js";
-import { configuredStorePath, openStoreSync, storeError } from "./db.js";
+import { configuredStorePath } from "../config.js";
+import { openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";
 import { lastScore } from "./module-score.js";
 import type { RegistryVersion } from "./records.js";
 
+/** Options of `new Registry(options)`: which SQLite file holds the versions. */
 export interface RegistryOptions {
   /** The SQLite file; default `c.lab.path`, else `.typelm/lab.sqlite`. */
   path?: string;
 }
 
+/** What `registry.store` takes: the module, the name to store it under, and metadata kept with the version. */
 export interface StoreOptions {
   moduleInstance: Module;
   name: string;
@@ -23,6 +26,7 @@ export interface StoreOptions {
   metadata?: Record<string, unknown>;
 }
 
+/** Options of `registry.load`: which version, and an existing module to load it into. */
 export interface LoadOptions<M extends Module> {
   /** Which version; the latest by default. */
   version?: number;
@@ -30,6 +34,7 @@ export interface LoadOptions<M extends Module> {
   into?: M;
 }
 
+/** What `registry.store` resolves with: the name, the new version number and when it was stored (ISO 8601). */
 export interface StoredVersion {
   name: string;
   version: number;
