@@ -12,6 +12,7 @@ import type { LoggerConfig } from "./instrument/logger.js";
 export type { InstrumentationConfig } from "./instrument/subscribers.js";
 export type { LoggerConfig, LogLevel } from "./instrument/logger.js";
 
+/** typelm's global configuration, set with `configure((c) => { ... })`: the default LM, the response cache, the lab store, the strategy, instrumentation and the logger. */
 export interface GlobalConfig {
   lm: LanguageModel | undefined;
   /** Response cache for every `LM` without its own `cache` option: `true` (.typelm/lab.sqlite) or `{ path }`. */

@@ -54,11 +54,13 @@ export interface Tunable {
   readonly isPredictor: true;
 }
 
+/** One predictor's tunable state: its instruction and its demos as plain JSON. */
 export interface PredictorState {
   instruction: string;
   demos: { input: Record<string, unknown>; output: Record<string, unknown>; id?: string }[];
 }
 
+/** What `Module.dumpState` returns and `loadState` restores: every predictor's state, keyed by its path. */
 export interface ModuleState {
   predictors: Record<string, PredictorState>;
 }
@@ -75,6 +77,7 @@ export abstract class Module<I = any, O = any> {
   /** Per-instance configuration (see `configure`). */
   config: ModuleConfig = {};
 
+  /** The module's own work: subclasses implement it; callers use `call`, which wraps it. */
   abstract forward(inputs: I, options?: CallOptions): Promise<O>;
 
   /** Sets per-instance configuration, e.g. `m.configure((c) => { c.lm = new LM(...) })`. */
@@ -83,6 +86,11 @@ export abstract class Module<I = any, O = any> {
     return this;
   }
 
+  /**
+   * Runs `forward` in a span of its own, between `module.forward.start` and `module.forward.end`
+   * events, with this module's configured LM and the call's `temperature` / `rolloutId` applying to
+   * every model call inside it.
+   */
   call(inputs: I, options: CallOptions = {}): Promise<O> {
     return inSpan(() => this.callInSpan(inputs, options));
   }

@@ -9,6 +9,7 @@ export interface ComparableReport {
   metrics: Readonly<Record<string, number>>;
 }
 
+/** Options of `compare`: the metric compared and the confidence of the interval. */
 export interface CompareOptions {
   /** The metric compared (default: the first metric of the first report). */
   metric?: string;

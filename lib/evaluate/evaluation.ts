@@ -18,6 +18,7 @@ import { yieldNowAndThen } from "./yield.js";
 import { runInRounds } from "./batch-rounds.js";
 import { batchSettings, providerTransport, type BatchOption, type BatchSettings } from "./batch-transport.js";
 
+/** Options of `new Evaluation(options)`: concurrency, progress, recording, the run's name and store, the per-example time limit, batches. */
 export interface EvaluationOptions {
   /** Examples run at once (default 8); lowered for a while when the provider answers 429. */
   concurrency?: number;
@@ -61,6 +62,7 @@ export interface EvaluateInput {
   resume?: string;
 }
 
+/** What `evaluate` takes: the module, the test examples, the metrics, and optionally a per-example callback and a run id to resume. */
 export interface EvaluateArgs<M extends MetricSpec = MetricSpec> extends EvaluateInput {
   /** Built-in names ("accuracy", "f1_score", "exact_match", "token_f1") or metric functions; default: every expected field equal, reported as `accuracy`. */
   metrics?: readonly M[];
@@ -104,7 +106,9 @@ export class Evaluation {
 
   // Two signatures rather than a default type argument: with one, TypeScript 5.0 (tslab's) stops
   // inferring the names as soon as `metrics` holds an inline function.
+  /** Runs the module over the test examples and scores each prediction with the default metric (every expected field equal), reported as `accuracy`. */
   evaluate(args: EvaluateInput & { metrics?: undefined }): Promise<ReportOf<"accuracy">>;
+  /** Runs the module over the test examples and scores each prediction with the given metrics; built-in names asked for are typed properties of the report. */
   evaluate<const M extends MetricSpec>(args: EvaluateArgs<M>): Promise<ReportOf<M>>;
   evaluate(args: EvaluateArgs): Promise<EvaluationReport> {
     // One span around the whole run, so its examples' module calls nest under it in a trace.

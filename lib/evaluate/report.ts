@@ -132,6 +132,7 @@ export class EvaluationReport implements EvaluationSummary {
     return out;
   }
 
+  /** The report as plain JSON: metrics, rows, failures, feedback, totals, run id, name and intervals. */
   toJSON(): EvaluationSummary {
     return {
       metrics: this.metrics, results: this.results, failures: this.failures, feedback: this.feedback,

@@ -7,6 +7,7 @@ import { defaultMetric, metricScore, sameValue, type Metric } from "./metric.js"
 import { exactMatch, macroF1, tokenF1 } from "./metrics.js";
 
 const BUILTIN_METRICS = ["accuracy", "f1_score", "exact_match", "token_f1"] as const;
+/** The built-in metrics: "accuracy", "f1_score", "exact_match" and "token_f1". */
 export type BuiltinMetricName = (typeof BUILTIN_METRICS)[number];
 
 /**

@@ -2,6 +2,7 @@
 import { currentSpan, childOf, runInChildSpan } from "./context.js";
 import { redact } from "./redact.js";
 
+/** The names of the events typelm emits (any other string is allowed too). */
 export type EventName =
   | "lm.request.start" | "lm.request.end" | "lm.chat.start" | "lm.chat.end" | "lm.tokens.used"
   | "prediction.start" | "prediction.end" | "module.forward.start" | "module.forward.end"
@@ -10,6 +11,7 @@ export type EventName =
   | "evaluation.start" | "evaluation.example" | "evaluation.end" | "optimizer.start" | "optimizer.trial" | "optimizer.end"
   | (string & {});
 
+/** One event as listeners get it: its name, its redacted payload (with `traceId`, `spanId`, `parentSpanId`) and when it was emitted. */
 export interface TypelmEvent<P = Record<string, unknown>> {
   name: string;
   payload: P;
@@ -17,6 +19,7 @@ export interface TypelmEvent<P = Record<string, unknown>> {
   timestamp: number;
 }
 
+/** A function `Instrumentation.subscribe` calls with each matching event. */
 export type Listener = (event: TypelmEvent<any>) => void;
 
 interface Subscription {
@@ -36,6 +39,7 @@ function matches(match: string | RegExp, name: string): boolean {
   return match.test(name);
 }
 
+/** The event bus: `subscribe` to events by name or pattern, `emit` them, and `flush` what exporters hold. */
 export const Instrumentation = {
   /** Calls `listener` for every event whose name equals `match` or matches the pattern. Returns an unsubscribe function. */
   subscribe(match: string | RegExp, listener: Listener): () => void {

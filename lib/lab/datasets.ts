@@ -14,8 +14,10 @@ import { cellValue, parseCsv, type TableRow } from "./table.js";
 const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k"] as const;
 
 const SPLITS = ["train", "dev", "test"] as const;
+/** The three splits of a dataset. */
 export type SplitName = (typeof SPLITS)[number];
 
+/** Where a dataset came from: its name, folder, licence, source, and each split's rows and file sha256. */
 export interface DatasetInfo {
   /** The bundled name, or the folder's base name. */
   name: string;
@@ -31,6 +33,7 @@ export interface DatasetInfo {
   files: Record<string, string>;
 }
 
+/** What `loadDataset` resolves with: the three splits as examples, the task signature, and `info`. */
 export interface Dataset {
   train: FewShotExample[];
   dev: FewShotExample[];
@@ -55,6 +58,7 @@ interface SignatureSpec {
   output?: Record<string, FieldSpec>;
 }
 
+/** Options of `loadDataset`: a signature for a folder without signature.json, and the seed of a single data file's split. */
 export interface LoadDatasetOptions {
   /** The task signature; needed when the folder has no signature.json (and used instead of it when given). */
   signature?: SignatureClass;

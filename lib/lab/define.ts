@@ -8,6 +8,7 @@ import type { SignatureClass } from "../signature/signature.js";
 
 /** The optimizers an experiment can name. */
 export const OPTIMIZER_NAMES = ["mipro", "gepa", "simple", "none"] as const;
+/** An optimizer an experiment can name: "mipro", "gepa", "simple" or "none". */
 export type OptimizerName = (typeof OPTIMIZER_NAMES)[number];
 
 /** What an experiment's `program` function receives. */
@@ -29,6 +30,7 @@ export interface OptimizerContext<S extends SignatureClass = SignatureClass> {
 
 /** Anything with the optimizers' `compile`: MIPROv2, GEPA, SimpleOptimizer or one of your own. */
 export interface ExperimentOptimizer {
+  /** Optimizes a clone of the program on the training examples (and validation examples when given) and resolves with it. */
   compile(args: { moduleInstance: Module; trainingExamples: FewShotExample[]; validationExamples?: FewShotExample[] }): Promise<Module>;
   readonly lastRun?: unknown;
 }
@@ -40,6 +42,7 @@ export interface ExperimentSplits {
   test: FewShotExample[];
 }
 
+/** What `defineExperiment` takes: name, dataset, signature, program, metrics, optimizer and its options, summary, label field. */
 export interface ExperimentConfig<S extends SignatureClass = SignatureClass> {
   /** Names the reports folder (`reports/<name>/`) and the registry entry: letters, digits, `.`, `_`, `-`. */
   name: string;

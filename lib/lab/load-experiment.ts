@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url";
 import { ValidationError } from "../errors.js";
 import { isExperiment, type ExperimentDefinition } from "./define.js";
 
+/** An experiment file as `loadExperimentFile` loaded it: its definition, path, folder and sha256. */
 export interface LoadedExperiment {
   definition: ExperimentDefinition;
   /** The experiment file (absolute). */

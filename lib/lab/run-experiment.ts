@@ -26,6 +26,7 @@ import type { LoadedExperiment } from "./load-experiment.js";
 import { chooseModel, type ModelChoice } from "./model-choice.js";
 import { comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
 
+/** Options of `runExperiment`: the models, example limit, seed, response cache, working directory, batches and a progress log. */
 export interface RunExperimentOptions {
   /** `provider/model` ids, one run each; none: TYPELM_LM, a local Ollama, or the offline stand-in. */
   lm?: readonly string[] | string | undefined;
@@ -73,6 +74,7 @@ export interface Manifest {
   options: { metrics: string[]; optimizer: string; optimizerOptions: unknown };
 }
 
+/** One model's run of an experiment: the chosen model, both evaluation reports, the optimization run, the tuned program, its registry version and the provider calls made. */
 export interface ModelRun {
   choice: ModelChoice;
   baseline: EvaluationReport;
@@ -84,6 +86,7 @@ export interface ModelRun {
   providerCalls: number;
 }
 
+/** What `runExperiment` resolves with: the experiment, its dataset, the manifest, and one `ModelRun` per model. */
 export interface ExperimentRun {
   definition: ExperimentDefinition;
   dataset: Dataset;

@@ -36,8 +36,10 @@ export abstract class BaseLM implements LanguageModel {
   }
 
   abstract supportsStructuredOutputs(): boolean;
+  /** Does the actual work of one call (a provider request, a script): subclasses implement it; `chat` wraps it. */
   protected abstract complete(request: LMRequest): Promise<LMResponse>;
 
+  /** Sends one request, in a span of its own, between `lm.chat.start` and `lm.chat.end` events, and emits `lm.tokens.used` with the reply's usage and estimated cost. */
   chat(request: LMRequest): Promise<LMResponse> {
     return inSpan(() => this.chatInSpan(request));
   }
@@ -76,6 +78,7 @@ export abstract class BaseLM implements LanguageModel {
     return response;
   }
 
+  /** The model's id and prompt settings (schema format, data format, structured outputs) as JSON; never a key. */
   toJSON(): Record<string, unknown> {
     return { id: this.id, schemaFormat: this.schemaFormat, dataFormat: this.dataFormat, structuredOutputs: this.structuredOutputs };
   }

@@ -13,12 +13,14 @@ export interface MemoryRecord {
   updatedAt: Date;
 }
 
+/** What `MemoryStore.store` takes: a record's text, owner and tags, before it has an id or dates. */
 export interface NewMemory {
   text: string;
   userId: string;
   tags: string[];
 }
 
+/** A search of one user's memories: all the given tags, a case-insensitive substring, a limit. */
 export interface MemorySearch {
   userId: string;
   /** Every tag listed must be on the record. */
@@ -29,6 +31,7 @@ export interface MemorySearch {
   limit?: number;
 }
 
+/** The fields `update` may change; fields left out keep their value. */
 export interface MemoryChanges {
   text?: string;
   tags?: string[];
@@ -39,8 +42,11 @@ export interface MemoryChanges {
  * `search` returns only the given user's records, newest first.
  */
 export interface MemoryStore {
+  /** Stores a new record with a fresh id and both dates set to now, and returns it. */
   store(memory: NewMemory): Promise<MemoryRecord>;
+  /** The record with this id, or null when there is none. */
   retrieve(id: string): Promise<MemoryRecord | null>;
+  /** The user's records that match `search`, newest first, at most `search.limit` (default 50). */
   search(search: MemorySearch): Promise<MemoryRecord[]>;
   /** Returns the updated record, or null when there is no such id. */
   update(id: string, changes: MemoryChanges): Promise<MemoryRecord | null>;

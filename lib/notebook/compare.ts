@@ -5,6 +5,7 @@ import { escapeHtml, formatNumber, htmlTable, showValue, textTable, type Cell } 
 import { expectObject } from "./input.js";
 import { REPORT_EXPECTED, reportMetrics, reportRows, type ReportInput } from "./report.js";
 
+/** Options of `display.compare`: the metric, the confidence, the two runs' labels and how many changed examples to show. */
 export interface CompareDisplayOptions {
   /** The metric compared (default: the first metric of the first report). */
   metric?: string;

@@ -26,6 +26,7 @@ function labelField(rows: readonly EvaluationRow[], field: string | undefined): 
   return found;
 }
 
+/** Expected × predicted label counts of one field, as `confusionMatrix` and `display.confusion` count them. */
 export interface ConfusionMatrix {
   field: string;
   /** Column labels: expected labels first (sorted), then labels only ever predicted, then FAILED when an example failed. */

@@ -9,6 +9,7 @@ export interface ExampleInput {
   output: Record<string, unknown>;
 }
 
+/** Options of `display.examples`: how many rows to show. */
 export interface ExamplesOptions {
   /** Rows shown (default 20); the bundle says how many were left out. */
   limit?: number;

@@ -11,14 +11,26 @@ import { watchProgress } from "./progress.js";
 import { displayRuns } from "./runs.js";
 import { displayTrace } from "./trace.js";
 
+/**
+ * The display helpers. In a tslab kernel each shows one MIME bundle (HTML and text; charts also as
+ * vega-lite and PNG); elsewhere it returns the bundle and prints nothing. Chart helpers are async.
+ */
 export const display = {
+  /** Shows a prediction's fields (reasoning first), model and tokens. */
   prediction: displayPrediction,
+  /** Shows a ReAct, CodeAct or ProgramOfThought result (or a `MaxIterationsError`) as a timeline of steps. */
   trace: displayTrace,
+  /** Charts an optimizer run's trials by kind with the best full score so far, with a table of each trial. */
   candidates: displayCandidates,
+  /** Charts the metrics of one or more evaluations side by side, each with its 95% interval. */
   metrics: displayMetrics,
+  /** Charts the confusion matrix (expected × predicted) of a classification evaluation. */
   confusion: displayConfusion,
+  /** Lists the lab store's runs and, with `{ registry, names }`, registry versions. */
   runs: displayRuns,
+  /** Lists examples or demos: ids, inputs and outputs. */
   examples: displayExamples,
+  /** Shows how a second evaluation of the same examples differs from a first, with the examples that changed. */
   compare: displayCompare,
 };
 

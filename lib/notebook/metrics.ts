@@ -5,6 +5,7 @@ import { formatNumber, htmlTable, textTable } from "./html.js";
 import { expectObject } from "./input.js";
 import { REPORT_EXPECTED, reportIntervals, reportMetrics, reportRows, type ReportInput } from "./report.js";
 
+/** Options of `display.metrics`: one label per report. */
 export interface MetricsOptions {
   /** One label per report, in order (default: each report's `name`, else "run 1", "run 2", ...). */
   labels?: readonly string[];

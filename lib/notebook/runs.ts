@@ -5,14 +5,17 @@ import { formatNumber, htmlTable, textTable } from "./html.js";
 
 /** What `display.runs` reads: `LabStore` satisfies it. */
 export interface RunsSource {
+  /** The runs to list, as summaries. */
   runs(): RunSummary[] | Promise<RunSummary[]>;
 }
 
 /** What it reads from a registry: `Registry` satisfies it. */
 export interface VersionsSource {
+  /** The versions stored under `name`. */
   versions(name: string): RegistryVersion[] | Promise<RegistryVersion[]>;
 }
 
+/** Options of `display.runs`: a registry and the names whose versions to list, and how many runs to show. */
 export interface RunsOptions {
   /** Also list the versions stored under these names. */
   registry?: VersionsSource;

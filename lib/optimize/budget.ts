@@ -1,5 +1,6 @@
 import { ValidationError } from "../errors.js";
 
+/** MIPROv2's budget presets; each sets the candidates, trials, minibatch and validation sizes. */
 export type MIPROMode = "light" | "balanced" | "heavy";
 
 /** Per mode: candidates N (instructions and demo sets per predictor), minibatch size, validation size. */

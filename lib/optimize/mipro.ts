@@ -24,12 +24,13 @@ import { scoreOn } from "./score.js";
 import { miproSearcher, searchLoop } from "./search.js";
 import type { BatchOption } from "../evaluate/batch-transport.js";
 
+/** Options of `new MIPROv2(options)`: the metric, the budget (mode or each number), seeds, models, cost and time limits, batches. */
 export interface MIPROv2Options {
   /** Scores a prediction; default: every expected output field equal. */
   metric?: Metric;
   /** Demos per demo set (default 4). 0 searches instructions only. */
   kDemos?: number;
-  /** Budget preset (default "light"); "medium" is "balanced". See the README's table. */
+  /** Budget preset (default "light"); "medium" is "balanced". See the table in docs/optimizers.md. */
   mode?: MIPROMode | "medium";
   /** Instruction candidates and demo sets per predictor (default: the mode's). */
   numCandidates?: number;
@@ -82,6 +83,7 @@ export interface MIPROv2Options {
   batch?: BatchOption;
 }
 
+/** What `mipro.compile` takes: the program, the training examples, optional validation examples, and a run id to resume. */
 export interface CompileArgs {
   moduleInstance: Module;
   trainingExamples: readonly FewShotExample[];
@@ -105,7 +107,7 @@ export interface MIPROBudget {
   minibatchSize: number;
   validationSize: number;
   fullEvalEvery: number;
-  /** Expected teacher runs of the bootstrap (README: half the runs passing), at most the demo pool. */
+  /** Expected teacher runs of the bootstrap (docs/optimizers.md: half the runs passing), at most the demo pool. */
   bootstrapRuns: number;
   /** Demo sets bootstrapped only to show the proposer (kDemos 0: DSPy's 3-demo sets), else 0. */
   proposerSets: number;
@@ -140,7 +142,7 @@ export class MIPROv2 {
 
   /**
    * The budget for a program with `predictors` predictors, `training` demo-pool examples and
-   * `validation` validation examples (what the README's table computes).
+   * `validation` validation examples (what the table in docs/optimizers.md computes).
    */
   budget(predictors: number, training: number, validation: number): MIPROBudget {
     const o = this.options;
@@ -169,7 +171,7 @@ export class MIPROv2 {
 
   /**
    * What a compile with these arguments is expected to spend, without calling any model: LM calls
-   * from the README's formula (the bootstrap's runs as `budget` estimates them, every minibatch and
+   * from the formula in docs/optimizers.md (the bootstrap's runs as `budget` estimates them, every minibatch and
    * full evaluation as if nothing were reused, so an upper bound for those), tokens from the prompts
    * rendered for a sample of the examples (a demo set of kDemos pool examples in them), the
    * proposer's calls from its signatures, and cost from the price table (null when a model has no price).
@@ -213,6 +215,7 @@ export class MIPROv2 {
     return totalUsage([...task, ...proposer]);
   }
 
+  /** Runs the search (split, bootstrap, proposals, baseline, trials) on a clone and resolves with the clone holding the best configuration found; the module passed is never changed. Every trial goes to the lab store and `lastRun`. */
   compile<M extends Module>(args: CompileArgs & { moduleInstance: M }): Promise<M> {
     // One span around the whole run, so its trials' module calls nest under it in a trace.
     return inSpan(() => this.compileInSpan(args));

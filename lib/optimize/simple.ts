@@ -16,6 +16,7 @@ import { RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
 import type { BatchOption } from "../evaluate/batch-transport.js";
 
+/** Options of `new SimpleOptimizer(options)`: the metric, seed, trials, demos per predictor, candidate instructions, cost and time limits, batches. */
 export interface SimpleOptimizerOptions {
   /** Scores a prediction; default: every expected output field equal. */
   metric?: Metric;
@@ -52,6 +53,7 @@ export interface SimpleOptimizerOptions {
   batch?: BatchOption;
 }
 
+/** What `SimpleOptimizer.compile` takes: the program, the training examples, optional validation examples, and a run id to resume. */
 export interface SimpleCompileArgs<M extends Module> {
   moduleInstance: M;
   trainingExamples: readonly FewShotExample[];
@@ -95,6 +97,7 @@ export class SimpleOptimizer {
     this.options = options;
   }
 
+  /** Scores the baseline and `numTrials` configurations on a clone and resolves with the clone holding the best one; the module passed is never changed. Every trial goes to the lab store and `lastRun`. */
   compile<M extends Module>(args: SimpleCompileArgs<M>): Promise<M> {
     // One span around the whole run, so its trials' module calls nest under it in a trace.
     return inSpan(() => this.compileInSpan(args));

@@ -30,12 +30,14 @@ export abstract class PredictorPairAgent<I extends Shape, O extends Shape, R> ex
     for (const p of this.predictorPair()) p.instruction = text;
   }
 
+  /** Runs the agent with its configured LM and the call's sampling options applying to its inner predictors. */
   async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<R> {
     // Applies this agent's configured LM and the call's sampling options to its inner predictors
     // when forward is called directly (`call` has already scoped them).
     return withCallSampling(options, () => withModuleLM(this.config.lm, () => this.run(inputs, options)));
   }
 
+  /** The agent's own loop (ReAct, CodeAct, ProgramOfThought implement it); `forward` wraps it. */
   protected abstract run(inputs: InputOf<I>, options: CallOptions): Promise<R>;
 }
 

@@ -35,6 +35,7 @@ export interface CodeActStep {
   error: string | null;
 }
 
+/** Options of `new CodeAct(signature, options)`: the step limit, the tools the code can call, sandbox limits and how much of each output the model sees. */
 export interface CodeActOptions {
   /** Model steps before the agent stops and extracts what it has. Default 8. */
   maxIterations?: number;

@@ -13,6 +13,7 @@ import type { FewShotExample } from "../prompt/few-shot.js";
 import { Prediction, type Typed } from "./prediction.js";
 import { recordTrace } from "./trace.js";
 
+/** Options of `new Predict(signature, options)`: the instruction (default: the signature's description) and the demos. */
 export interface PredictOptions {
   /** The task instruction; the signature's description by default. */
   instruction?: string;
@@ -82,6 +83,7 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
     return prompt;
   }
 
+  /** Validates the inputs, resolves the LM, makes one model call and converts the reply into the typed prediction. */
   async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<Typed<OutputOf<O>>> {
     const sig = this.compiledSignature;
     const values = validateInputs(sig, inputs);

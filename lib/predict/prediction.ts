@@ -21,6 +21,7 @@ export class Prediction {
     if (meta) metas.set(this, meta);
   }
 
+  /** The output fields as a plain object (the raw reply, usage and model are not included). */
   toJSON(): Record<string, unknown> {
     return { ...(this as object) } as Record<string, unknown>;
   }

@@ -53,6 +53,7 @@ export interface ProgramTrace {
   readonly attempts: ProgramAttempt[];
 }
 
+/** Options of `new ProgramOfThought(signature, options)`: how many repairs a failing program gets, and sandbox limits. */
 export interface ProgramOfThoughtOptions {
   /** How many times a failing program is sent back to the model with its error. Default 3. */
   maxRepairs?: number;

@@ -31,6 +31,7 @@ export interface ReActStep {
   observation: unknown;
 }
 
+/** Options of `new ReAct(signature, options)`: the tools, the turn limit and how much of each observation the model sees. */
 export interface ReActOptions {
   tools?: readonly AgentTool[];
   /** Model turns before the agent stops and extracts what it has. Default 10. */

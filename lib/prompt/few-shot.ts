@@ -28,6 +28,7 @@ export class FewShotExample<I extends Record<string, unknown> = Record<string, u
     Object.freeze(this);
   }
 
+  /** The example as plain JSON: `{ input, output }`, with `id` when it has one. */
   toJSON(): { input: I; output: O; id?: string } {
     return this.id === undefined ? { input: this.input, output: this.output } : { id: this.id, input: this.input, output: this.output };
   }

@@ -7,6 +7,7 @@ import { renderToonSchema } from "../signature/toon-schema.js";
 import { inputsToWire, valueToWire } from "../signature/wire.js";
 import { toonFence, toonTemplate } from "./toon-data.js";
 
+/** Options of a `Prompt`: how schemas and data are written, the instruction and the demos. */
 export interface PromptOptions {
   /** How the schemas are written in the system message (default JSON Schema). */
   schemaFormat?: SchemaFormat;
@@ -37,6 +38,7 @@ export class Prompt {
     this.demos = options.demos ?? [];
   }
 
+  /** The same as `new Prompt(signature, options)`. */
   static fromSignature(signature: SignatureClass, options: PromptOptions = {}): Prompt {
     return new Prompt(signature, options);
   }
@@ -53,6 +55,7 @@ export class Prompt {
     return `## Input values\n${this.fence(inputsToWire(this.signature, inputs))}`;
   }
 
+  /** The two chat messages of one call: the system message and the user message for these input values. */
   messages(inputs: Record<string, unknown>): ChatMessage[] {
     return [
       { role: "system", content: this.system() },

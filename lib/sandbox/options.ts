@@ -3,6 +3,7 @@ import { ValidationError, preview } from "../errors.js";
 /** A host function exposed to guest code; the guest calls it with one argument and awaits the result. */
 export type SandboxTool = (args: unknown) => Promise<unknown> | unknown;
 
+/** Options of `Sandbox.create`: the time, memory, stack, output and tool-call limits of a run, and the tools installed as guest globals. */
 export interface SandboxOptions {
   /** Wall-clock limit of one `run`, including time spent waiting for tools. Default 1000 ms. */
   timeoutMs?: number;

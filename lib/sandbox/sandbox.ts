@@ -26,6 +26,7 @@ import { type LoadedModule, loadModule } from "./wasm-module.js";
 
 export type { SandboxOptions, SandboxTool } from "./options.js";
 
+/** What `sandbox.run` resolves with: the console output, the script's completion value, and the error (null on success). */
 export interface SandboxResult {
   /** Captured console text (log, info, warn, error, debug), one line per call. */
   output: string;
@@ -35,6 +36,7 @@ export interface SandboxResult {
   error: string | null;
 }
 
+/** A QuickJS (WebAssembly) sandbox for model-written JavaScript, with limits on time, memory, stack, output and tool calls per run; create one with `Sandbox.create(options)`. */
 export class Sandbox {
   private loaded: LoadedModule | null = null;
   private guest: Guest | null = null;

@@ -11,7 +11,9 @@ export interface SignatureClass<I extends Shape = Shape, O extends Shape = Shape
   description?: string;
   input?: I;
   output: O;
+  /** The JSON Schema of the input fields (a fresh copy each time). */
   inputJsonSchema(): Record<string, unknown>;
+  /** The JSON Schema of the output fields (a fresh copy each time). */
   outputJsonSchema(): Record<string, unknown>;
 }
 
@@ -31,10 +33,12 @@ export class Signature {
   static input: Shape | undefined = undefined;
   static output: Shape = {};
 
+  /** The JSON Schema of the input fields, compiled once per class (a fresh copy each time). */
   static inputJsonSchema(this: SignatureClass): Record<string, unknown> {
     return structuredClone(compiled(this).inputJsonSchema);
   }
 
+  /** The JSON Schema of the output fields, compiled once per class (a fresh copy each time). */
   static outputJsonSchema(this: SignatureClass): Record<string, unknown> {
     return structuredClone(compiled(this).outputJsonSchema);
   }

@@ -109,6 +109,7 @@ export interface OptimizationRun extends RunSummary {
   bestTrial: number | null;
 }
 
+/** A run as the lab store reads it back: an evaluation with its rows or an optimization with its trials. */
 export type LabRun = EvaluationRun | OptimizationRun;
 
 /** One stored version of a module in the registry. */

@@ -44,6 +44,7 @@ export class CompatibleStrategy extends StrategyInterface {
   }
 }
 
+/** The built-in strategies: `Strategy.Strict` (native structured output where the provider supports it and the LM asks for it, else Enhanced Prompting) and `Strategy.Compatible` (always Enhanced Prompting). */
 export const Strategy = {
   Strict: new StrictStrategy() as StrategyInterface,
   Compatible: new CompatibleStrategy() as StrategyInterface,

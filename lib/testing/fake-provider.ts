@@ -9,6 +9,7 @@ import {
 export type { FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FakeWire } from "./fake-wire.js";
 export type { FakeBatch, FakeBatchLineMatch, FakeBatchScript, FakeBatchWire } from "./fake-batches.js";
 
+/** A scripted failure (`fake.fail(...)`): the HTTP status, how many requests get it, its retry headers and body. */
 export interface FailOptions {
   status: number;
   /** How many requests in a row get this failure (default 1). */
@@ -28,6 +29,7 @@ export interface FakeRateLimit {
   burst?: number;
 }
 
+/** Options of `startFakeProvider(options)`: the default reply, a rate limit from the start, the default batch script. */
 export interface FakeProviderOptions {
   /** Reply used when no scripted reply is queued; default: echoes the last user message. */
   defaultReply?: FakeReply;
@@ -37,6 +39,7 @@ export interface FakeProviderOptions {
   batch?: FakeBatchScript;
 }
 
+/** A running fake provider (what `startFakeProvider` resolves with): its URLs, the requests it recorded, and methods that script replies, faults, rate limits and batches. */
 export interface FakeProvider {
   /** Base URL (`http://127.0.0.1:<port>`): Anthropic's and Ollama's `baseURL`. */
   readonly url: string;
@@ -81,6 +84,7 @@ export interface FakeProvider {
    * `uploads`. Submitted batches and files stay retrievable, as they would at a provider.
    */
   reset(): void;
+  /** Destroys open connections and stops the server. */
   close(): Promise<void>;
 }
 

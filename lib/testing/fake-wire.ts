@@ -27,8 +27,10 @@ export interface FakeRequest {
 
 /** A scripted reply: text, a JSON value (written as JSON text, or as the forced tool's input), or a function. */
 export type FakeReplyValue = string | Record<string, unknown> | unknown[];
+/** What `fake.reply(...)` and `defaultReply` take: a reply value, or a function of the request that returns one. */
 export type FakeReply = FakeReplyValue | ((request: FakeRequest) => FakeReplyValue | Promise<FakeReplyValue>);
 
+/** Usage and stop reason a scripted reply reports instead of the defaults. */
 export interface FakeReplyOptions {
   /** Token counts to report; estimated from the text (4 characters a token) when omitted. */
   usage?: { inputTokens: number; outputTokens: number };

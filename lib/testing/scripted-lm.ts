@@ -19,8 +19,10 @@ export interface ScriptedRequest {
 
 /** A string is the model's raw text; an object is written as a well-formed reply in the prompt's data format. */
 export type ScriptedReply = string | Record<string, unknown>;
+/** The script: replies used one per call in order, or a function that answers each request. */
 export type ScriptedReplies = ScriptedReply[] | ((request: ScriptedRequest) => ScriptedReply | Promise<ScriptedReply>);
 
+/** Options of `new ScriptedLM(replies, options)`: prompt formats, temperature, model name and latency. */
 export interface ScriptedLMOptions {
   schemaFormat?: SchemaFormat;
   dataFormat?: DataFormat;
@@ -59,6 +61,7 @@ export class ScriptedLM extends BaseLM {
     return Array.isArray(this.replies) ? this.replies.length - this.next : Infinity;
   }
 
+  /** Records the request and answers with the next scripted reply (an error when the list has run out), with usage estimated at four characters a token. */
   protected async complete(request: LMRequest): Promise<LMResponse> {
     const req: ScriptedRequest = {
       messages: request.messages,

@@ -25,6 +25,7 @@ export interface SimulatedRule {
   answer: (inputs: Record<string, unknown>, sampling: SimulatedSampling) => Record<string, unknown> | string;
 }
 
+/** Options of `new SimulatedLM(options)`: rules, prompt blindness, prompt formats, temperature, model name and latency. */
 export interface SimulatedLMOptions {
   /** Checked in order; the first rule whose phrase is in the instruction answers. */
   rules?: SimulatedRule[];
@@ -96,7 +97,7 @@ function defaults(fields: Record<string, FieldShape>): Record<string, unknown> {
 
 /**
  * A deterministic, prompt-sensitive language model for tests and offline runs. It reads only the
- * text of the messages it is sent, and answers (the README's "SimulatedLM" section says the same):
+ * text of the messages it is sent, and answers (docs/testing.md, "SimulatedLM", says the same):
  * 1. a rule whose phrase is in the instruction → that rule's answer for the input values (and the
  *    request's sampling settings, `{ temperature, rolloutId }`: the only thing besides the messages
  *    it is given, so a rule can vary its answer by rollout);
@@ -153,6 +154,7 @@ export class SimulatedLM extends BaseLM {
     return { reply: base, decision: "default" };
   }
 
+  /** Reads the messages, answers by rule, nearest demo or default, records the request with its decision, and estimates usage at four characters a token. */
   protected async complete(request: LMRequest): Promise<LMResponse> {
     const read = readPrompt(request.messages);
     const sampling: SimulatedSampling = { temperature: request.temperature ?? this.temperature, rolloutId: request.rolloutId };

@@ -11,6 +11,7 @@ import type { MemoryRecord } from "../memory/record.js";
 import { type Tool, tool } from "./tool.js";
 import { Toolset, type ToolsetEntry, toolEntry } from "./toolset.js";
 
+/** Options of `MemoryToolset.toTools`: the user every tool is bound to, and the memory manager to use. */
 export interface MemoryToolsetOptions {
   /** Bind every tool to this user. */
   userId?: string;
@@ -83,6 +84,7 @@ function boundEntries(manager: ManagerSource, bound: string) {
   };
 }
 
+/** The memory tools an agent can use: `store_memory`, `retrieve_memory` and `search_memories`, over `Memory.manager` by default. */
 export class MemoryToolset extends Toolset {
   static override toolsetName = "memory";
   static override tools = unboundEntries(() => Memory.manager);

@@ -28,6 +28,7 @@ export type ToolArgs<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape>>
 /** Names a provider accepts for a function tool (OpenAI and Anthropic agree on this). */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** A tool an agent can call: a name, a description, an input shape of signature field types, and `call`. `invoke` validates a model's arguments and turns every failure into an error outcome. */
 export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
   abstract readonly name: string;
   abstract readonly description: string;
@@ -118,6 +119,7 @@ export interface ToolDefinition<Shape extends z.ZodRawShape> {
   name: string;
   description: string;
   input: Shape;
+  /** Does the work with the validated arguments (dates already converted, defaults applied); may throw. */
   call: (args: ToolArgs<Shape>) => Promise<unknown> | unknown;
 }
 

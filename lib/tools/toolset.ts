@@ -10,6 +10,7 @@ import { type Tool, type ToolArgs, tool } from "./tool.js";
 export interface ToolsetEntry<Shape extends z.ZodRawShape = z.ZodRawShape> {
   description: string;
   input: Shape;
+  /** Does the work with the validated arguments; may throw. */
   call: (args: ToolArgs<Shape>) => Promise<unknown> | unknown;
 }
 
@@ -26,6 +27,7 @@ export function toolEntry<Shape extends z.ZodRawShape>(entry: ToolsetEntry<Shape
  */
 export type ToolsetEntries = Record<string, { description: string; input: z.ZodRawShape; call: (args: any) => Promise<unknown> | unknown }>;
 
+/** A group of related tools on one class: subclasses declare `static tools`, and `toTools()` turns them into `Tool` objects for an agent. */
 export class Toolset {
   /** A label for the group (for logs and traces); tool names are the keys of `tools`. */
   static toolsetName = "toolset";

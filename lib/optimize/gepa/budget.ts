@@ -1,5 +1,6 @@
 import { TypelmError, ValidationError } from "../../errors.js";
 
+/** GEPA's budget presets; each sets the budget in metric calls from the validation size, predictors and minibatch size. */
 export type GEPAMode = "light" | "balanced" | "heavy";
 
 /**
@@ -31,7 +32,7 @@ export function resolveGEPAMode(mode: unknown): GEPAMode {
   );
 }
 
-/** The metric-call budget of a mode for V validation examples, P predictors and minibatch size b (the README's table). */
+/** The metric-call budget of a mode for V validation examples, P predictors and minibatch size b (the table in docs/optimizers.md). */
 export function modeBudget(mode: GEPAMode, validation: number, predictors: number, minibatchSize: number): number {
   const c = GEPA_MODES[mode].candidatesPerPredictor;
   return validation + c * (validation + 2 * minibatchSize * predictors);

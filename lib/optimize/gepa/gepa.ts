@@ -22,6 +22,7 @@ import { fronts, nonDominated, selectBest, selectPareto } from "./pareto.js";
 import { evidenceFor, evidenceText, predictorFeedback, reflect, ReflectOnFeedback } from "./reflect.js";
 import type { BatchOption } from "../../evaluate/batch-transport.js";
 
+/** Options of `new GEPA(options)`: the metric (ideally with feedback), the budget (mode or metric calls), the reflection LM, seeds, merges, parent selection, cost and time limits, batches. */
 export interface GEPAOptions {
   /**
    * Scores a prediction, ideally with `{ score, feedback }`; default: every expected output field
@@ -29,7 +30,7 @@ export interface GEPAOptions {
    * for feedback on that one predictor (see `Metric`).
    */
   metric?: Metric;
-  /** Budget preset (default "light"); the README's table gives each in metric calls. Not with `maxMetricCalls`. */
+  /** Budget preset (default "light"); the table in docs/optimizers.md gives each in metric calls. Not with `maxMetricCalls`. */
   mode?: GEPAMode | "medium";
   /** The budget in metric calls (one per example a program is run on); never exceeded. Not with `mode`. */
   maxMetricCalls?: number;
@@ -71,6 +72,7 @@ export interface GEPAOptions {
   batch?: BatchOption;
 }
 
+/** What `gepa.compile` takes: the program, the training examples, optional validation examples, and a run id to resume. */
 export interface GEPACompileArgs<M extends Module> {
   moduleInstance: M;
   trainingExamples: readonly FewShotExample[];
@@ -167,7 +169,7 @@ export class GEPA {
     this.options = options;
   }
 
-  /** The budget in metric calls for `validation` examples and `predictors` predictors (what the README's table computes). */
+  /** The budget in metric calls for `validation` examples and `predictors` predictors (what the table in docs/optimizers.md computes). */
   budget(predictors: number, validation: number): number {
     const o = this.options;
     return o.maxMetricCalls ?? modeBudget(resolveGEPAMode(o.mode ?? "light"), validation, predictors, o.minibatchSize ?? DEFAULT_MINIBATCH);
@@ -236,6 +238,7 @@ export class GEPA {
     return totalUsage(parts);
   }
 
+  /** Evolves the program's instructions on a clone until the budget runs out and resolves with the clone holding the candidate with the best validation average; the module passed is never changed. Every step goes to the lab store and `lastRun`. */
   compile<M extends Module>(args: GEPACompileArgs<M>): Promise<M> {
     // One span around the whole run, so its module calls nest under it in a trace.
     return inSpan(() => this.compileInSpan(args));
