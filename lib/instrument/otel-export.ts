@@ -9,6 +9,7 @@ import type * as OTelApi from "@opentelemetry/api";
 import type * as SdkTraceBase from "@opentelemetry/sdk-trace-base";
 import type * as OtlpHttp from "@opentelemetry/exporter-trace-otlp-http";
 import type * as Resources from "@opentelemetry/resources";
+import { requireOptional } from "../optional.js";
 import { registerFlusher } from "./bus.js";
 
 const MAX_QUEUE = 2048;
@@ -20,7 +21,11 @@ const FLUSH_MARGIN_MS = 500;
 
 const requireHere = createRequire(import.meta.url);
 
-/** `@opentelemetry/api`, loaded on first use (it is small, but nothing loads before it is needed). */
+/**
+ * `@opentelemetry/api`, loaded on first use (it is small, but nothing loads before it is needed).
+ * A regular dependency, unlike the SDK: an application that registers its own tracer provider needs
+ * nothing more for the `otel` subscriber.
+ */
 export function otelApi(): typeof OTelApi {
   return requireHere("@opentelemetry/api") as typeof OTelApi;
 }
@@ -40,6 +45,8 @@ export interface ExportTarget {
   url?: string;
   headers?: Record<string, string>;
   serviceName: string;
+  /** What exports, named in the error when the SDK is not installed ("The langfuse subscriber"); not part of the pipeline's identity. */
+  feature?: string;
 }
 
 export interface Pipeline {
@@ -67,9 +74,11 @@ export function exportPipeline(target: ExportTarget): Pipeline {
 }
 
 function createPipeline(target: ExportTarget): Pipeline {
-  const { BasicTracerProvider, BatchSpanProcessor, RandomIdGenerator } = requireHere("@opentelemetry/sdk-trace-base") as typeof SdkTraceBase;
-  const { OTLPTraceExporter } = requireHere("@opentelemetry/exporter-trace-otlp-http") as typeof OtlpHttp;
-  const { resourceFromAttributes } = requireHere("@opentelemetry/resources") as typeof Resources;
+  // The SDK is an optional peer dependency: without it, a ConfigurationError with the install line.
+  const feature = target.feature ?? "OTLP export";
+  const { BasicTracerProvider, BatchSpanProcessor, RandomIdGenerator } = requireOptional<typeof SdkTraceBase>("@opentelemetry/sdk-trace-base", feature);
+  const { OTLPTraceExporter } = requireOptional<typeof OtlpHttp>("@opentelemetry/exporter-trace-otlp-http", feature);
+  const { resourceFromAttributes } = requireOptional<typeof Resources>("@opentelemetry/resources", feature);
   const timeoutMillis = exportTimeoutMs();
   const build = (): InstanceType<typeof OTLPTraceExporter> => new OTLPTraceExporter({
     ...(target.url === undefined ? {} : { url: target.url }),

@@ -77,7 +77,7 @@ export function otelSubscriber(): Listener {
   if (!appHasTracerProvider(api) && endpoint !== undefined) {
     registerOtlpHeaderSecrets();
     // No url: the exporter reads the OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers).
-    const pipeline = exportPipeline({ serviceName: serviceName() });
+    const pipeline = exportPipeline({ serviceName: serviceName(), feature: "The otel subscriber (OTLP export to OTEL_EXPORTER_OTLP_ENDPOINT)" });
     return createSpanListener(api, pipeline.tracer, { content, langfuse: false, adoptIds: pipeline.adoptIds });
   }
   // The global tracer follows whatever provider the application registers, now or later.
@@ -94,6 +94,7 @@ export function langfuseSubscriber(): Listener {
     url: `${host.replace(/\/+$/, "")}/api/public/otel/v1/traces`,
     headers: { Authorization: `Basic ${basic}` },
     serviceName: serviceName(),
+    feature: "The langfuse subscriber",
   });
   return createSpanListener(otelApi(), pipeline.tracer, { content: true, langfuse: true, adoptIds: pipeline.adoptIds });
 }
@@ -106,6 +107,6 @@ export function newRelicTracesUrl(): string {
 
 export function newRelicSubscriber(): Listener {
   const licenseKey = required("newrelic", "NEW_RELIC_LICENSE_KEY", "a New Relic ingest license key");
-  const pipeline = exportPipeline({ url: newRelicTracesUrl(), headers: { "api-key": licenseKey }, serviceName: serviceName() });
+  const pipeline = exportPipeline({ url: newRelicTracesUrl(), headers: { "api-key": licenseKey }, serviceName: serviceName(), feature: "The newrelic subscriber" });
   return createSpanListener(otelApi(), pipeline.tracer, { content: captureContent(), langfuse: false, adoptIds: pipeline.adoptIds });
 }

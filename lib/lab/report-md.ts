@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describeComparison, formatPValue, signed, significanceWords } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { OptimizationRun } from "../store/records.js";
+import { missingPackageOf, type MissingPackage } from "../optional.js";
 import { markdownCell, markdownCode, markdownQuote } from "./markdown.js";
 import type { ModelChoice } from "./model-choice.js";
 import type { EvaluationResult, ReproduceResults } from "./reproduce.js";
@@ -11,6 +12,11 @@ export interface Charts {
   /** File names written beside report.md, with their captions. */
   files: { file: string; caption: string }[];
   problems: string[];
+  /**
+   * Set when no chart was drawn because a chart renderer (vega, vega-lite, @resvg/resvg-js: optional
+   * peer dependencies) is not installed: which one, and the command that installs them.
+   */
+  skipped?: MissingPackage;
 }
 
 /** One model's evaluations and optimizer run, for the charts. */
@@ -28,13 +34,17 @@ export interface ChartModel {
 export async function drawCharts(dir: string, models: readonly ChartModel[]): Promise<Charts> {
   const charts: Charts = { files: [], problems: [] };
   const draw = async (file: string, caption: string, bundle: () => Promise<{ "image/png"?: string }>): Promise<void> => {
+    // Without the renderers no chart can be drawn: the first attempt says so, the rest are not tried.
+    if (charts.skipped !== undefined) return;
     try {
       const png = (await bundle())["image/png"];
       if (png === undefined) throw new Error("the chart bundle has no image/png");
       writeFileSync(join(dir, file), Buffer.from(png, "base64"));
       charts.files.push({ file, caption });
     } catch (error) {
-      charts.problems.push(`${file}: ${error instanceof Error ? error.message : String(error)}`);
+      const missing = missingPackageOf(error);
+      if (missing !== undefined) charts.skipped = missing;
+      else charts.problems.push(`${file}: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
   const several = models.length > 1;
@@ -63,6 +73,16 @@ export async function drawCharts(dir: string, models: readonly ChartModel[]): Pr
     });
   }
   return charts;
+}
+
+/**
+ * Why the charts are missing and how to get them, as one sentence (the command line prints it; the
+ * report has it with the command as code).
+ */
+export function chartsSkippedLine(skipped: MissingPackage, format: "text" | "markdown" = "text"): string {
+  const name = format === "markdown" ? markdownCode(skipped.package) : `"${skipped.package}"`;
+  const install = format === "markdown" ? markdownCode(skipped.install) : skipped.install;
+  return `Charts skipped: the chart renderer ${name} is not installed; to draw them, run ${install} and run again`;
 }
 
 export interface ReportInput {
@@ -158,6 +178,7 @@ export function renderReport(input: ReportInput): string {
   );
 
   out.push("## Charts", "");
+  if (charts.skipped !== undefined) out.push(`${chartsSkippedLine(charts.skipped, "markdown")}.`, "");
   for (const c of charts.files) out.push(`![${markdownCell(c.caption)}](${c.file})`, "");
   for (const p of charts.problems) out.push(`Not drawn: ${markdownCell(p)}`, "");
 

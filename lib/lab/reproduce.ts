@@ -7,7 +7,7 @@ import type { Interval, PairedTest } from "../evaluate/stats.js";
 import { packageRoot } from "./datasets.js";
 import { loadExperimentFile, type LoadedExperiment } from "./load-experiment.js";
 import type { ModelChoice } from "./model-choice.js";
-import { drawCharts, renderReport } from "./report-md.js";
+import { chartsSkippedLine, drawCharts, renderReport } from "./report-md.js";
 import { libraryVersion, runExperiment, type ExperimentRun, type Manifest, type ModelRunResult, type RunExperimentOptions } from "./run-experiment.js";
 
 /** The bundled experiments, in the order the help lists them: files in the package's experiments/ folder. */
@@ -144,6 +144,7 @@ export async function runAndReport(file: string | LoadedExperiment, options: Run
     registered: run.models.some((m) => m.registryVersion !== null),
     bundledDataset: run.dataset.info.path.startsWith(join(packageRoot(), "datasets")),
   }));
+  if (charts.skipped !== undefined) log(chartsSkippedLine(charts.skipped));
   const first = run.models[0]!;
   const versions = run.models.filter((m) => m.registryVersion !== null).map((m) => `v${m.registryVersion}`);
   log(`wrote ${join(dir, "report.md")} and results.json` + (versions.length > 0 ? `; registry "${loaded.definition.name}" ${versions.join(", ")}` : "") + `; provider calls: ${run.providerCalls}`);

@@ -4,10 +4,12 @@
  */
 import type { Redis } from "ioredis";
 import { ConfigurationError, preview } from "../errors.js";
+import { requireInstalled } from "../optional.js";
 import { InMemoryStore } from "./in-memory-store.js";
 import { MemoryManager } from "./manager.js";
 import { RedisStore } from "./redis-store.js";
 
+/** The memory configuration: the storage adapter ("in_memory" or "redis"), the ioredis client and the key namespace. */
 export interface MemoryConfig {
   storageAdapter: "in_memory" | "redis";
   /** Required for "redis": an ioredis client (attach an `error` listener; see TOOLCHAIN.md §5). */
@@ -22,6 +24,8 @@ function buildManager(config: MemoryConfig): MemoryManager {
   if (config.storageAdapter === "in_memory") return new MemoryManager(new InMemoryStore());
   if (config.storageAdapter === "redis") {
     if (!config.redisClient) {
+      // typelm never loads ioredis itself (the client is yours), but without it there is no client to give.
+      requireInstalled("ioredis", 'Memory with storageAdapter "redis" (c.redisClient, an ioredis client)');
       throw new ConfigurationError('Memory: storageAdapter "redis" needs c.redisClient (an ioredis client), received undefined');
     }
     return new MemoryManager(new RedisStore(config.redisClient, config.redisNamespace));
@@ -29,6 +33,7 @@ function buildManager(config: MemoryConfig): MemoryManager {
   throw new ConfigurationError(`Memory storageAdapter: expected "in_memory" or "redis", received ${preview(config.storageAdapter)}`);
 }
 
+/** The process-wide memory: `Memory.configure((c) => { ... })` chooses the store, `Memory.manager` stores, retrieves, searches, updates and deletes records. */
 export const Memory = {
   /** Changes the configuration; the next use of `Memory.manager` gets a manager for the new store. */
   configure(apply: (c: MemoryConfig) => void): void {
@@ -40,6 +45,7 @@ export const Memory = {
     manager = built;
   },
 
+  /** The manager for the configured store, built on first use after each `configure`. */
   get manager(): MemoryManager {
     manager ??= buildManager(config);
     return manager;

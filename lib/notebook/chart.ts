@@ -1,9 +1,11 @@
+import { loadOptional } from "../optional.js";
 import { escapeHtml } from "./html.js";
 import type { MimeBundle } from "./bundle.js";
 
 /** A vega-lite (v5 schema) specification with its data inline. Kept loose so the public types need no vega-lite types. */
 export type VegaLiteSpec = Record<string, unknown>;
 
+/** A chart drawn in Node by `renderChart`: its PNG bytes and CSS size. */
 export interface RenderedChart {
   /** PNG bytes, drawn at twice the chart's CSS size. */
   png: Uint8Array;
@@ -25,17 +27,21 @@ export function withDefaults(spec: VegaLiteSpec): VegaLiteSpec {
   };
 }
 
+/** What needs the chart renderers, in the error raised when one is not installed. */
+const FEATURE = "Drawing a chart";
+
 /**
  * Draws a vega-lite chart to PNG in Node: vega-lite → vega → SVG (vega's headless "none" renderer) →
  * PNG with resvg. vega and vega-lite are ESM-only with a top-level await, so they are loaded here with a
  * real `import()` (never `require`, which a tslab cell would do), and only when a chart is drawn.
+ * They are optional peer dependencies: without one, a ConfigurationError gives the `npm install` line.
  */
 export async function renderChart(spec: VegaLiteSpec): Promise<RenderedChart> {
   // One after the other: vega-lite imports parts of vega, and jest's ESM loader fails on concurrent
   // imports of a shared module graph ("request for './accessor.js' is not in cache").
-  const vega = await import("vega");
-  const vegaLite = await import("vega-lite");
-  const resvg = await import("@resvg/resvg-js");
+  const vega = await loadOptional<typeof import("vega")>("vega", FEATURE);
+  const vegaLite = await loadOptional<typeof import("vega-lite")>("vega-lite", FEATURE);
+  const resvg = await loadOptional<typeof import("@resvg/resvg-js")>("@resvg/resvg-js", FEATURE);
   const compiled = vegaLite.compile(spec as never).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: "none" });
   let svg: string;

@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { MessageCreateParamsNonStreaming, Message } from "@anthropic-ai/sdk/resources/messages/messages";
 import { OutputError } from "../../errors.js";
+import { loadOptional } from "../../optional.js";
 import type { LMRequest } from "../types.js";
 import { ANTHROPIC_BATCH_LIMITS, anthropicBatches, anthropicBatchLine } from "./anthropic-batch.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
@@ -43,14 +44,19 @@ export const anthropicProvider: ProviderDefinition = {
   },
 };
 
-/** The SDK client, loaded and built on first use. */
+/** The SDK client, loaded and built on first use (tried again on the next call when loading failed). */
 function lazyClient(apiKey: string | undefined, baseURL: string): () => Promise<Anthropic> {
   let client: Promise<Anthropic> | undefined;
   return () =>
-    (client ??= import("@anthropic-ai/sdk").then(({ default: AnthropicClient }) =>
+    (client ??= loadOptional<typeof import("@anthropic-ai/sdk")>("@anthropic-ai/sdk", "The anthropic provider").then(
       // Retries off (one policy), logging off (library never prints), and the SDK's own
       // OpenTelemetry spans off: typelm's `otel` subscriber already traces each call.
-      new AnthropicClient({ apiKey, baseURL, maxRetries: 0, logLevel: "off", openTelemetry: false })));
+      ({ default: AnthropicClient }) => new AnthropicClient({ apiKey, baseURL, maxRetries: 0, logLevel: "off", openTelemetry: false }),
+      (error: unknown) => {
+        client = undefined;
+        throw error;
+      },
+    ));
 }
 
 export function anthropicBody(request: LMRequest, settings: CallSettings): MessageCreateParamsNonStreaming {

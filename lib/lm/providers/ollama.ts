@@ -1,4 +1,5 @@
 import type { ChatRequest, ChatResponse } from "ollama";
+import { loadOptional } from "../../optional.js";
 import type { LMRequest } from "../types.js";
 import { withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
@@ -15,7 +16,12 @@ export const ollamaProvider: ProviderDefinition = {
     // Only hosted Ollama wants a key; a local server gets no Authorization header.
     const headers: Record<string, string> | undefined = apiKey ? { Authorization: `Bearer ${apiKey}` } : undefined;
     let sdk: Promise<typeof import("ollama")> | undefined;
-    const load = (): Promise<typeof import("ollama")> => (sdk ??= import("ollama"));
+    // Loaded on first use; a failed load is tried again on the next call.
+    const load = (): Promise<typeof import("ollama")> =>
+      (sdk ??= loadOptional<typeof import("ollama")>("ollama", "The ollama provider").catch((error: unknown) => {
+        sdk = undefined;
+        throw error;
+      }));
     return {
       async ready() {
         await load();

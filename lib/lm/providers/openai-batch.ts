@@ -9,6 +9,7 @@ import { finished } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type OpenAI from "openai";
 import type { Batch } from "openai/resources/batches";
+import { loadOptional } from "../../optional.js";
 import type { BatchCall, BatchConnection, BatchLimits, BatchState, BatchStatus, BatchWriter, RawBatchResult } from "./provider.js";
 
 /**
@@ -130,7 +131,8 @@ class JsonlUpload implements BatchWriter {
     stream.end();
     await finished(stream);
     const openai = await this.client();
-    const { toStreamingFile } = await import("openai");
+    // Loaded already by this.client() (a ConfigurationError there when it is not installed).
+    const { toStreamingFile } = await loadOptional<typeof import("openai")>("openai", "The openai provider");
     const file = await this.call("batch upload", (signal, timeout) =>
       openai.files.create(
         { file: toStreamingFile(createReadStream(path), "typelm-batch.jsonl", { type: "application/jsonl" }), purpose: "batch" },

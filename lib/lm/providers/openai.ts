@@ -1,6 +1,7 @@
 import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import { Instrumentation } from "../../instrument/bus.js";
+import { loadOptional } from "../../optional.js";
 import { strictSchemaProblem, toStrictSchema } from "../strict-schema.js";
 import type { LMRequest } from "../types.js";
 import { OPENAI_BATCH_LIMITS, openaiBatches, openaiBatchLine } from "./openai-batch.js";
@@ -38,13 +39,18 @@ export const openaiProvider: ProviderDefinition = {
   },
 };
 
-/** The SDK client, loaded and built on first use. */
+/** The SDK client, loaded and built on first use (tried again on the next call when loading failed). */
 function lazyClient(apiKey: string | undefined, baseURL: string): () => Promise<OpenAI> {
   let client: Promise<OpenAI> | undefined;
   return () =>
-    (client ??= import("openai").then(({ default: OpenAIClient }) =>
+    (client ??= loadOptional<typeof import("openai")>("openai", "The openai provider").then(
       // Retries off: the LM's own policy counts attempts once. Logging off: library code never prints.
-      new OpenAIClient({ apiKey, baseURL, maxRetries: 0, logLevel: "off" })));
+      ({ default: OpenAIClient }) => new OpenAIClient({ apiKey, baseURL, maxRetries: 0, logLevel: "off" }),
+      (error: unknown) => {
+        client = undefined;
+        throw error;
+      },
+    ));
 }
 
 export function openaiBody(request: LMRequest, settings: CallSettings): ChatCompletionCreateParamsNonStreaming {
