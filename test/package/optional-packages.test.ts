@@ -77,7 +77,8 @@ describe("a project with typelm and none of its optional packages", () => {
   afterAll(() => bare?.remove());
 
   test("node_modules holds the copy of the package and the required dependencies only", () => {
-    expect(existsSync(join(bare.typelm, "dist/lib/index.js"))).toBe(true);
+    const shipped = JSON.parse(readFileSync(join(bare.typelm, "package.json"), "utf8")) as { main: string; exports: Record<string, { default: string }> };
+    for (const file of [shipped.main, ...Object.values(shipped.exports).map((e) => e.default)]) expect({ file, there: existsSync(join(bare.typelm, file)) }).toEqual({ file, there: true });
     for (const name of Object.keys(OPTIONAL_PACKAGES)) expect({ name, there: existsSync(join(bare.dir, "node_modules", name)) }).toEqual({ name, there: false });
   });
 
@@ -152,7 +153,9 @@ describe("a project with typelm and none of its optional packages", () => {
   });
 
   test("typelm reproduce writes report.md and results.json without charts and says once how to get them", async () => {
-    const r = await bare.node([join(bare.typelm, "dist/lib/lab/bin.js"), "reproduce", "poem-sentiment", "--limit", "2"]);
+    // The command as package.json "bin" names it (node_modules/.bin/typelm in a real install).
+    const bin = (JSON.parse(readFileSync(join(bare.typelm, "package.json"), "utf8")) as { bin: Record<string, string> }).bin.typelm!;
+    const r = await bare.node([join(bare.typelm, bin), "reproduce", "poem-sentiment", "--limit", "2"]);
     const report = join(bare.dir, "reports/poem-sentiment");
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 0, stdout: `${join(report, "report.md")}\n` });
     const line = `Charts skipped: the chart renderer "vega" is not installed; to draw them, run ${CHARTS_LINE} and run again`;
