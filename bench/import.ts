@@ -1,11 +1,13 @@
 /**
- * Cold import time: milliseconds for `await import("typelm")` (dist/lib/index.js) in a fresh Node
- * process, against zod alone (which every typelm user loads anyway) measured in the same run,
- * runs interleaved. Also counts the modules each import loads, since on Node 20 that count,
- * not any one heavy dependency, is what the time is made of.
+ * Cold import time against the main peer, `@ax-llm/ax`, measured in one run: each sample is a fresh Node
+ * process timing its imports only (not Node's own start-up). Rows, interleaved run by run:
+ *   zod              `import "zod"` alone (every typelm program loads it anyway)
+ *   zod + typelm     `import "zod"` then `import "typelm"` (the package as a user gets it: the bundled build)
+ *   zod + dist/lib   the same with the unbundled tsc output, to show what the bundle buys
+ *   @ax-llm/ax       `import "@ax-llm/ax"` alone
+ * Prints medians (wall and CPU time), the modules each import loads, and the ratio zod + typelm / Ax.
  *
- * Run with `npm run build && node dist/bench/import.js`. Option: BENCH_RUNS (default 15).
- * See bench/README.md.
+ * Run with `npm run bench:import`. Option: BENCH_RUNS (default 15). See bench/README.md.
  */
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -13,12 +15,17 @@ import { fileURLToPath } from "node:url";
 const RUNS = Number.parseInt(process.env.BENCH_RUNS ?? "15", 10);
 if (!Number.isFinite(RUNS) || RUNS < 1) throw new Error(`BENCH_RUNS must be a positive integer, got ${process.env.BENCH_RUNS}`);
 
-const TYPELM = new URL("../lib/index.js", import.meta.url).href;
-const targets: Record<string, string> = { zod: "zod", typelm: TYPELM };
+const UNBUNDLED = new URL("../lib/index.js", import.meta.url).href;
+/** Row name → the specifiers imported in order. */
+const targets: Record<string, string[]> = {
+  zod: ["zod"],
+  "zod + typelm": ["zod", "typelm"],
+  "zod + dist/lib": ["zod", UNBUNDLED],
+  "@ax-llm/ax": ["@ax-llm/ax"],
+};
 
-// The child times only the import (not Node's own start-up) and reports how many modules were
-// resolved, through a resolve hook registered before the timed import.
-const CHILD = `
+// Counts the modules resolved (not node: built-ins) through a resolve hook registered before the imports.
+const COUNT = `
 const { register } = await import("node:module");
 const seen = new Set();
 const { port1, port2 } = new MessageChannel();
@@ -28,25 +35,24 @@ register("data:text/javascript," + encodeURIComponent(
   "let port; export function initialize(d) { port = d.port; }" +
   "export async function resolve(s, c, n) { const r = await n(s, c); port.postMessage(r.url); return r; }"),
   { data: { port: port2 }, transferList: [port2] });
-const started = performance.now();
-await import(process.argv[1]);
-const ms = performance.now() - started;
+for (const spec of JSON.parse(process.argv[1])) await import(spec);
 await new Promise((r) => setTimeout(r, 20));
-console.log(JSON.stringify({ ms, modules: [...seen].filter((u) => !u.startsWith("node:")).length }));
+console.log(JSON.stringify({ modules: [...seen].filter((u) => !u.startsWith("node:")).length }));
 `;
 
-// Timing without the hook (the hook itself slows resolution), counting with it.
-// CPU time (user + system) is reported too: on a shared machine it moves much less than wall time.
-const TIME_ONLY = `const c = process.cpuUsage(); const s = performance.now(); await import(process.argv[1]);
+// Timing without the hook (the hook itself slows resolution). CPU time (user + system) moves much
+// less than wall time on a shared machine.
+const TIME = `const c = process.cpuUsage(); const s = performance.now();
+for (const spec of JSON.parse(process.argv[1])) await import(spec);
 const ms = performance.now() - s; const u = process.cpuUsage(c);
 console.log(JSON.stringify({ ms, cpuMs: (u.user + u.system) / 1000 }));`;
 
-function run(code: string, spec: string): { ms: number; cpuMs?: number; modules?: number } {
-  const out = execFileSync(process.execPath, ["--input-type=module", "-e", code, spec], {
+function run<T>(code: string, specs: string[]): T {
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", code, JSON.stringify(specs)], {
     cwd: fileURLToPath(new URL("../..", import.meta.url)),
     encoding: "utf8",
   });
-  return JSON.parse(out.trim().split("\n").pop() as string) as { ms: number; cpuMs?: number; modules?: number };
+  return JSON.parse(out.trim().split("\n").pop() as string) as T;
 }
 
 function median(values: number[]): number {
@@ -55,25 +61,28 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
-const times: Record<string, number[]> = { zod: [], typelm: [] };
-const cpu: Record<string, number[]> = { zod: [], typelm: [] };
+const names = Object.keys(targets);
+const wall: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+const cpu: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 for (let i = 0; i < RUNS; i++) {
-  for (const [name, spec] of Object.entries(targets)) {
-    const r = run(TIME_ONLY, spec);
-    times[name]!.push(r.ms);
-    cpu[name]!.push(r.cpuMs ?? Number.NaN);
+  for (const name of names) {
+    const r = run<{ ms: number; cpuMs: number }>(TIME, targets[name]!);
+    wall[name]!.push(r.ms);
+    cpu[name]!.push(r.cpuMs);
   }
 }
-const modules = Object.fromEntries(Object.entries(targets).map(([name, spec]) => [name, run(CHILD, spec).modules]));
+const modules = Object.fromEntries(names.map((name) => [name, run<{ modules: number }>(COUNT, targets[name]!).modules]));
 
-console.log("import          median ms  min ms  max ms  median CPU ms  modules loaded");
-for (const name of Object.keys(targets)) {
-  const t = times[name]!;
+console.log("import            median ms  min ms  max ms  median CPU ms  modules loaded");
+for (const name of names) {
+  const t = wall[name]!;
   console.log(
-    `${name.padEnd(14)}  ${median(t).toFixed(1).padStart(9)}  ${Math.min(...t).toFixed(1).padStart(6)}  ${Math.max(...t).toFixed(1).padStart(6)}` +
+    `${name.padEnd(16)}  ${median(t).toFixed(1).padStart(9)}  ${Math.min(...t).toFixed(1).padStart(6)}  ${Math.max(...t).toFixed(1).padStart(6)}` +
       `  ${median(cpu[name]!).toFixed(1).padStart(13)}  ${String(modules[name]).padStart(14)}`,
   );
 }
-const own = median(times.typelm!) - median(times.zod!);
-const ownCpu = median(cpu.typelm!) - median(cpu.zod!);
-console.log(`\ntypelm beyond zod: ${own.toFixed(1)} ms wall, ${ownCpu.toFixed(1)} ms CPU (median differences, ${RUNS} interleaved runs each)`);
+const ratio = median(wall["zod + typelm"]!) / median(wall["@ax-llm/ax"]!);
+const cpuRatio = median(cpu["zod + typelm"]!) / median(cpu["@ax-llm/ax"]!);
+const own = median(wall["zod + typelm"]!) - median(wall.zod!);
+console.log(`\nzod + typelm / @ax-llm/ax: ${ratio.toFixed(2)} wall, ${cpuRatio.toFixed(2)} CPU (medians of ${RUNS} interleaved fresh processes each)`);
+console.log(`typelm beyond zod: ${own.toFixed(1)} ms wall; unbundled tree: ${(median(wall["zod + dist/lib"]!) - median(wall.zod!)).toFixed(1)} ms`);

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 
-if [ ! -f dist/lib/notebook/index.js ]; then
+if [ ! -f dist/pkg/notebook.js ]; then
   echo "dist/ is missing or stale: run \`npm run build\` first" >&2
   exit 1
 fi

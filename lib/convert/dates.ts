@@ -1,4 +1,4 @@
-import { Temporal } from "temporal-polyfill";
+import { Temporal } from "../signature/temporal.js";
 
 // Parsing is done on the text as written, never through the host time zone: a calendar date must not
 // move by a day because the process runs in Tokyo or Los Angeles, so JS `Date` is kept away from it.

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { Temporal } from "temporal-polyfill";
+import { Temporal } from "../signature/temporal.js";
 import { ValidationError, preview } from "../errors.js";
 import { isPlainObject, setOwn } from "../plain-object.js";
 import type { CompiledSignature } from "../signature/compile.js";

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { Temporal } from "temporal-polyfill";
+import { Temporal } from "../signature/temporal.js";
 import type { CompiledSignature } from "../signature/compile.js";
 import type { Shape } from "../signature/signature.js";
 import { unwrap } from "../signature/fields.js";

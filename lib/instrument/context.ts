@@ -4,7 +4,7 @@
  * OpenTelemetry formats (32 and 16 lowercase hex digits) so they can be matched against exported spans.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { randomFillSync } from "node:crypto";
+import { nodeCrypto } from "../load-sync.js";
 
 export interface SpanIds {
   traceId: string;
@@ -21,7 +21,7 @@ let poolOffset = pool.length;
 
 function randomHex(bytes: number): string {
   if (poolOffset + bytes > pool.length) {
-    randomFillSync(pool);
+    nodeCrypto().randomFillSync(pool);
     poolOffset = 0;
   }
   const hex = pool.toString("hex", poolOffset, poolOffset + bytes);

@@ -19,7 +19,7 @@ const DEBUG_EVENTS = new Set(["lm.request.start", "lm.chat.start", "tool.call.st
 
 /** Level of an event: failures are errors, per-chunk detail is debug, the rest info. */
 function levelOf(event: TypelmEvent): LogLevel {
-  if (event.payload["ok"] === false || event.payload["error"] !== undefined) return "error";
+  if (event.payload["ok"] === false || (event.payload["error"] !== undefined && event.payload["error"] !== null)) return "error";
   if (DEBUG_EVENTS.has(event.name)) return "debug";
   return "info";
 }

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../load-sync.js";
 import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
@@ -154,12 +154,12 @@ async function readRows(file: string): Promise<{ rows: TableRow[]; sha256: strin
   const bytes = await readBytes(file, `the data file`);
   const text = utf8Text(bytes, file);
   const rows = file.endsWith(".csv") ? parseCsv(text, file) : jsonLines(text, file);
-  return { rows, sha256: createHash("sha256").update(bytes).digest("hex") };
+  return { rows, sha256: nodeCrypto().createHash("sha256").update(bytes).digest("hex") };
 }
 
 /** A seeded position in [0, 1) for an id: the data file's split does not depend on row order. */
 function fraction(seed: number, id: string): number {
-  return createHash("sha256").update(`${seed}\u0000${id}`).digest().readUInt32BE(0) / 2 ** 32;
+  return nodeCrypto().createHash("sha256").update(`${seed}\u0000${id}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 
 /** The folder holding the bundled datasets: `datasets/` at the package root (from dist/ or from source). */

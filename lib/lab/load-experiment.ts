@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../load-sync.js";
 import { readFileSync, statSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -35,7 +35,7 @@ export async function loadExperimentFile(path: string, cwd: string = process.cwd
     throw new ValidationError(`Cannot read the experiment file ${file}: ${reason}`, { field: "file" });
   }
   const ext = extname(file).toLowerCase();
-  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  const sha256 = nodeCrypto().createHash("sha256").update(bytes).digest("hex");
   if (!TYPESCRIPT.has(ext) && !JAVASCRIPT.has(ext)) {
     throw new ValidationError(`The experiment file ${file} must be TypeScript or JavaScript (.ts, .mts, .js, .mjs); received a "${ext || "no extension"}" file`, { field: "file" });
   }

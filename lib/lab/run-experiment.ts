@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../load-sync.js";
 import { readFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { canonicalJson } from "../canonical-json.js";
@@ -222,7 +222,7 @@ function inlineDataset(name: string, splits: ExperimentSplits, signature: Signat
     return e.id === undefined || e.id === null ? new FewShotExample({ id: `${split}-${i + 1}`, input: e.input, output: e.output }) : e;
   });
   const data = { train: take("train"), dev: take("dev"), test: take("test") };
-  const hash = (xs: FewShotExample[]) => createHash("sha256").update(canonicalJson(xs.map((e) => ({ id: e.id, input: e.input, output: e.output })))).digest("hex");
+  const hash = (xs: FewShotExample[]) => nodeCrypto().createHash("sha256").update(canonicalJson(xs.map((e) => ({ id: e.id, input: e.input, output: e.output })))).digest("hex");
   const splitsInfo = {
     train: { rows: data.train.length, sha256: hash(data.train) },
     dev: { rows: data.dev.length, sha256: hash(data.dev) },

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../load-sync.js";
 import { canonicalJson } from "../canonical-json.js";
 import { shownUrl } from "../instrument/redact.js";
 import { resolve } from "node:path";
@@ -38,7 +38,7 @@ export interface CachedReply {
  * them so that different URLs still get different keys.
  */
 export function endpointId(baseURL: string): string {
-  const hash = `sha256:${createHash("sha256").update(baseURL).digest("hex")}`;
+  const hash = `sha256:${nodeCrypto().createHash("sha256").update(baseURL).digest("hex")}`;
   const shown = shownUrl(baseURL);
   let url: URL;
   try {
@@ -81,7 +81,7 @@ export function cacheRequestJson(parts: CacheKeyParts): string {
 }
 
 export function cacheKey(requestJson: string): string {
-  return createHash("sha256").update(requestJson).digest("hex");
+  return nodeCrypto().createHash("sha256").update(requestJson).digest("hex");
 }
 
 /** A reply and whether it came without a provider call of this request (cache hit, or another caller's call). */

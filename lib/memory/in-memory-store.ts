@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { nodeCrypto } from "../load-sync.js";
 import {
   DEFAULT_SEARCH_LIMIT,
   type MemoryChanges,
@@ -17,7 +17,7 @@ export class InMemoryStore implements MemoryStore {
 
   async store(memory: NewMemory): Promise<MemoryRecord> {
     const now = new Date();
-    const record: MemoryRecord = { id: randomUUID(), text: memory.text, userId: memory.userId, tags: [...memory.tags], createdAt: now, updatedAt: now };
+    const record: MemoryRecord = { id: nodeCrypto().randomUUID(), text: memory.text, userId: memory.userId, tags: [...memory.tags], createdAt: now, updatedAt: now };
     this.records.set(record.id, record);
     return copyRecord(record);
   }

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../load-sync.js";
 import { ValidationError } from "../errors.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 
@@ -64,5 +64,5 @@ export function checkExamples(examples: unknown, option: string, optimizer: stri
 
 /** A short hash of examples (ids, inputs, outputs): a resumed run must see the same data. */
 export function dataFingerprint(examples: readonly IdentifiedExample[]): string {
-  return createHash("sha256").update(JSON.stringify(examples.map((e) => [e.id, e.example.input, e.example.output]))).digest("hex").slice(0, 16);
+  return nodeCrypto().createHash("sha256").update(JSON.stringify(examples.map((e) => [e.id, e.example.input, e.example.output]))).digest("hex").slice(0, 16);
 }

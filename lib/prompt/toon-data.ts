@@ -1,4 +1,5 @@
-import { decode, encode } from "@toon-format/toon";
+import type * as Toon from "@toon-format/toon";
+import { loadOnFirstUse } from "../load-sync.js";
 import type { z } from "zod";
 import { ToonDecodeError } from "../errors.js";
 import type { Shape } from "../signature/signature.js";
@@ -6,9 +7,12 @@ import { DATE_HINT, DATETIME_HINT, INSTANT_HINT, resolve } from "../signature/ki
 import { PLAIN, renderType, type TypeFormat } from "../signature/type-text.js";
 import { isFlat } from "../signature/toon-schema.js";
 
+/** The TOON codec, loaded the first time a prompt or reply uses data format TOON. */
+export const toon = loadOnFirstUse<typeof Toon>("@toon-format/toon");
+
 /** Values in TOON, inside a ```toon fence. */
 export function toonFence(values: Record<string, unknown>): string {
-  return "```toon\n" + encode(values) + "\n```";
+  return "```toon\n" + toon().encode(values) + "\n```";
 }
 
 const TOON_FENCE = /```[ \t]*toon[ \t]*\r?\n([\s\S]*?)```/i;
@@ -18,7 +22,7 @@ export function parseToonReply(raw: string): unknown {
   const match = TOON_FENCE.exec(raw);
   const body = (match ? match[1]! : raw).replace(/\s+$/, "");
   try {
-    return decode(body);
+    return toon().decode(body);
   } catch (error) {
     const err = error as { message?: string; line?: number };
     throw new ToonDecodeError(`Model reply is not valid TOON: ${err.message ?? String(error)}`, {

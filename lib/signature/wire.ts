@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { Temporal } from "temporal-polyfill";
+import { loadedTemporal, type Temporal } from "./temporal.js";
 import type { CompiledSignature } from "./compile.js";
 import { resolve } from "./kind.js";
 import { setOwn } from "../plain-object.js";
@@ -15,9 +15,13 @@ function formatZonedDateTime(value: Temporal.ZonedDateTime): string {
 /** A JSON-ready copy of one value: Temporal and Date values become their ISO wire strings. */
 export function valueToWire(schema: z.ZodType | undefined, value: unknown): unknown {
   if (value === null || value === undefined) return value ?? null;
-  if (value instanceof Temporal.PlainDate) return value.toString();
-  if (value instanceof Temporal.ZonedDateTime) return formatZonedDateTime(value);
-  if (value instanceof Temporal.PlainDateTime || value instanceof Temporal.Instant) return value.toString();
+  // Only a loaded Temporal can have made a Temporal value, so this never loads the polyfill itself.
+  const T = loadedTemporal();
+  if (T !== undefined) {
+    if (value instanceof T.PlainDate) return value.toString();
+    if (value instanceof T.ZonedDateTime) return formatZonedDateTime(value);
+    if (value instanceof T.PlainDateTime || value instanceof T.Instant) return value.toString();
+  }
   if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value)) {
     const k = schema === undefined ? undefined : resolve(schema).kind;

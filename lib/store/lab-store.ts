@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { nodeCrypto } from "../load-sync.js";
 import { resolve } from "node:path";
 import type { Statement } from "better-sqlite3";
 import { configuredStorePath, globalConfig } from "../config.js";
@@ -170,7 +170,7 @@ export class LabStore {
       );
     }
     const configJson = json(config, where, "config");
-    const id = randomUUID();
+    const id = nodeCrypto().randomUUID();
     this.#write("record a run in", () => this.#statements().insertRun.run({
       id, kind: run.kind, name: run.name, started_at: new Date().toISOString(), config_json: configJson,
     }));

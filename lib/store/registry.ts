@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../load-sync.js";
 import { resolve } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { canonicalJson } from "../canonical-json.js";
@@ -330,7 +330,7 @@ function fingerprint(sig: CompiledSignature | undefined): string {
     inputs: sig.inputs.map((f) => f.name), outputs: sig.outputs.map((f) => f.name),
     inputSchema: sig.inputJsonSchema, outputSchema: sig.outputJsonSchema,
   });
-  return createHash("sha256").update(text).digest("hex");
+  return nodeCrypto().createHash("sha256").update(text).digest("hex");
 }
 
 function checkName(name: string): void {

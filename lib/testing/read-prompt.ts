@@ -1,4 +1,4 @@
-import { decode } from "@toon-format/toon";
+import { toon } from "../prompt/toon-data.js";
 import type { ChatMessage } from "../lm/types.js";
 import { isPlainObject } from "../plain-object.js";
 
@@ -38,7 +38,7 @@ function fences(text: string): unknown[] {
   const out: unknown[] = [];
   for (const m of text.matchAll(FENCE)) {
     try {
-      out.push(m[1] === "toon" ? decode(m[2]!.replace(/\s+$/, "")) : JSON.parse(m[2]!));
+      out.push(m[1] === "toon" ? toon().decode(m[2]!.replace(/\s+$/, "")) : JSON.parse(m[2]!));
     } catch {
       out.push(undefined); // an unreadable block reads as nothing, like a model skimming past it
     }

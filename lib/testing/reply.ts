@@ -1,4 +1,4 @@
-import { encode } from "@toon-format/toon";
+import { toon } from "../prompt/toon-data.js";
 import type { ChatMessage, DataFormat, LMResponse } from "../lm/types.js";
 
 /** Roughly four characters a token, the usual estimate for English text. */
@@ -17,7 +17,7 @@ export function estimatedUsage(messages: readonly { content: string }[], content
  */
 export function writeReply(values: Record<string, unknown>, native: boolean, dataFormat: DataFormat): string {
   if (native) return JSON.stringify(values);
-  if (dataFormat === "toon") return "```toon\n" + encode(JSON.parse(JSON.stringify(values))) + "\n```";
+  if (dataFormat === "toon") return "```toon\n" + toon().encode(JSON.parse(JSON.stringify(values))) + "\n```";
   return "```json\n" + JSON.stringify(values, null, 2) + "\n```";
 }
 

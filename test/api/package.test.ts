@@ -30,7 +30,7 @@ const VALUES = [
 
 describe("entry points (API.md: package name typelm, three entry points)", () => {
   test("dist/ was built (these tests import the build)", () => {
-    expect(existsSync(join(root, "dist/lib/index.js"))).toBe(true);
+    expect(existsSync(join(root, "dist/pkg/index.js"))).toBe(true);
   });
 
   test("typelm exports every name API.md shows", () => {

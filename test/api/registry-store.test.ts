@@ -169,7 +169,7 @@ describe("LabStore", () => {
         const m = new Predict(S); m.configure((c) => { c.lm = new ScriptedLM(() => ({ a: "x" })); });
         await new Evaluation({ progress: false, name: "cli-visible-run" }).evaluate({ moduleInstance: m,
           testExamples: [new FewShotExample({ input: { q: "q" }, output: { a: "x" }, id: "q" })] });`], { cwd: root, encoding: "utf8" });
-      const listed = execFileSync(process.execPath, [join(root, "dist/lib/lab/bin.js"), "runs"], { cwd: cwdDir, encoding: "utf8" });
+      const listed = execFileSync(process.execPath, [join(root, "dist/pkg/bin.js"), "runs"], { cwd: cwdDir, encoding: "utf8" });
       expect(listed).toContain("cli-visible-run");
     } finally { rmSync(cwdDir, { recursive: true, force: true }); }
   }, 30_000);
@@ -209,7 +209,7 @@ describe("typelm reproduce", () => {
     const env = { ...process.env, TYPELM_LM: "", OLLAMA_HOST: "http://127.0.0.1:9" };
     delete (env as Record<string, string | undefined>).TYPELM_LM;
     try {
-      const run = () => execFileSync(process.execPath, [join(root, "dist/lib/lab/bin.js"), "reproduce", "poem-sentiment", "--limit", "8", "--seed", "3"],
+      const run = () => execFileSync(process.execPath, [join(root, "dist/pkg/bin.js"), "reproduce", "poem-sentiment", "--limit", "8", "--seed", "3"],
         { cwd: cwdDir, encoding: "utf8", env, stdio: "pipe" });
       run();
       const out = join(cwdDir, "reports", "poem-sentiment");
@@ -219,7 +219,7 @@ describe("typelm reproduce", () => {
       expect(readFileSync(join(out, "results.json")).equals(first)).toBe(true);
       expect(existsSync(join(out, "metrics.png"))).toBe(true);
       let failed = false;
-      try { execFileSync(process.execPath, [join(root, "dist/lib/lab/bin.js"), "reproduce", "no-such-experiment"], { cwd: cwdDir, env, stdio: "pipe" }); } catch { failed = true; }
+      try { execFileSync(process.execPath, [join(root, "dist/pkg/bin.js"), "reproduce", "no-such-experiment"], { cwd: cwdDir, env, stdio: "pipe" }); } catch { failed = true; }
       expect(failed).toBe(true);
     } finally { rmSync(cwdDir, { recursive: true, force: true }); }
   }, 60_000);
@@ -229,7 +229,7 @@ describe("typelm reproduce", () => {
     const fake = await startFakeProvider({ defaultReply: { label: "positive" } });
     const cwdDir = mkdtempSync(join(tmpdir(), "typelm-api-repro-lm-"));
     const run = () => new Promise<void>((done, fail) => {
-      execFile(process.execPath, [join(root, "dist/lib/lab/bin.js"), "reproduce", "poem-sentiment", "--limit", "4"],
+      execFile(process.execPath, [join(root, "dist/pkg/bin.js"), "reproduce", "poem-sentiment", "--limit", "4"],
         { cwd: cwdDir, env: { ...process.env, TYPELM_LM: "ollama/llama3.2", OLLAMA_HOST: fake.url } },
         (error, _out, stderr) => (error ? fail(new Error(stderr)) : done()));
     });

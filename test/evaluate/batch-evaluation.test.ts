@@ -146,7 +146,7 @@ describe("Evaluation with batch, killed after the batch was submitted", () => {
   it("resume waits for the submitted batch: no second upload, every row recorded", async () => {
     const lab = join(dir, "killed.sqlite");
     const child = join(dir, "child.mjs");
-    const dist = join(process.cwd(), "dist/lib/index.js");
+    const dist = join(process.cwd(), "dist/pkg/index.js");
     const zod = join(process.cwd(), "node_modules/zod/index.js");
     // The child submits one batch that stays in progress for many polls, and is killed while it waits.
     writeFileSync(child, `

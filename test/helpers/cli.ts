@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 
 /** The built command line (npm run build writes it); experiment files need it: they import "typelm" from dist/. */
-export const BIN = join(process.cwd(), "dist/lib/lab/bin.js");
+export const BIN = join(process.cwd(), "dist/pkg/bin.js");
 
 /** Nothing may answer as Ollama or as TYPELM_LM, so the stand-in is what runs unless --lm is given. */
 export const offline: NodeJS.ProcessEnv = { ...process.env, TYPELM_LM: "", OLLAMA_HOST: "http://127.0.0.1:9" };

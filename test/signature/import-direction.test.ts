@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 // import from itself, from a folder before it, and from the shared foundations at lib/'s top.
 const LIB = join(dirname(fileURLToPath(import.meta.url)), "../../lib");
 const ORDER = ["signature", "prompt", "lm", "strategy", "convert"];
-const FOUNDATIONS = new Set(["errors.ts", "plain-object.ts"]);
+const FOUNDATIONS = new Set(["errors.ts", "plain-object.ts", "load-sync.ts"]);
 
 function importsOf(folder: string): Array<{ file: string; target: string }> {
   const out: Array<{ file: string; target: string }> = [];

@@ -1,0 +1,72 @@
+/**
+ * `import "typelm"` loads only what every program needs: the packages a program may never use (or uses
+ * only later) load at first use. Checked in plain Node child processes importing the package by name (the
+ * bundled build in dist/pkg), with a resolve hook for imports and a hook on `require` for what typelm
+ * loads synchronously. Run `npm run build` first (CI does).
+ */
+import { describe, expect, it } from "@jest/globals";
+import { execFileSync } from "node:child_process";
+
+const root = process.cwd();
+
+/** Runs `body` (ESM, top-level await) after installing the hooks; `loaded()` lists the packages loaded so far. */
+function inChild(body: string): unknown {
+  // Evaluated with the repository as working directory, so "typelm" resolves as a user's import would.
+  const code = `
+import { register, Module } from "node:module";
+const seen = new Set();
+const { port1, port2 } = new MessageChannel();
+port1.on("message", (url) => seen.add(url));
+register("data:text/javascript," + encodeURIComponent(
+  "let port; export function initialize(d) { port = d.port; }" +
+  "export async function resolve(s, c, n) { const r = await n(s, c); port.postMessage(r.url); return r; }"),
+  { data: { port: port2 }, transferList: [port2] });
+const originalLoad = Module._load;
+Module._load = function (request, ...rest) { seen.add(request); return originalLoad.call(this, request, ...rest); };
+const pkgOf = (u) => { if (u.includes("/dist/pkg/")) return "typelm"; const m = /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(u); return m ? m[1] : (/^[a-z@]/.test(u) && !u.startsWith("node:") && !u.startsWith("file:") ? u.split("/").slice(0, u.startsWith("@") ? 2 : 1).join("/") : undefined); };
+const loaded = async () => { await new Promise((r) => setTimeout(r, 30)); return [...new Set([...seen].map(pkgOf).filter(Boolean))].sort(); };
+const out = {};
+${body}
+port1.close();
+console.log(JSON.stringify(out));
+`;
+  const stdout = execFileSync(process.execPath, ["--input-type=module", "-e", code], { cwd: root, encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "" } });
+  return JSON.parse(stdout.trim().split("\n").pop() as string);
+}
+
+/** Packages most programs never need at import: each loads inside the feature that uses it. */
+const LATER = [
+  "temporal-polyfill", "@toon-format/toon", "csv-parse", "better-sqlite3", "@opentelemetry/api", "quickjs-emscripten",
+  "tsx", "cli-progress", "openai", "@anthropic-ai/sdk", "ollama", "ioredis", "vega", "vega-lite", "@resvg/resvg-js",
+];
+
+describe("cold start", () => {
+  it("import \"typelm\" loads zod and nothing from the list of later packages", () => {
+    const out = inChild(`await import("zod"); await import("typelm"); out.atImport = await loaded();`) as { atImport: string[] };
+    expect(out.atImport).toContain("zod");
+    expect(out.atImport).toContain("typelm");
+    expect(out.atImport.filter((p) => LATER.includes(p))).toEqual([]);
+  }, 30000);
+
+  it("a date field loads the Temporal polyfill when it is used, and TOON data loads the TOON codec", () => {
+    const out = inChild(`
+const { z } = await import("zod");
+const { Predict, Signature, Temporal, t } = await import("typelm");
+const { ScriptedLM } = await import("typelm/testing");
+const Due = Signature.define({ name: "Due", description: "When is it due?", input: { task: z.string() }, output: { due: t.date() } });
+out.beforeUse = await loaded();
+const p = await new Predict(Due).call({ task: "report" }, { lm: new ScriptedLM(() => ({ due: "2026-12-01" })) });
+out.isPlainDate = p.due instanceof Temporal.PlainDate;
+out.due = String(p.due);
+out.afterDate = await loaded();
+const Word = Signature.define({ name: "Word", description: "Say a word.", input: { x: z.string() }, output: { y: z.string() } });
+await new Predict(Word).call({ x: "a" }, { lm: new ScriptedLM(() => ({ y: "b" }), { dataFormat: "toon" }) });
+out.afterToon = await loaded();
+`) as { beforeUse: string[]; isPlainDate: boolean; due: string; afterDate: string[]; afterToon: string[] };
+    expect(out.beforeUse).not.toContain("temporal-polyfill");
+    expect(out).toMatchObject({ isPlainDate: true, due: "2026-12-01" });
+    expect(out.afterDate).toContain("temporal-polyfill");
+    expect(out.afterDate).not.toContain("@toon-format/toon");
+    expect(out.afterToon).toContain("@toon-format/toon");
+  }, 30000);
+});
