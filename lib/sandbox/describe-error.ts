@@ -1,5 +1,5 @@
 /** A guest exception as the one-line message a run reports: type, message and line. */
-import type { QuickJSHandle } from "quickjs-emscripten";
+import type { QuickJSHandle } from "quickjs-emscripten-core";
 import { preview } from "../errors.js";
 import type { Guest } from "./guest.js";
 import { readString, toHost } from "./marshal.js";

@@ -1,5 +1,5 @@
 /** A guest: one QuickJS runtime and context with the prelude, console and tools installed. */
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule, VmCallResult } from "quickjs-emscripten";
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule, VmCallResult } from "quickjs-emscripten-core";
 import type { ResolvedSandboxOptions, SandboxTool } from "./options.js";
 import { WRITE_FUNCTION, preludeSource } from "./prelude.js";
 import { RunState } from "./run-state.js";

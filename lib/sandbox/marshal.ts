@@ -2,7 +2,7 @@
  * Copying values across the guest boundary, always as JSON text through the prelude's helpers: the
  * host never walks guest objects itself, so getters, proxies and cycles only run inside the guest.
  */
-import type { QuickJSHandle } from "quickjs-emscripten";
+import type { QuickJSHandle } from "quickjs-emscripten-core";
 import type { Guest } from "./guest.js";
 import { RunStopped } from "./run-state.js";
 

@@ -2,7 +2,7 @@
  * One run of guest code: evaluate it as a global script with top-level `await`, then pump guest
  * jobs and tool calls until the script's promise settles, the time runs out or a limit is hit.
  */
-import type { QuickJSHandle } from "quickjs-emscripten";
+import type { QuickJSHandle } from "quickjs-emscripten-core";
 import { FILENAME, describeError } from "./describe-error.js";
 import type { Guest } from "./guest.js";
 import { toHost } from "./marshal.js";

@@ -4,7 +4,7 @@
  * Promise-returning functions work anywhere (in `.then` callbacks, in `Promise.all`), unlike the
  * asyncify variant's "asyncified" functions, which never complete when called after the first `await`.
  */
-import type { QuickJSDeferredPromise, QuickJSHandle, VmCallResult } from "quickjs-emscripten";
+import type { QuickJSDeferredPromise, QuickJSHandle, VmCallResult } from "quickjs-emscripten-core";
 import { preview } from "../errors.js";
 import type { Guest } from "./guest.js";
 import { toGuest, toHost } from "./marshal.js";

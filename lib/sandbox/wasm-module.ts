@@ -1,7 +1,7 @@
 /** Loading QuickJS's WebAssembly module with a hard memory cap (lazily: importing typelm stays cheap). */
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import type { QuickJSWASMModule } from "quickjs-emscripten";
+import type { QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-core";
 
 export interface LoadedModule {
   module: QuickJSWASMModule;
@@ -37,9 +37,8 @@ let compiled: Promise<CompiledWasm> | undefined;
 function compiledQuickJS(): Promise<CompiledWasm> {
   if (compiled === undefined) {
     compiled = (async () => {
-      // Resolved from quickjs-emscripten itself, which depends on the build package.
-      const fromQuickJS = createRequire(createRequire(import.meta.url).resolve("quickjs-emscripten"));
-      const bytes = await readFile(fromQuickJS.resolve("@jitl/quickjs-wasmfile-release-sync/wasm"));
+      // The build package is a direct dependency: its "./wasm" export is the .wasm file.
+      const bytes = await readFile(createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm"));
       return wasm.compile(bytes);
     })();
     // A failed load (a missing file) is not remembered: the next sandbox tries again.
@@ -57,7 +56,14 @@ function compiledQuickJS(): Promise<CompiledWasm> {
  * ordinary "out of memory" instead of growing the host's memory by gigabytes.
  */
 export async function loadModule(memoryLimitBytes: number): Promise<LoadedModule> {
-  const { RELEASE_SYNC, newQuickJSWASMModuleFromVariant, newVariant } = await import("quickjs-emscripten");
+  const [{ newQuickJSWASMModuleFromVariant, newVariant }, build] = await Promise.all([
+    import("quickjs-emscripten-core"),
+    import("@jitl/quickjs-wasmfile-release-sync"),
+  ]);
+  // The build package declares its types as CommonJS (`exports.default`) but Node imports its ES
+  // module, whose default export is the variant itself: take the variant either way.
+  const exported = build.default as unknown as QuickJSSyncVariant | { default: QuickJSSyncVariant };
+  const RELEASE_SYNC = "default" in exported ? exported.default : exported;
   const maximum = INITIAL_PAGES + Math.ceil(memoryLimitBytes / WASM_PAGE);
   const wasmMemory = new wasm.Memory({ initial: INITIAL_PAGES, maximum });
   const memory = { exhausted: false };

@@ -36,7 +36,8 @@ console.log(JSON.stringify(out));
 
 /** Packages most programs never need at import: each loads inside the feature that uses it. */
 const LATER = [
-  "temporal-polyfill", "@toon-format/toon", "csv-parse", "better-sqlite3", "@opentelemetry/api", "quickjs-emscripten",
+  "temporal-polyfill", "@toon-format/toon", "csv-parse", "better-sqlite3", "@opentelemetry/api", "quickjs-emscripten-core",
+  "@jitl/quickjs-wasmfile-release-sync", "@jitl/quickjs-ffi-types",
   "tsx", "cli-progress", "openai", "@anthropic-ai/sdk", "ollama", "ioredis", "vega", "vega-lite", "@resvg/resvg-js",
 ];
 
