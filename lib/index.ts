@@ -80,12 +80,10 @@ export type {
   RunKind, RunStatus, RunSummary, EvaluationRow, EvaluationRun, Trial, OptimizationRun, LabRun, RegistryVersion,
 } from "./store/records.js";
 
-export { loadDataset } from "./lab/datasets.js";
+export { loadDataset, loadExperimentFile, runExperiment } from "./lab/entry.js";
 export type { Dataset, DatasetInfo } from "./lab/datasets.js";
 export { defineExperiment } from "./lab/define.js";
-export { loadExperimentFile } from "./lab/load-experiment.js";
 export type { LoadedExperiment } from "./lab/load-experiment.js";
-export { runExperiment } from "./lab/run-experiment.js";
 export type { RunExperimentOptions, ExperimentRun, ModelRun, ModelRunResult, Manifest } from "./lab/run-experiment.js";
 export type { LoadDatasetOptions } from "./lab/datasets.js";
 export type {

@@ -1,6 +1,6 @@
 /**
  * Optional peer dependencies: the packages only some features need (a provider's SDK, the
- * OpenTelemetry SDK, the chart renderers, ioredis). Each is loaded when its feature is first used,
+ * OpenTelemetry SDK, the chart renderers, ioredis, tsx for TypeScript experiment files). Each is loaded when its feature is first used,
  * never at `import "typelm"`. When one is not installed, the feature throws a ConfigurationError
  * that names it and gives the exact `npm install` line; any other failure (a file missing inside an
  * installed package, a dependency of it missing, an error while it runs) propagates unchanged.
@@ -26,6 +26,7 @@ export const OPTIONAL_PACKAGES = {
   vega: "^6.4.0",
   "vega-lite": "^6.4.3",
   "@resvg/resvg-js": "^2.6.2",
+  tsx: "^4.23.15",
 } as const;
 
 export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;
@@ -95,10 +96,13 @@ function isPackageMissing(error: unknown, pkg: string): boolean {
   return !isInstalled(pkg);
 }
 
-/** Loads `pkg` with `import()`, or throws the ConfigurationError naming `feature` when it is not installed. */
-export async function loadOptional<T>(pkg: OptionalPackage, feature: string): Promise<T> {
+/**
+ * Loads `pkg` (or `specifier`, one of its subpaths such as "tsx/esm/api") with `import()`, or throws the
+ * ConfigurationError naming `feature` when the package is not installed.
+ */
+export async function loadOptional<T>(pkg: OptionalPackage, feature: string, specifier: string = pkg): Promise<T> {
   try {
-    return (await import(pkg)) as T;
+    return (await import(specifier)) as T;
   } catch (error) {
     if (isPackageMissing(error, pkg)) throw missingPackageError(pkg, feature, error);
     throw error;

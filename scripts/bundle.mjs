@@ -2,15 +2,15 @@
  * The shipped build: esbuild bundles the four entry points (typelm, typelm/testing, typelm/notebook and
  * the `typelm` command) into dist/pkg/, with shared chunks so every entry point sees the same classes,
  * configuration and event bus. Packages stay external (the user's zod is typelm's zod); what a program
- * may never use is loaded at first use by the code itself. tsc still writes dist/lib/ (the .d.ts files
- * the package ships, and the modules bench/ and scripts/ import).
+ * may never use is loaded at first use by the code itself. tsc still writes dist/lib/ (the modules
+ * bench/ and scripts/ import); its .d.ts files are copied to dist/types/, which the package ships.
  *
  * Why a bundle: on Node 20 the ESM loader spends about half a millisecond per module resolving, reading
  * and linking; one file per entry point instead of ~150 modules is most of the cold-start gain (the
  * numbers are in bench/README.md). Source maps are written beside each file.
  */
 import { build } from "esbuild";
-import { rmSync } from "node:fs";
+import { cpSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -39,5 +39,24 @@ await build({
   minifySyntax: true,
   // Class and function names stay as written: error names, module names in saved state and stack traces use them.
   keepNames: true,
+  logLevel: "warning",
+});
+
+// The type declarations the package ships (package.json "types" and "exports"), without tsc's JavaScript.
+const types = join(root, "dist/types");
+rmSync(types, { recursive: true, force: true });
+cpSync(join(root, "dist/lib"), types, { recursive: true, filter: (path) => !/\.(js|js\.map)$/.test(path) });
+
+// The bundled experiments compiled to JavaScript, so `typelm reproduce` runs them without tsx (an
+// optional peer dependency, needed only to run TypeScript experiment files of one's own).
+const experiments = join(root, "dist/experiments");
+rmSync(experiments, { recursive: true, force: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: readdirSync(join(root, "experiments")).filter((f) => f.endsWith(".ts")).map((f) => `experiments/${f}`),
+  outdir: experiments,
+  format: "esm",
+  platform: "node",
+  target: "node20",
   logLevel: "warning",
 });

@@ -1,6 +1,5 @@
-import { nodeCrypto } from "../load-sync.js";
+import { builtin, nodeCrypto } from "../load-sync.js";
 import { existsSync, readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -203,7 +202,7 @@ function locate(nameOrPath: string): string {
 
 async function readBytes(file: string, what: string): Promise<Buffer> {
   try {
-    return await readFile(file);
+    return await builtin("node:fs/promises").readFile(file);
   } catch (error) {
     throw new ValidationError(`Cannot read ${what} at ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }

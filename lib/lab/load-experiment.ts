@@ -1,5 +1,6 @@
+import { loadOptional } from "../optional.js";
 import { nodeCrypto } from "../load-sync.js";
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ValidationError } from "../errors.js";
@@ -24,6 +25,19 @@ const JAVASCRIPT = new Set([".js", ".mjs", ".cjs"]);
  * through Node's own. Its default export must be what `defineExperiment` returns.
  */
 export async function loadExperimentFile(path: string, cwd: string = process.cwd()): Promise<LoadedExperiment> {
+  return loadExperiment(path, cwd, undefined);
+}
+
+/**
+ * `loadExperimentFile`, except that the module is imported from `compiled` (the same file compiled to
+ * JavaScript at build time) when that exists: the package's bundled experiments run without tsx. The
+ * file, folder and hash reported are still the TypeScript file's.
+ */
+export async function loadBundledExperiment(path: string, compiled: string, cwd: string = process.cwd()): Promise<LoadedExperiment> {
+  return loadExperiment(path, cwd, existsSync(compiled) ? compiled : undefined);
+}
+
+async function loadExperiment(path: string, cwd: string, compiled: string | undefined): Promise<LoadedExperiment> {
   if (typeof path !== "string" || path.trim() === "") throw new ValidationError("typelm run needs an experiment file, e.g. typelm run experiments/tickets.ts", { field: "file" });
   const file = resolve(cwd, path);
   let bytes: Buffer;
@@ -39,11 +53,12 @@ export async function loadExperimentFile(path: string, cwd: string = process.cwd
   if (!TYPESCRIPT.has(ext) && !JAVASCRIPT.has(ext)) {
     throw new ValidationError(`The experiment file ${file} must be TypeScript or JavaScript (.ts, .mts, .js, .mjs); received a "${ext || "no extension"}" file`, { field: "file" });
   }
+  // Outside the try: tsx missing is a ConfigurationError with its install line, not a load failure.
+  if (TYPESCRIPT.has(ext) && compiled === undefined) await typescriptLoader();
   let loaded: unknown;
   try {
-    if (TYPESCRIPT.has(ext)) await typescriptLoader();
     // The content's hash in the URL: an edited file is loaded afresh in the same process (a notebook).
-    loaded = await import(`${pathToFileURL(file).href}?sha256=${sha256}`);
+    loaded = await import(`${pathToFileURL(compiled ?? file).href}?sha256=${sha256}`);
   } catch (error) {
     const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
     throw new ValidationError(`Cannot load the experiment file ${file}: ${message}`, { field: "file", cause: error });
@@ -78,11 +93,13 @@ const AS_MODULE = `export async function resolve(specifier, context, next) {
  * program would not be a Module here (and would not see the configured model).
  */
 function typescriptLoader(): Promise<unknown> {
-  registered ??= import("tsx/esm/api").then(async ({ register }) => {
+  // A failed load (tsx not installed) is not kept: installing it and calling again works.
+  registered ??= loadOptional<typeof import("tsx/esm/api")>("tsx", "Loading a TypeScript experiment file", "tsx/esm/api").then(async ({ register }) => {
     register();
     const { register: registerHook } = await import("node:module");
     registerHook(`data:text/javascript,${encodeURIComponent(AS_MODULE)}`);
   });
+  registered.catch(() => { registered = undefined; });
   return registered;
 }
 

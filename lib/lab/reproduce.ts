@@ -5,7 +5,7 @@ import { compare } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { Interval, PairedTest } from "../evaluate/stats.js";
 import { packageRoot } from "./datasets.js";
-import { loadExperimentFile, type LoadedExperiment } from "./load-experiment.js";
+import { loadBundledExperiment, loadExperimentFile, type LoadedExperiment } from "./load-experiment.js";
 import type { ModelChoice } from "./model-choice.js";
 import { chartsSkippedLine, drawCharts, renderReport } from "./report-md.js";
 import { libraryVersion, runExperiment, type ExperimentRun, type Manifest, type ModelRunResult, type RunExperimentOptions } from "./run-experiment.js";
@@ -118,7 +118,7 @@ export async function reproduce(options: ReproduceOptions): Promise<ReproduceOut
   // The name is known before the file loads: a report folder that cannot be written stops it first.
   const cwd = resolve(options.cwd ?? process.cwd());
   checkReportWritable(join(options.out === undefined ? join(cwd, "reports") : resolve(cwd, options.out), name), reportFiles(options.lm));
-  return runAndReport(file, options);
+  return runAndReport(await loadBundledExperiment(file, join(packageRoot(), "dist/experiments", `${name}.js`), cwd), options);
 }
 
 /**

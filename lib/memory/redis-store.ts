@@ -23,7 +23,7 @@
  *   another writer changed them in between, it returns the current tags and the caller retries.
  *   (WATCH is not used: it is per connection, and one ioredis client is shared by concurrent callers.)
  */
-import { randomUUID } from "node:crypto";
+import { nodeCrypto } from "../load-sync.js";
 import type { Redis } from "ioredis";
 import { TypelmError } from "../errors.js";
 import {
@@ -101,7 +101,7 @@ export class RedisStore implements MemoryStore {
 
   async store(memory: NewMemory): Promise<MemoryRecord> {
     const now = new Date();
-    const record: MemoryRecord = { id: randomUUID(), text: memory.text, userId: memory.userId, tags: [...memory.tags], createdAt: now, updatedAt: now };
+    const record: MemoryRecord = { id: nodeCrypto().randomUUID(), text: memory.text, userId: memory.userId, tags: [...memory.tags], createdAt: now, updatedAt: now };
     const sequence = await this.redis.incr(this.keys.sequence);
     const transaction = this.redis
       .multi()

@@ -8,6 +8,7 @@
  * predictors (`step`, `extract`) are ordinary properties, so optimizers see and tune them.
  */
 import { z } from "zod";
+import { onFirstUse } from "../load-sync.js";
 import { validateInputs } from "../convert/input.js";
 import { OutputError } from "../errors.js";
 import { Instrumentation } from "../instrument/bus.js";
@@ -51,7 +52,7 @@ export interface CodeActOptions {
 export type CodeActResult<O extends Shape> = Typed<OutputOf<O>> &
   ("solution" extends keyof O ? {} : { solution: string }) & { history: CodeActStep[] };
 
-const STEP_OUTPUT = {
+const stepOutput = onFirstUse(() => ({
   thought: z.string().describe("Your reasoning about what to do next, given the trajectory so far"),
   code: z
     .string()
@@ -64,10 +65,10 @@ const STEP_OUTPUT = {
     .boolean()
     .default(false)
     .describe("true when the work is done: code given in this step still runs, and the run finishes if it succeeds"),
-};
+}));
 
-const TRAJECTORY = z.string().describe("The steps so far: each step's thought, code, and its output or error");
-const AVAILABLE_TOOLS = z.string().describe("Functions your code can call, with the JSON Schema of their argument");
+const trajectoryField = onFirstUse(() => z.string().describe("The steps so far: each step's thought, code, and its output or error"));
+const availableToolsField = onFirstUse(() => z.string().describe("Functions your code can call, with the JSON Schema of their argument"));
 
 /** Acting by writing JavaScript that runs in a sandbox, until the model says it is finished. */
 export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends StepExtractAgent<I, O, CodeActResult<O>> {
@@ -94,8 +95,8 @@ export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends S
             "task inputs as the global `inputs` (e.g. `inputs.question`). After each step you see what the code " +
             "printed, or its error; fix errors and continue, and set finished once the results suffice.",
         ),
-        extraInputs: { trajectory: TRAJECTORY, availableTools: AVAILABLE_TOOLS },
-        output: STEP_OUTPUT,
+        extraInputs: { trajectory: trajectoryField(), availableTools: availableToolsField() },
+        output: stepOutput(),
       }),
     );
     const solution: Shape = "solution" in sig.outputShape ? {} : { solution: z.string().describe("The final answer, in words") };
@@ -107,7 +108,7 @@ export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends S
           sig.description,
           "Produce the output fields from the inputs and the trajectory of code runs, using their outputs as evidence.",
         ),
-        extraInputs: { trajectory: TRAJECTORY },
+        extraInputs: { trajectory: trajectoryField() },
         output: { ...sig.outputShape, ...solution },
       }),
     );

@@ -6,6 +6,7 @@
  * `namedPredictors()`, `dumpState()` and optimizers see and tune them like any other predictor.
  */
 import { z } from "zod";
+import { onFirstUse } from "../load-sync.js";
 import { validateInputs } from "../convert/input.js";
 import { OutputError } from "../errors.js";
 import { Instrumentation } from "../instrument/bus.js";
@@ -45,7 +46,7 @@ export type ReActResult<O extends Shape> = Typed<OutputOf<O>> & { history: ReAct
 
 export const FINISH = "finish";
 
-const STEP_OUTPUT = {
+const stepOutput = onFirstUse(() => ({
   thought: z.string().describe("Your reasoning about what to do next, given the trajectory so far"),
   action: z
     .string()
@@ -54,10 +55,10 @@ const STEP_OUTPUT = {
     .record(z.string(), z.unknown())
     .nullish()
     .describe(`The arguments for the tool, as a JSON object matching its schema ({} for "${FINISH}")`),
-};
+}));
 
-const TRAJECTORY = z.string().describe("What has been done so far: each step's thought, action, tool input and observation");
-const AVAILABLE_TOOLS = z.string().describe("The tools you can call, with the JSON Schema of their arguments");
+const trajectoryField = onFirstUse(() => z.string().describe("What has been done so far: each step's thought, action, tool input and observation"));
+const availableToolsField = onFirstUse(() => z.string().describe("The tools you can call, with the JSON Schema of their arguments"));
 
 /** Reasoning and acting with tools until the model finishes; then extraction of the typed outputs. */
 export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends StepExtractAgent<I, O, ReActResult<O>> {
@@ -81,8 +82,8 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Ste
           `You work towards the output fields (${outputs}) step by step. In each step, think, then either call one ` +
             `of the available tools or choose "${FINISH}". Each tool's observation is added to the trajectory.`,
         ),
-        extraInputs: { trajectory: TRAJECTORY, availableTools: AVAILABLE_TOOLS },
-        output: STEP_OUTPUT,
+        extraInputs: { trajectory: trajectoryField(), availableTools: availableToolsField() },
+        output: stepOutput(),
       }),
     );
     this.extract = new Predict(
@@ -93,7 +94,7 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Ste
           sig.description,
           "Produce the output fields from the inputs and the trajectory of tool calls, using its observations as evidence.",
         ),
-        extraInputs: { trajectory: TRAJECTORY },
+        extraInputs: { trajectory: trajectoryField() },
         output: sig.outputShape,
       }),
     );

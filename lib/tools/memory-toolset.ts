@@ -4,12 +4,13 @@
  * records, so a model cannot read or write another user's memories.
  */
 import { z } from "zod";
+import { onFirstUse } from "../load-sync.js";
 import { TypelmError, ValidationError, preview } from "../errors.js";
 import { Memory } from "../memory/memory.js";
 import type { MemoryManager } from "../memory/manager.js";
 import type { MemoryRecord } from "../memory/record.js";
 import { type Tool, tool } from "./tool.js";
-import { Toolset, type ToolsetEntry, toolEntry } from "./toolset.js";
+import { type ToolsetEntries, Toolset, type ToolsetEntry, toolEntry } from "./toolset.js";
 
 /** Options of `MemoryToolset.toTools`: the user every tool is bound to, and the memory manager to use. */
 export interface MemoryToolsetOptions {
@@ -19,13 +20,16 @@ export interface MemoryToolsetOptions {
   manager?: MemoryManager;
 }
 
-const text = z.string().min(1).describe("the text to remember");
-const userId = z.string().min(1).describe("the user the memory belongs to");
-const tags = z.array(z.string().min(1)).optional().describe("labels for finding the memory again");
-const id = z.string().min(1).describe("the memory id returned by store_memory");
-const searchTags = z.array(z.string().min(1)).optional().describe("only memories carrying all of these tags");
-const query = z.string().optional().describe("only memories whose text contains this (case-insensitive)");
-const limit = z.number().int().min(1).max(200).optional().describe("at most this many memories, newest first (default 50)");
+/** The tools' argument schemas, built the first time a toolset is made. */
+const fields = onFirstUse(() => ({
+  text: z.string().min(1).describe("the text to remember"),
+  userId: z.string().min(1).describe("the user the memory belongs to"),
+  tags: z.array(z.string().min(1)).optional().describe("labels for finding the memory again"),
+  id: z.string().min(1).describe("the memory id returned by store_memory"),
+  searchTags: z.array(z.string().min(1)).optional().describe("only memories carrying all of these tags"),
+  query: z.string().optional().describe("only memories whose text contains this (case-insensitive)"),
+  limit: z.number().int().min(1).max(200).optional().describe("at most this many memories, newest first (default 50)"),
+}));
 
 /** What a model sees of a record: dates as ISO strings. */
 function view(record: MemoryRecord) {
@@ -40,6 +44,7 @@ type ManagerSource = () => MemoryManager;
 
 /** The unbound tool definitions: the model names the user. */
 function unboundEntries(manager: ManagerSource) {
+  const { text, userId, tags, id, searchTags, query, limit } = fields();
   return {
     store_memory: toolEntry({
       description: "Store a memory for a user. Returns its id.",
@@ -61,6 +66,7 @@ function unboundEntries(manager: ManagerSource) {
 
 /** The same tools bound to one user: no userId argument, and other users' records do not exist. */
 function boundEntries(manager: ManagerSource, bound: string) {
+  const { text, tags, id, searchTags, query, limit } = fields();
   return {
     store_memory: toolEntry({
       description: "Store a memory about the current user. Returns its id.",
@@ -87,7 +93,15 @@ function boundEntries(manager: ManagerSource, bound: string) {
 /** The memory tools an agent can use: `store_memory`, `retrieve_memory` and `search_memories`, over `Memory.manager` by default. */
 export class MemoryToolset extends Toolset {
   static override toolsetName = "memory";
-  static override tools = unboundEntries(() => Memory.manager);
+  static {
+    // `MemoryToolset.tools`, built when first read: its zod schemas cost start-up time most programs never need.
+    let entries: ToolsetEntries | undefined;
+    Object.defineProperty(this, "tools", {
+      get: () => (entries ??= unboundEntries(() => Memory.manager)),
+      enumerable: true,
+      configurable: true,
+    });
+  }
 
   /** `store_memory`, `retrieve_memory`, `search_memories`; bound to one user with `{ userId }`. */
   static override toTools(options: MemoryToolsetOptions = {}): Tool[] {

@@ -66,7 +66,7 @@ describe("the table of optional packages", () => {
 
   test("a bare install links every required dependency and no optional package", () => {
     const required = requiredDependencies();
-    expect(required).toEqual(expect.arrayContaining(["zod", "@opentelemetry/api", "better-sqlite3", "tsx"]));
+    expect(required).toEqual(expect.arrayContaining(["zod", "@opentelemetry/api", "better-sqlite3", "csv-parse"]));
     for (const name of Object.keys(OPTIONAL_PACKAGES)) expect(required).not.toContain(name);
   });
 });
@@ -143,6 +143,18 @@ describe("a project with typelm and none of its optional packages", () => {
     expect(out).toEqual({
       redis: missing(`Memory with storageAdapter "redis" (c.redisClient, an ioredis client) needs the "ioredis" package, which is not installed. Install it with: ${IOREDIS_LINE}`),
       adapter: "in_memory",
+    });
+  });
+
+  test("a TypeScript experiment file says how to install tsx", async () => {
+    const out = await runJson(bare, `
+      import { loadExperimentFile } from "typelm";
+      import { writeFileSync } from "node:fs";
+      writeFileSync("mine.ts", "export default 1;\\n");
+      const loaded = await attempt(() => loadExperimentFile("mine.ts"));
+      console.log(JSON.stringify({ loaded }));`);
+    expect(out).toEqual({
+      loaded: missing('Loading a TypeScript experiment file needs the "tsx" package, which is not installed. Install it with: npm install tsx@^4.23.15'),
     });
   });
 

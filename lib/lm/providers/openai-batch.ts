@@ -1,14 +1,9 @@
-import { once } from "node:events";
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { Readable } from "node:stream";
-import { finished } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type OpenAI from "openai";
 import type { Batch } from "openai/resources/batches";
+import { builtin } from "../../load-sync.js";
 import { loadOptional } from "../../optional.js";
 import type { BatchCall, BatchConnection, BatchLimits, BatchState, BatchStatus, BatchWriter, RawBatchResult } from "./provider.js";
 
@@ -43,7 +38,7 @@ export function openaiBatches(client: () => Promise<OpenAI>, call: BatchCall): B
         await call("batch results", async (signal, timeout) => {
           const response = await openai.files.content(fileId, { signal, timeout, maxRetries: 0 });
           if (response.body === null) return;
-          const lines = createInterface({ input: Readable.fromWeb(response.body as WebReadableStream), crlfDelay: Infinity });
+          const lines = builtin("node:readline").createInterface({ input: builtin("node:stream").Readable.fromWeb(response.body as WebReadableStream), crlfDelay: Infinity });
           for await (const line of lines) if (line.trim() !== "") each(openaiResultLine(JSON.parse(line)));
         }, { bulk: true });
       }
@@ -111,7 +106,7 @@ class JsonlUpload implements BatchWriter {
   constructor(private readonly client: () => Promise<OpenAI>, private readonly call: BatchCall) {}
 
   #open(): Promise<{ dir: string; path: string; stream: WriteStream }> {
-    return (this.#file ??= mkdtemp(join(tmpdir(), "typelm-batch-")).then((dir) => {
+    return (this.#file ??= builtin("node:fs/promises").mkdtemp(join(builtin("node:os").tmpdir(), "typelm-batch-")).then((dir) => {
       const path = join(dir, "requests.jsonl");
       const stream = createWriteStream(path);
       // Kept, and raised by the next add or submit (a full disk must not crash the process).
@@ -123,13 +118,13 @@ class JsonlUpload implements BatchWriter {
   async add(_line: object, text: string): Promise<void> {
     const { stream } = await this.#open();
     if (this.#writeError !== undefined) throw this.#writeError;
-    if (!stream.write(`${text}\n`)) await once(stream, "drain");
+    if (!stream.write(`${text}\n`)) await builtin("node:events").once(stream, "drain");
   }
 
   async submit(): Promise<string> {
     const { path, stream } = await this.#open();
     stream.end();
-    await finished(stream);
+    await builtin("node:stream/promises").finished(stream);
     const openai = await this.client();
     // Loaded already by this.client() (a ConfigurationError there when it is not installed).
     const { toStreamingFile } = await loadOptional<typeof import("openai")>("openai", "The openai provider");
@@ -147,6 +142,6 @@ class JsonlUpload implements BatchWriter {
     if (this.#file === undefined) return;
     const { dir, stream } = await this.#file;
     stream.destroy();
-    await rm(dir, { recursive: true, force: true });
+    await builtin("node:fs/promises").rm(dir, { recursive: true, force: true });
   }
 }
