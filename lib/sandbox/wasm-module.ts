@@ -1,6 +1,6 @@
 /** Loading QuickJS's WebAssembly module with a hard memory cap (lazily: importing typelm stays cheap). */
-import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { builtin } from "../load-sync.js";
 import type { QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-core";
 
 export interface LoadedModule {
@@ -38,7 +38,7 @@ function compiledQuickJS(): Promise<CompiledWasm> {
   if (compiled === undefined) {
     compiled = (async () => {
       // The build package is a direct dependency: its "./wasm" export is the .wasm file.
-      const bytes = await readFile(createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm"));
+      const bytes = await builtin("node:fs/promises").readFile(createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm"));
       return wasm.compile(bytes);
     })();
     // A failed load (a missing file) is not remembered: the next sandbox tries again.
