@@ -1,10 +1,10 @@
 import { TypelmError } from "../errors.js";
 import type { Metric } from "../evaluate/metric.js";
 import { metricScore } from "../evaluate/metric.js";
-import type { Module, Tunable } from "../module.js";
+import type { Module } from "../module.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import { withTrace, type TraceEntry } from "../predict/trace.js";
-import type { IdentifiedExample } from "./examples.js";
+import { labelledFits, type IdentifiedExample } from "./examples.js";
 import type { Random } from "../random.js";
 import { describeError } from "../instrument/bus.js";
 import { DEFAULT_EXAMPLE_TIMEOUT, withExampleTimeout } from "../evaluate/timeout.js";
@@ -44,13 +44,6 @@ export interface BootstrapResult {
   teacherDemoIds: Record<string, string[]>;
   /** `id: Name: message` of each example whose run or metric failed (the example is skipped). */
   failures: string[];
-}
-
-/** Whether an example can serve as a demo of this predictor directly (its fields are the predictor's). */
-export function labelledFits(predictor: Tunable & Module, example: FewShotExample): boolean {
-  const sig = (predictor as { compiledSignature?: { inputs: { name: string; required: boolean }[]; outputs: { name: string }[] } }).compiledSignature;
-  if (sig === undefined) return false;
-  return sig.inputs.every((f) => !f.required || f.name in example.input) && sig.outputs.some((f) => f.name in example.output);
 }
 
 /** One teacher run: per predictor path, the demo its calls gave (empty when the run failed the metric). */

@@ -1,6 +1,7 @@
 import { nodeCrypto } from "../load-sync.js";
 import { ValidationError } from "../errors.js";
 import { FewShotExample } from "../prompt/few-shot.js";
+import type { Module, Tunable } from "../module.js";
 
 /** An example with the id trials record it under. */
 export type IdentifiedExample = { example: FewShotExample; id: string };
@@ -65,4 +66,11 @@ export function checkExamples(examples: unknown, option: string, optimizer: stri
 /** A short hash of examples (ids, inputs, outputs): a resumed run must see the same data. */
 export function dataFingerprint(examples: readonly IdentifiedExample[]): string {
   return nodeCrypto().createHash("sha256").update(JSON.stringify(examples.map((e) => [e.id, e.example.input, e.example.output]))).digest("hex").slice(0, 16);
+}
+
+/** Whether an example can serve as a demo of this predictor directly (its fields are the predictor's). */
+export function labelledFits(predictor: Tunable & Module, example: FewShotExample): boolean {
+  const sig = (predictor as { compiledSignature?: { inputs: { name: string; required: boolean }[]; outputs: { name: string }[] } }).compiledSignature;
+  if (sig === undefined) return false;
+  return sig.inputs.every((f) => !f.required || f.name in example.input) && sig.outputs.some((f) => f.name in example.output);
 }

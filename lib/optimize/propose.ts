@@ -3,7 +3,7 @@ import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import { Predict } from "../predict/predict.js";
 import type { DemoSets } from "./bootstrap.js";
-import { DescribeModule, DescribeProgram, ObserveDataset, ProposeInstruction, SummarizeDataset, TIPS } from "./proposal-signatures.js";
+import { proposalSignatures, TIPS } from "./proposal-signatures.js";
 import { describeType } from "../signature/type-text.js";
 import type { Random } from "../random.js";
 import { describeError } from "../instrument/bus.js";
@@ -103,6 +103,7 @@ function taskDemos(sets: readonly FewShotExample[][], i: number): string {
  * listed in `failures`; the summary and description steps failing leave their text empty.
  */
 export async function proposeInstructions(o: ProposeOptions): Promise<Proposals> {
+  const { ObserveDataset, SummarizeDataset, DescribeProgram, DescribeModule, ProposeInstruction } = proposalSignatures();
   const failures: string[] = [];
   const run = async <T>(what: string, fn: () => Promise<T>, fallback: T): Promise<T> => {
     try {

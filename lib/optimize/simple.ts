@@ -1,19 +1,13 @@
-import { TypelmError, ValidationError } from "../errors.js";
+import { ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
 import { defaultMetric, type Metric } from "../evaluate/metric.js";
 import type { Module, Tunable } from "../module.js";
 import { FewShotExample } from "../prompt/few-shot.js";
-import { noteScore } from "../store/module-score.js";
-import type { OptimizationRun, Trial } from "../store/records.js";
-import { labelledFits } from "./bootstrap.js";
-import { configKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
+import type { OptimizationRun } from "../store/records.js";
 import { programCallUsage, totalUsage, type UsageEstimate } from "./estimate.js";
-import { ScoreMemo } from "./memo.js";
-import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
+import { checkExamples, labelledFits, type IdentifiedExample as Example } from "./examples.js";
 import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
 import { Random } from "../random.js";
-import { RunRecorder } from "./recorder.js";
-import { scoreOn } from "./score.js";
 import type { BatchOption } from "../evaluate/batch-transport.js";
 
 /** Options of `new SimpleOptimizer(options)`: the metric, seed, trials, demos per predictor, candidate instructions, cost and time limits, batches. */
@@ -62,8 +56,8 @@ export interface SimpleCompileArgs<M extends Module> {
   resume?: string;
 }
 
-/** What a compile works with, worked out before any model call. */
-interface Setup {
+/** What a compile works with, worked out before any model call. @internal */
+export interface Setup {
   predictors: [string, Tunable & Module][];
   train: Example[];
   pool: Example[];
@@ -100,7 +94,12 @@ export class SimpleOptimizer {
   /** Scores the baseline and `numTrials` configurations on a clone and resolves with the clone holding the best one; the module passed is never changed. Every trial goes to the lab store and `lastRun`. */
   compile<M extends Module>(args: SimpleCompileArgs<M>): Promise<M> {
     // One span around the whole run, so its trials' module calls nest under it in a trace.
-    return inSpan(() => this.compileInSpan(args));
+    // The run's code is loaded at its first use, so `import "typelm"` does not compile it.
+    return inSpan(async () => {
+      const setup = this.setup(args);
+      const { compileSimple } = await import("./simple-run.js");
+      return compileSimple(this, args, setup);
+    });
   }
 
   /**
@@ -155,84 +154,5 @@ export class SimpleOptimizer {
       );
     }
     return { predictors, train, pool, scored, seed, kDemos, numTrials, metric };
-  }
-
-  private async compileInSpan<M extends Module>(args: SimpleCompileArgs<M>): Promise<M> {
-    const { moduleInstance } = args;
-    const { predictors, train, pool, scored, seed, kDemos, numTrials, metric } = this.setup(args);
-    const maxCost = this.options.maxCost;
-    const config = {
-      module: moduleInstance.constructor.name, predictors: predictors.map(([p]) => p), seed, kDemos, numTrials, metric: metric.name || "metric",
-      instructions: this.options.instructions ?? [], pool: pool.length, scored: scored.length,
-      data: dataFingerprint([...train, ...scored]),
-    };
-    const rec = RunRecorder.start("SimpleOptimizer", config, args.resume, { bar: { progress: this.options.progress, unit: "trials", total: numTrials + 1 } });
-    this.lastRun = rec.run;
-    try {
-      // Candidates: instructions shared by all trials; one demo set per trial (set 0: the demos as given).
-      const random = new Random(seed, "search");
-      const candidates: Candidates = { instructions: {}, demoSets: {} };
-      for (const [path, p] of predictors) {
-        candidates.instructions[path] = [p.instruction, ...(this.options.instructions ?? [])];
-        candidates.demoSets[path] = [[...p.demos]];
-      }
-      const plans: Choices[] = [Object.fromEntries(predictors.map(([path]) => [path, { instruction: 0, demos: 0 }]))];
-      // Instructions are drawn round by round from fresh permutations, so every variant gets tried.
-      const rounds = new Map<string, number[]>();
-      for (let t = 1; t <= numTrials; t++) {
-        const choices: Choices = {};
-        for (const [path, p] of predictors) {
-          const n = candidates.instructions[path]!.length;
-          if ((t - 1) % n === 0) rounds.set(path, random.shuffle([...Array(n).keys()]));
-          const fits = pool.filter((e) => labelledFits(p, e.example));
-          const demos = random.sample(fits, kDemos).map((e) => new FewShotExample({ input: e.example.input, output: e.example.output, id: e.id }));
-          candidates.demoSets[path]!.push(fits.length === 0 ? [...p.demos] : demos);
-          choices[path] = { instruction: rounds.get(path)![(t - 1) % n]!, demos: t };
-        }
-        plans.push(choices);
-      }
-      // Scores by (configuration, example), also those of replayed trials, so a resumed run reuses what the uninterrupted one did.
-      const memo = new ScoreMemo();
-      let best: Trial | undefined;
-      let stopped = false;
-      for (const [t, choices] of plans.entries()) {
-        const kind = t === 0 ? "baseline" : "trial";
-        const key = configKey(candidates, choices);
-        const trial = await rec.trial({ kind, choices: choices as Trial["choices"] }, async () => {
-          const r = await scoreOn(configured(moduleInstance, candidates, choices), scored, metric, this.options.concurrency ?? 8, {
-            memo: { memo, config: key }, exampleTimeout: this.options.exampleTimeout,
-            ...(this.options.batch ? { batch: this.options.batch } : {}),
-          });
-          return { kind, ...describeChoices(candidates, choices), score: r.score, exampleScores: r.exampleScores, reused: r.reused, data: { failures: r.failures } };
-        });
-        memo.rememberTrial(key, trial);
-        if (trial.score !== null && (best === undefined || trial.score > best.score!)) best = trial;
-        if (t < plans.length - 1 && rec.overCost(maxCost)) {
-          stopped = true;
-          break;
-        }
-      }
-      const trials = rec.run.trials;
-      if (best === undefined && !stopped) {
-        throw new TypelmError(`SimpleOptimizer: every trial failed, so there is nothing to return; first failure: ${trials[0]?.error}`);
-      }
-      // Stopped before anything scored: the configuration as given (trial 0's) is all there is.
-      const result = configured(moduleInstance, candidates, (best?.choices ?? plans[0]!) as Choices) as M;
-      if (best !== undefined) noteScore(result, best.score!);
-      const baseline = trials[0]!.score;
-      rec.finish({
-        status: stopped ? "stopped" : "completed", score: best?.score ?? null, bestTrial: best?.index ?? null,
-        summary: {
-          baselineScore: baseline, bestScore: best?.score ?? null, gain: baseline === null || best === undefined ? null : best.score! - baseline,
-          instructions: best?.instructions ?? null, demoIds: best?.demoIds ?? null, trials: trials.length, failedTrials: trials.filter((t) => t.error !== null).length,
-          reused: trials.reduce((n, t) => n + t.reused, 0),
-          ...rec.costSummary(maxCost, stopped),
-          ...rec.usageTotals(),
-        },
-      });
-      return result;
-    } catch (error) {
-      throw rec.fail(error);
-    }
   }
 }

@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { metricScore, type Metric, type MetricPredictorArg } from "../../evaluate/metric.js";
 import type { ExampleOutcome } from "../../evaluate/run-example.js";
 import { DEFAULT_EXAMPLE_TIMEOUT, withExampleTimeout } from "../../evaluate/timeout.js";
@@ -6,24 +5,8 @@ import { describeError } from "../../instrument/bus.js";
 import type { LanguageModel } from "../../lm/types.js";
 import { Predict } from "../../predict/predict.js";
 import type { FewShotExample } from "../../prompt/few-shot.js";
-import { Signature } from "../../signature/signature.js";
 import type { Random } from "../../random.js";
-
-/** GEPA's reflection step as a signature of its own, so it runs on any LM that can run a Predict. */
-export class ReflectOnFeedback extends Signature {
-  static override description =
-    "I gave an assistant the instruction below for one step of a program. Then come examples of the inputs that step received, " +
-    "the outputs it generated, and feedback on how the program's answer could be better. Write a new instruction for the assistant. " +
-    "Read the inputs to infer the task and the input format. Read every response and its feedback, and put into the instruction " +
-    "all task-specific facts and rules the feedback reveals, since the assistant will not see this feedback later. " +
-    "Keep what already works in the current instruction.";
-  static override input = {
-    step: z.string().describe("the step being improved: its path in the program and its output fields"),
-    currentInstruction: z.string(),
-    examplesWithFeedback: z.string().describe("for each example: the step's inputs, its generated outputs, and feedback"),
-  };
-  static override output = { newInstruction: z.string().describe("the complete new instruction, ready to use as is") };
-}
+import { evidenceText, reflectionSignature } from "./reflection-prompt.js";
 
 /** One example of what a predictor did on a minibatch, with the metric's feedback on the program's answer. */
 export interface Evidence {
@@ -112,15 +95,8 @@ export async function predictorFeedback(
   return { evidence: out, errors, calls };
 }
 
-/** The evidence as the reflection prompt shows it. */
-export function evidenceText(evidence: readonly Pick<Evidence, "inputs" | "outputs" | "feedback">[]): string {
-  return evidence
-    .map((e, i) => `### Example ${i + 1}\nInputs: ${json(e.inputs)}\nGenerated outputs: ${json(e.outputs)}\nFeedback: ${e.feedback}`)
-    .join("\n\n");
-}
-
 /** Asks the reflection LM for a new instruction; a reply that does not parse throws (the caller records it). */
 export async function reflect(lm: LanguageModel, step: string, currentInstruction: string, evidence: readonly Evidence[]): Promise<string> {
-  const r = await new Predict(ReflectOnFeedback).call({ step, currentInstruction, examplesWithFeedback: evidenceText(evidence) }, { lm });
+  const r = await new Predict(reflectionSignature()).call({ step, currentInstruction, examplesWithFeedback: evidenceText(evidence) }, { lm });
   return r.newInstruction.trim();
 }

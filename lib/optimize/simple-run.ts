@@ -1,0 +1,94 @@
+// SimpleOptimizer.compile's run, loaded the first time a SimpleOptimizer compiles (see
+// SimpleOptimizer.compile), so `import "typelm"` does not compile the search, recording and scoring.
+import { TypelmError } from "../errors.js";
+import type { Module } from "../module.js";
+import { FewShotExample } from "../prompt/few-shot.js";
+import { noteScore } from "../store/module-score.js";
+import type { Trial } from "../store/records.js";
+import { configKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
+import { labelledFits, dataFingerprint } from "./examples.js";
+import { ScoreMemo } from "./memo.js";
+import { Random } from "../random.js";
+import { RunRecorder } from "./recorder.js";
+import { scoreOn } from "./score.js";
+import type { Setup, SimpleCompileArgs, SimpleOptimizer } from "./simple.js";
+
+/** Runs a compile whose arguments `setup` checked: the baseline and every trial, recorded; resolves with the best configuration. */
+export async function compileSimple<M extends Module>(opt: SimpleOptimizer, args: SimpleCompileArgs<M>, setup: Setup): Promise<M> {
+  const { moduleInstance } = args;
+  const { predictors, train, pool, scored, seed, kDemos, numTrials, metric } = setup;
+  const maxCost = opt.options.maxCost;
+  const config = {
+    module: moduleInstance.constructor.name, predictors: predictors.map(([p]) => p), seed, kDemos, numTrials, metric: metric.name || "metric",
+    instructions: opt.options.instructions ?? [], pool: pool.length, scored: scored.length,
+    data: dataFingerprint([...train, ...scored]),
+  };
+  const rec = RunRecorder.start("SimpleOptimizer", config, args.resume, { bar: { progress: opt.options.progress, unit: "trials", total: numTrials + 1 } });
+  opt.lastRun = rec.run;
+  try {
+    // Candidates: instructions shared by all trials; one demo set per trial (set 0: the demos as given).
+    const random = new Random(seed, "search");
+    const candidates: Candidates = { instructions: {}, demoSets: {} };
+    for (const [path, p] of predictors) {
+      candidates.instructions[path] = [p.instruction, ...(opt.options.instructions ?? [])];
+      candidates.demoSets[path] = [[...p.demos]];
+    }
+    const plans: Choices[] = [Object.fromEntries(predictors.map(([path]) => [path, { instruction: 0, demos: 0 }]))];
+    // Instructions are drawn round by round from fresh permutations, so every variant gets tried.
+    const rounds = new Map<string, number[]>();
+    for (let t = 1; t <= numTrials; t++) {
+      const choices: Choices = {};
+      for (const [path, p] of predictors) {
+        const n = candidates.instructions[path]!.length;
+        if ((t - 1) % n === 0) rounds.set(path, random.shuffle([...Array(n).keys()]));
+        const fits = pool.filter((e) => labelledFits(p, e.example));
+        const demos = random.sample(fits, kDemos).map((e) => new FewShotExample({ input: e.example.input, output: e.example.output, id: e.id }));
+        candidates.demoSets[path]!.push(fits.length === 0 ? [...p.demos] : demos);
+        choices[path] = { instruction: rounds.get(path)![(t - 1) % n]!, demos: t };
+      }
+      plans.push(choices);
+    }
+    // Scores by (configuration, example), also those of replayed trials, so a resumed run reuses what the uninterrupted one did.
+    const memo = new ScoreMemo();
+    let best: Trial | undefined;
+    let stopped = false;
+    for (const [t, choices] of plans.entries()) {
+      const kind = t === 0 ? "baseline" : "trial";
+      const key = configKey(candidates, choices);
+      const trial = await rec.trial({ kind, choices: choices as Trial["choices"] }, async () => {
+        const r = await scoreOn(configured(moduleInstance, candidates, choices), scored, metric, opt.options.concurrency ?? 8, {
+          memo: { memo, config: key }, exampleTimeout: opt.options.exampleTimeout,
+          ...(opt.options.batch ? { batch: opt.options.batch } : {}),
+        });
+        return { kind, ...describeChoices(candidates, choices), score: r.score, exampleScores: r.exampleScores, reused: r.reused, data: { failures: r.failures } };
+      });
+      memo.rememberTrial(key, trial);
+      if (trial.score !== null && (best === undefined || trial.score > best.score!)) best = trial;
+      if (t < plans.length - 1 && rec.overCost(maxCost)) {
+        stopped = true;
+        break;
+      }
+    }
+    const trials = rec.run.trials;
+    if (best === undefined && !stopped) {
+      throw new TypelmError(`SimpleOptimizer: every trial failed, so there is nothing to return; first failure: ${trials[0]?.error}`);
+    }
+    // Stopped before anything scored: the configuration as given (trial 0's) is all there is.
+    const result = configured(moduleInstance, candidates, (best?.choices ?? plans[0]!) as Choices) as M;
+    if (best !== undefined) noteScore(result, best.score!);
+    const baseline = trials[0]!.score;
+    rec.finish({
+      status: stopped ? "stopped" : "completed", score: best?.score ?? null, bestTrial: best?.index ?? null,
+      summary: {
+        baselineScore: baseline, bestScore: best?.score ?? null, gain: baseline === null || best === undefined ? null : best.score! - baseline,
+        instructions: best?.instructions ?? null, demoIds: best?.demoIds ?? null, trials: trials.length, failedTrials: trials.filter((t) => t.error !== null).length,
+        reused: trials.reduce((n, t) => n + t.reused, 0),
+        ...rec.costSummary(maxCost, stopped),
+        ...rec.usageTotals(),
+      },
+    });
+    return result;
+  } catch (error) {
+    throw rec.fail(error);
+  }
+}
