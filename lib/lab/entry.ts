@@ -1,9 +1,10 @@
 // The lab's functions as `typelm` exports them: each loads its module (and what that module needs:
 // datasets, the experiment loader, the optimizers' runs, the report code) the first time it is called,
 // so `import "typelm"` does not compile them. Same signatures as the functions they forward to.
-import type * as Datasets from "./datasets.js";
-import type * as LoadExperiment from "./load-experiment.js";
-import type * as RunExperiment from "./run-experiment.js";
+import type { Dataset, LoadDatasetOptions } from "./datasets.js";
+import type { ExperimentDefinition } from "./define.js";
+import type { LoadedExperiment } from "./load-experiment.js";
+import type { ExperimentRun, RunExperimentOptions } from "./run-experiment.js";
 
 /**
  * Loads a bundled dataset by name, or a folder: `train`, `dev` and `test` as `.jsonl` (one JSON object
@@ -12,18 +13,23 @@ import type * as RunExperiment from "./run-experiment.js";
  * (rows without one get `<split>-<n>`, or `row-<n>` in a data file). The signature comes from
  * `options.signature`, else the folder's `signature.json`. Errors name the file and the line.
  */
-export const loadDataset: typeof Datasets.loadDataset = async (...args) => (await import("./datasets.js")).loadDataset(...args);
+export async function loadDataset(nameOrPath: string, options?: LoadDatasetOptions): Promise<Dataset> {
+  return (await import("./datasets.js")).loadDataset(nameOrPath, options);
+}
 
 /**
  * Loads an experiment file: TypeScript runs as it is through tsx's loader (no build step), JavaScript
  * through Node's own. Its default export must be what `defineExperiment` returns.
  */
-export const loadExperimentFile: typeof LoadExperiment.loadExperimentFile = async (...args) =>
-  (await import("./load-experiment.js")).loadExperimentFile(...args);
+export async function loadExperimentFile(path: string, cwd?: string): Promise<LoadedExperiment> {
+  return (await import("./load-experiment.js")).loadExperimentFile(path, cwd);
+}
 
 /**
  * Runs an experiment once per model: the baseline on the test split, the optimizer on train/dev, the
  * optimized program on test, the registry entry. Returns everything the report needs; writes nothing
  * but the lab store and the registry (`writeExperimentReport` writes the report).
  */
-export const runExperiment: typeof RunExperiment.runExperiment = async (...args) => (await import("./run-experiment.js")).runExperiment(...args);
+export async function runExperiment(experiment: LoadedExperiment | ExperimentDefinition, options?: RunExperimentOptions): Promise<ExperimentRun> {
+  return (await import("./run-experiment.js")).runExperiment(experiment, options);
+}
