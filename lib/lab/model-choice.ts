@@ -1,5 +1,5 @@
 import { LM } from "../lm/lm.js";
-import { OLLAMA_DEFAULT_HOST } from "../lm/providers/ollama.js";
+import { OLLAMA_DEFAULT_HOST } from "../lm/providers/info.js";
 import type { LanguageModel } from "../lm/types.js";
 import { SimulatedLM } from "../testing/simulated-lm.js";
 

@@ -7,7 +7,8 @@ import { currentBatchRound, PendingBatchRequest } from "./batch-scope.js";
 import { cacheKey, cacheRequestJson, endpointId, ResponseCache, type CacheKeyParts, type CacheOptions } from "./cache.js";
 import { configurePolicy, currentPolicy, resetPolicy, type LMPolicy } from "./policy.js";
 import { estimateCost } from "./prices.js";
-import { PROVIDERS, type Provider, type ProviderDefinition, type ProviderReply } from "./providers/index.js";
+import { loadProvider, PROVIDER_INFO, type ProviderInfo } from "./providers/info.js";
+import type { Provider, ProviderReply } from "./providers/index.js";
 import { withRetry } from "./retry.js";
 import type { LMRequest, LMResponse } from "./types.js";
 
@@ -32,7 +33,7 @@ export type { LMPolicy } from "./policy.js";
 export class LM extends BaseLM {
   readonly provider: string;
   readonly model: string;
-  readonly #definition: ProviderDefinition;
+  readonly #definition: ProviderInfo;
   // Private fields: the key never shows up in `console.log(lm)`, JSON or a stack of properties.
   readonly #apiKey: string | undefined;
   /** Resolved at construction (option, environment, default), so calls and cache keys agree on the server. */
@@ -41,7 +42,8 @@ export class LM extends BaseLM {
   readonly #endpoint: string;
   /** The server as messages name it: scheme, host, port and path, never credentials. */
   readonly #shownEndpoint: string;
-  #client: Provider | undefined;
+  /** The provider, built at the first call (its module loads then). */
+  #client: Promise<Provider> | undefined;
   readonly #cacheOption: boolean | CacheOptions | undefined;
   #cache: ResponseCache | undefined;
   #cacheSetting: true | CacheOptions | undefined;
@@ -65,7 +67,7 @@ export class LM extends BaseLM {
     super(options);
     // Before the id is read: a message about a bad id must not echo a key pasted into it.
     registerSecret(options.apiKey);
-    for (const known of Object.values(PROVIDERS)) if (known.apiKeyEnv) registerSecret(process.env[known.apiKeyEnv]);
+    for (const known of Object.values(PROVIDER_INFO)) if (known.apiKeyEnv) registerSecret(process.env[known.apiKeyEnv]);
     const { provider, model, definition } = parseId(id);
     this.provider = provider;
     this.model = model;
@@ -82,6 +84,13 @@ export class LM extends BaseLM {
     }
     this.#apiKey = apiKey || undefined;
     this.#cacheOption = options.cache;
+  }
+
+  /** Loads the provider's module and builds the provider; a failed load is not kept, so the next call tries again. */
+  #newClient(): Promise<Provider> {
+    const client = loadProvider(this.provider).then((d) => d.create({ apiKey: this.#apiKey, baseURL: this.#baseURL }));
+    client.catch(() => { if (this.#client === client) this.#client = undefined; });
+    return client;
   }
 
   /**
@@ -139,7 +148,7 @@ export class LM extends BaseLM {
       ...(request.rolloutId === undefined ? {} : { rolloutId: request.rolloutId }),
     };
     const call = async (): Promise<ProviderReply> => {
-      const client = (this.#client ??= this.#definition.create({ apiKey: this.#apiKey, baseURL: this.#baseURL }));
+      const client = await (this.#client ??= this.#newClient());
       // Loading the SDK is not part of any attempt: a slow first import must not count as a timeout.
       await client.ready();
       return withRetry({ provider, model, endpoint: this.#shownEndpoint }, currentPolicy(), (signal, timeoutMs) =>
@@ -201,8 +210,8 @@ function urlPassword(baseURL: string): string | undefined {
 }
 
 /** Splits `provider/model` on the first `/` only: `openai/ft:gpt-4o:org/x` keeps `ft:gpt-4o:org/x`. */
-function parseId(id: unknown): { provider: string; model: string; definition: ProviderDefinition } {
-  const valid = Object.keys(PROVIDERS).join(", ");
+function parseId(id: unknown): { provider: string; model: string; definition: ProviderInfo } {
+  const valid = Object.keys(PROVIDER_INFO).join(", ");
   const expected = `expected "<provider>/<model>" with provider one of ${valid} (e.g. "openai/gpt-4o-mini")`;
   if (typeof id !== "string") throw new ConfigurationError(`LM id: ${expected}; received ${typeof id}`);
   // The id is echoed back, and it may hold a key passed in the wrong place.
@@ -213,7 +222,7 @@ function parseId(id: unknown): { provider: string; model: string; definition: Pr
   if (provider === "" || model === "") {
     throw new ConfigurationError(`LM id ${shown}: ${expected}; the provider or model part is missing`);
   }
-  const definition = PROVIDERS[provider];
+  const definition = PROVIDER_INFO[provider];
   if (definition === undefined) {
     throw new ConfigurationError(`LM id ${shown}: unknown provider "${redactString(provider)}"; valid providers: ${valid}`);
   }

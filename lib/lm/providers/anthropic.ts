@@ -3,10 +3,9 @@ import type { MessageCreateParamsNonStreaming, Message } from "@anthropic-ai/sdk
 import { OutputError } from "../../errors.js";
 import { loadOptional } from "../../optional.js";
 import type { LMRequest } from "../types.js";
+import { PROVIDER_INFO } from "./info.js";
 import { ANTHROPIC_BATCH_LIMITS, anthropicBatches, anthropicBatchLine } from "./anthropic-batch.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
-
-const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
 
 /** The Messages API requires `max_tokens`; this is used when neither the LM nor the call sets one. */
 const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
@@ -16,10 +15,7 @@ const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
  * The LM's `temperature` is not sent (see `anthropicBody`).
  */
 export const anthropicProvider: ProviderDefinition = {
-  name: "anthropic",
-  apiKeyEnv: "ANTHROPIC_API_KEY",
-  // The SDK's own fallbacks, resolved here so the response cache knows the server.
-  resolveBaseURL: (baseURL) => baseURL ?? (process.env["ANTHROPIC_BASE_URL"] || ANTHROPIC_DEFAULT_BASE_URL),
+  ...PROVIDER_INFO["anthropic"]!,
   requestBody: (request, settings) => anthropicBody(request, settings),
   batch: {
     limits: ANTHROPIC_BATCH_LIMITS,

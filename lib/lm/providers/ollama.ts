@@ -1,14 +1,14 @@
 import type { ChatRequest, ChatResponse } from "ollama";
 import { loadOptional } from "../../optional.js";
+import { PROVIDER_INFO } from "./info.js";
 import type { LMRequest } from "../types.js";
 import { withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
-export const OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434";
+export { OLLAMA_DEFAULT_HOST } from "./info.js";
 
 /** A local Ollama server. Structured output is its `format` parameter with the JSON Schema. */
 export const ollamaProvider: ProviderDefinition = {
-  name: "ollama",
-  resolveBaseURL: (baseURL) => baseURL ?? (process.env["OLLAMA_HOST"] || OLLAMA_DEFAULT_HOST),
+  ...PROVIDER_INFO["ollama"]!,
   requestBody: (request, settings) => ollamaBody(request, settings),
   // Ollama has no batch service: many requests at once go to several servers behind a load balancer.
   batch: undefined,

@@ -4,17 +4,13 @@ import { Instrumentation } from "../../instrument/bus.js";
 import { loadOptional } from "../../optional.js";
 import { strictSchemaProblem, toStrictSchema } from "../strict-schema.js";
 import type { LMRequest } from "../types.js";
+import { PROVIDER_INFO } from "./info.js";
 import { OPENAI_BATCH_LIMITS, openaiBatches, openaiBatchLine } from "./openai-batch.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
-const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
-
 /** OpenAI chat completions (and OpenAI-compatible servers through `baseURL`). */
 export const openaiProvider: ProviderDefinition = {
-  name: "openai",
-  apiKeyEnv: "OPENAI_API_KEY",
-  // The SDK's own fallbacks, resolved here so the response cache knows the server.
-  resolveBaseURL: (baseURL) => baseURL ?? (process.env["OPENAI_BASE_URL"] || OPENAI_DEFAULT_BASE_URL),
+  ...PROVIDER_INFO["openai"]!,
   requestBody: (request, settings) => openaiBody(request, settings),
   batch: {
     limits: OPENAI_BATCH_LIMITS,

@@ -1,3 +1,4 @@
+import type { ProviderInfo } from "./info.js";
 import type { LMRequest, TokenUsage } from "../types.js";
 
 /** The settings of one call, after per-call overrides and defaults are applied. */
@@ -27,7 +28,7 @@ export interface Provider {
 }
 
 /** How the LM finds, configures and builds a provider. Adding a provider means one file and one line in `index.ts`. */
-export interface ProviderDefinition {
+export interface ProviderDefinition extends ProviderInfo {
   /**
    * The body the live call sends for `request`, built without the SDK or the network. A batch line
    * carries exactly this body, so a request asks the same either way.
@@ -35,14 +36,6 @@ export interface ProviderDefinition {
   requestBody(request: LMRequest, settings: CallSettings): object;
   /** The provider's batch service; undefined when it has none (Ollama). */
   batch: BatchService | undefined;
-  name: string;
-  /** Environment variable holding the API key; absent when the provider needs none. */
-  apiKeyEnv?: string;
-  /**
-   * The server a call goes to: `baseURL` when given, else the provider's environment variable or
-   * default address. `create` receives this value, and the response cache keys on it.
-   */
-  resolveBaseURL(baseURL: string | undefined): string;
   /** Builds the provider; the SDK itself is loaded lazily on the first `complete`. */
   create(config: { apiKey: string | undefined; baseURL: string }): Provider;
 }
