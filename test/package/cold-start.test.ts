@@ -70,4 +70,21 @@ out.afterToon = await loaded();
     expect(out.afterDate).not.toContain("@toon-format/toon");
     expect(out.afterToon).toContain("@toon-format/toon");
   }, 30000);
+
+  it("every exported class and function keeps its name in the bundle (error names and saved module names use them)", () => {
+    const out = inChild(`
+const wrong = [];
+for (const entry of ["typelm", "typelm/testing", "typelm/notebook"]) {
+  for (const [name, value] of Object.entries(await import(entry))) {
+    if (typeof value === "function" && value.name !== name) wrong.push(entry + " " + name + " -> " + value.name);
+  }
+}
+const { Module: TypelmModule, Predict, Signature, ConfigurationError } = await import("typelm");
+out.wrong = wrong;
+out.moduleClass = new Predict(Signature.define({ name: "Echo", description: "Echo.", input: { x: (await import("zod")).z.string() }, output: { y: (await import("zod")).z.string() } })).constructor.name;
+out.errorName = new ConfigurationError("x").name;
+out.isModule = new Predict(Signature.define({ name: "E2", description: "E.", input: { x: (await import("zod")).z.string() }, output: { y: (await import("zod")).z.string() } })) instanceof TypelmModule;
+`) as { wrong: string[]; moduleClass: string; errorName: string; isModule: boolean };
+    expect(out).toEqual({ wrong: [], moduleClass: "Predict", errorName: "ConfigurationError", isModule: true });
+  }, 30000);
 });
