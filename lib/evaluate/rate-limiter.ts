@@ -1,20 +1,26 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { RateListener } from "../lm/rate-signal.js";
+import type { AttemptTarget, RateListener } from "../lm/rate-signal.js";
+import { Pacer } from "./pacer.js";
 
 /** Lowest concurrency the limiter falls to: one call at a time always makes progress. */
 const MIN_LIMIT = 1;
 
 /**
- * Bounds how many examples an evaluation runs at once, and adapts the bound to the provider's rate
- * limit (AIMD, as TCP does for congestion):
+ * Bounds how many examples an evaluation runs at once, adapts the bound to the provider's rate
+ * limit (AIMD, as TCP does for congestion), and paces the provider attempts of all its examples:
  * - a 429 halves the limit (multiplicative decrease), at most once per round: a 429 from an attempt
  *   started before the last decrease says nothing new, so a burst of 429s from calls that were already
  *   in flight together counts once;
  * - a 429 with `retry-after` / `retry-after-ms` also holds back every new example until that time;
  * - each successful call raises the limit by 1/limit, so one round of successes adds one slot
- *   (additive increase), up to the configured concurrency.
+ *   (additive increase), up to the configured concurrency;
+ * - every attempt to a provider endpoint and model passes one shared gate (`Pacer`,
+ *   lib/evaluate/pacer.ts): after a 429 that named its wait, the gate holds all attempts until the
+ *   server's time and then lets them go one per interval, learned from the rate of admitted
+ *   attempts. A 429 of an attempt the gate paced lowers neither the limit nor pauses new starts: it
+ *   is the gate probing the rate, and the gate itself holds the calls back.
  * Examples already running when the limit falls finish; only new starts wait. The LM's own retries
- * (lib/lm/retry.ts) keep waiting out each 429 inside a running example; the evaluation retries an
+ * (lib/lm/retry.ts) go through the gate inside a running example; the evaluation retries an
  * example whose LM gave up on 429 after `pauseRemainingMs()`.
  */
 export class AdaptiveConcurrency {
@@ -30,6 +36,8 @@ export class AdaptiveConcurrency {
   maxRunning = 0;
   /** How many times the limit was lowered. */
   decreases = 0;
+  /** One pacing gate per provider endpoint and model (lib/evaluate/pacer.ts). */
+  readonly pacers = new Map<string, Pacer>();
 
   /**
    * `onLimit` hears each change of the whole-number limit: why, and the server's wait for a decrease.
@@ -80,7 +88,12 @@ export class AdaptiveConcurrency {
   listener(): RateListener {
     let round = this.generation;
     return {
-      limited: (retryAfterMs) => {
+      pace: (target, retry) => this.pacer(target).ready(retry),
+      limited: (retryAfterMs, attempt) => {
+        Pacer.of(attempt)?.limited(attempt!, retryAfterMs);
+        // A refusal of an attempt the gate paced is its probe finding the rate, not congestion:
+        // the gate already holds the calls until the server's time.
+        if (Pacer.paced(attempt)) return;
         if (round === this.generation) {
           const before = this.limit;
           this.current = Math.max(MIN_LIMIT, this.current / 2);
@@ -94,7 +107,8 @@ export class AdaptiveConcurrency {
           this.pausedUntil = Math.max(this.pausedUntil, this.now() + retryAfterMs);
         }
       },
-      succeeded: () => {
+      succeeded: (attempt) => {
+        Pacer.of(attempt)?.succeeded(attempt!);
         round = this.generation;
         if (this.current < this.max) {
           const before = this.limit;
@@ -104,6 +118,14 @@ export class AdaptiveConcurrency {
         }
       },
     };
+  }
+
+  /** The pacing gate for calls to `target`. */
+  pacer(target: AttemptTarget): Pacer {
+    const key = `${target.provider}\u0000${target.endpoint ?? ""}\u0000${target.model}`;
+    let pacer = this.pacers.get(key);
+    if (pacer === undefined) this.pacers.set(key, (pacer = new Pacer()));
+    return pacer;
   }
 
   private wake(): void {

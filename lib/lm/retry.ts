@@ -3,7 +3,7 @@ import { LMError, TypelmError } from "../errors.js";
 import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { classifyFailure, type Failure } from "./failure.js";
 import type { LMPolicy } from "./policy.js";
-import { signalRateLimited, signalSucceeded } from "./rate-signal.js";
+import { currentRateListener, type PacedAttempt } from "./rate-signal.js";
 
 export interface RetryTarget {
   provider: string;
@@ -23,11 +23,20 @@ const MAX_BACKOFF_MS = 30_000;
  * connection failures and timeouts, waits from `retry-after-ms` / `retry-after` or else exponential
  * backoff with jitter. Emits `lm.request.start` / `lm.request.end` per attempt. After the last
  * attempt, or on a failure not worth retrying, throws `LMError` whose message holds no secret.
+ *
+ * Inside an evaluation (a rate listener in scope, lib/lm/rate-signal.ts) each 429 and success is
+ * reported as it happens, and when the listener paces, every attempt first waits at its gate: a 429
+ * that named its wait is then waited out there (the gate holds all calls to the provider until the
+ * token the server named), not by a sleep of this call alone.
  */
 export async function withRetry<T>(target: RetryTarget, policy: Readonly<LMPolicy>, attempt: Attempt<T>): Promise<T> {
   const timeoutMs = policy.httpTimeout * 1000;
   const maxAttempts = policy.maxRetries + 1;
+  const listener = currentRateListener();
+  let refused = false;
   for (let number = 1; ; number++) {
+    // The gate's wait comes before the attempt's span and timeout: it is not the provider's time.
+    const paced: PacedAttempt | undefined = listener?.pace === undefined ? undefined : await listener.pace(target, refused);
     // Each attempt is its own span under the chat call, so retries show as siblings.
     const outcome = await inSpan(async () => {
       Instrumentation.emit("lm.request.start", { provider: target.provider, model: target.model, attempt: number });
@@ -44,29 +53,32 @@ export async function withRetry<T>(target: RetryTarget, policy: Readonly<LMPolic
           provider: target.provider, model: target.model, attempt: number, ok: true, status: 200,
           durationMs: performance.now() - started,
         });
-        signalSucceeded();
+        listener?.succeeded(paced);
         return { done: true as const, value };
       } catch (error) {
         const failure = classifyFailure(error, timedOut);
         const willRetry = failure.retryable && number < maxAttempts;
         const delayMs = willRetry ? backoffMs(failure, number, policy.retryDelay) : undefined;
+        refused = failure.status === 429;
         Instrumentation.emit("lm.request.end", {
           provider: target.provider, model: target.model, attempt: number, ok: false, status: failure.status,
           durationMs: performance.now() - started, failure: failure.kind, retryable: failure.retryable,
           willRetry, delayMs, error: failure.message,
         });
-        // An evaluation listening in lowers its concurrency (lib/evaluate/rate-limiter.ts).
-        if (failure.status === 429) signalRateLimited(failure.retryAfterMs);
+        // An evaluation listening in lowers its concurrency and paces (lib/evaluate/rate-limiter.ts).
+        if (refused) listener?.limited(failure.retryAfterMs, paced);
         // Our own errors (e.g. an OutputError for a reply without the forced tool call) pass through.
         if (error instanceof TypelmError) throw error;
         if (!willRetry) throw toLMError(target, failure, number, policy);
-        return { done: false as const, delayMs: delayMs ?? 0 };
+        // A paced 429 with the server's time waits at the gate, which holds every call until then.
+        const gated = refused && paced !== undefined && failure.retryAfterMs !== undefined;
+        return { done: false as const, delayMs: gated ? undefined : delayMs ?? 0 };
       } finally {
         clearTimeout(timer);
       }
     });
     if (outcome.done) return outcome.value;
-    await sleep(outcome.delayMs);
+    if (outcome.delayMs !== undefined) await sleep(outcome.delayMs);
   }
 }
 

@@ -56,7 +56,7 @@ class Counting extends Module {
 }
 
 describe("Evaluation against a rate-limited provider", () => {
-  it("lowers its concurrency on 429 + retry-after, raises it again once calls succeed, and ends with 0 failed examples", async () => {
+  it("halves its concurrency at the first 429s, then paces its calls (few 429s) instead of halving again, raises the limit once calls succeed, and ends with 0 failed examples", async () => {
     fake.rateLimit({ requestsPerSecond: 60 });
     const module = new Counting().configure((c) => {
       c.lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-test-SECRET-123456", baseURL: fake.openaiBaseURL });
@@ -78,15 +78,18 @@ describe("Evaluation against a rate-limited provider", () => {
     });
     expect(report.failures).toHaveLength(0);
     expect(report.accuracy).toBe(1);
+    // The first 16 calls go together and all but one are refused; after that the calls pass the
+    // evaluation's pacing gate one per token. Without the gate (each call waiting out its own 429,
+    // concurrency halved down to 1-2) the 100 examples under the limit drew over 130 refusals.
     expect(fake.rateLimited).toBeGreaterThan(0);
-    // At the start 16 run at once; under the limit the evaluation keeps far fewer going ...
+    expect(fake.rateLimited).toBeLessThan(60);
     expect(module.most["start"]).toBe(16);
-    expect(module.most["limited"]).toBeLessThanOrEqual(4);
-    // ... and once the limit is lifted, additive increase brings it back to the configured 16.
+    // Once the limit is lifted the gate opens and additive increase brings back the configured 16.
     expect(module.most["recovered"]).toBe(16);
-    // The limit's changes are events: halved on the first 429, down to a few slots, back up to 16.
+    // The limit's changes are events: halved once, on the first 429s (the gate's own later refusals
+    // are its probing, not congestion), then back up to 16.
     expect(limits[0]).toEqual(expect.objectContaining({ limit: 8, cause: "decrease", retryAfterMs: expect.any(Number) }));
-    expect(Math.min(...limits.map((l) => l.limit))).toBeLessThanOrEqual(4);
+    expect(limits.filter((l) => l.cause === "decrease")).toHaveLength(1);
     expect(limits.at(-1)).toEqual(expect.objectContaining({ limit: 16, cause: "increase" }));
   });
 
@@ -123,6 +126,28 @@ describe("AdaptiveConcurrency", () => {
     expect(limiter.limit).toBe(5);
     for (let i = 0; i < 200; i++) c.succeeded();
     expect(limiter.limit).toBe(16);
+  });
+
+  it("a 429 of an attempt its pacing gate let go lowers neither the limit nor pauses new starts; the gate holds the calls instead", async () => {
+    const limiter = new AdaptiveConcurrency(16);
+    const listener = limiter.listener();
+    const target = { provider: "openai", model: "m", endpoint: "http://127.0.0.1/v1" };
+    // Open gate: the first refusal halves the limit and starts the gate pacing.
+    const first = await listener.pace!(target, false);
+    listener.limited(30, first);
+    expect(limiter.limit).toBe(8);
+    const gate = limiter.pacer(target);
+    expect(gate.pacing).toBe(true);
+    expect(gate.delayMs()).toBeGreaterThan(25);
+    // The retry waits at the gate; its refusal is the gate probing, not congestion.
+    const paced = await listener.pace!(target, true);
+    listener.limited(30, paced);
+    expect(limiter.limit).toBe(8);
+    expect(limiter.decreases).toBe(1);
+    expect(limiter.pauseRemainingMs()).toBeLessThanOrEqual(1); // the first refusal's pause is over; this one set none
+    expect(gate.refused).toBe(2);
+    // Another model or endpoint has a gate of its own, still open.
+    expect(limiter.pacer({ ...target, model: "other" }).pacing).toBe(false);
   });
 
   it("holds back new starts until retry-after has passed", async () => {

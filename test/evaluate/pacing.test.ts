@@ -1,0 +1,260 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { setImmediate as tick } from "node:timers/promises";
+import { z } from "zod";
+import { Evaluation, FewShotExample, LM, Predict, Signature, resetConfiguration } from "../../lib/index.js";
+import { Pacer, type PacerClock } from "../../lib/evaluate/pacer.js";
+import { withRetry } from "../../lib/lm/retry.js";
+import { currentPolicy } from "../../lib/lm/policy.js";
+import { withRateListener, type PacedAttempt } from "../../lib/lm/rate-signal.js";
+import { startFakeProvider, type FakeProvider } from "../../lib/testing/fake-provider.js";
+
+/** Virtual time: timers run in order of their time, each followed by the promise work it starts. */
+class VirtualClock implements PacerClock {
+  time = 0;
+  private seq = 0;
+  private readonly timers = new Map<number, { at: number; fn: () => void }>();
+
+  now = (): number => this.time;
+
+  setTimeout = (fn: () => void, ms: number): number => {
+    const id = ++this.seq;
+    this.timers.set(id, { at: this.time + Math.max(0, ms), fn });
+    return id;
+  };
+
+  clearTimeout = (handle: unknown): void => {
+    this.timers.delete(handle as number);
+  };
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.setTimeout(resolve, ms));
+  }
+
+  /** Runs timers up to `until` (ms of virtual time), letting promise chains settle after each. */
+  async run(until: number): Promise<void> {
+    await tick();
+    for (;;) {
+      let next: [number, { at: number; fn: () => void }] | undefined;
+      for (const entry of this.timers) if (next === undefined || entry[1].at < next[1].at) next = entry;
+      if (next === undefined || next[1].at > until) break;
+      this.timers.delete(next[0]);
+      this.time = next[1].at;
+      next[1].fn();
+      await tick();
+    }
+    this.time = Math.max(this.time, until);
+  }
+}
+
+/** What a provider with a token bucket answered, as the gate sees it. */
+interface Simulation {
+  done: number;
+  refused: number;
+  pacer: Pacer;
+}
+
+/**
+ * `calls` calls from `workers` callers through one gate to a provider that grants one request per
+ * `intervalMs` (token bucket of `burst`), answers 429 with the time until its next token (rounded up to
+ * whole ms, as the fake provider and real servers do), answers admitted requests after `latencyMs`,
+ * and is `oneWayMs` away (plus a little deterministic jitter). Returns when all calls are done.
+ */
+async function simulate(options: { calls: number; workers: number; intervalMs: number; burst: number; latencyMs: number; oneWayMs: number; clock?: VirtualClock; pacer?: Pacer; liftAfter?: number }): Promise<Simulation> {
+  const clock = options.clock ?? new VirtualClock();
+  const pacer = options.pacer ?? new Pacer(clock);
+  let tokens = options.burst;
+  let at = 0;
+  let seed = 7;
+  const jitter = (): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return (seed / 2 ** 31) * 0.6;
+  };
+  /** The provider's answer at the moment a request arrives: undefined when admitted, else the wait. */
+  const arrive = (): number | undefined => {
+    if (options.liftAfter !== undefined && result.done >= options.liftAfter) return undefined;
+    const now = clock.now();
+    tokens = Math.min(options.burst, tokens + (now - at) / options.intervalMs);
+    at = now;
+    if (tokens >= 1) {
+      tokens -= 1;
+      return undefined;
+    }
+    return Math.ceil((1 - tokens) * options.intervalMs);
+  };
+  const result: Simulation = { done: 0, refused: 0, pacer };
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < options.calls) {
+      next++;
+      let retry = false;
+      for (;;) {
+        const attempt = await pacer.ready(retry);
+        await clock.sleep(options.oneWayMs + jitter());
+        const wait = arrive();
+        if (wait === undefined) {
+          await clock.sleep(options.latencyMs + options.oneWayMs + jitter());
+          pacer.succeeded(attempt);
+          result.done++;
+          break;
+        }
+        await clock.sleep(options.oneWayMs + jitter());
+        result.refused++;
+        pacer.limited(attempt, wait);
+        retry = true;
+      }
+    }
+  };
+  const running = Promise.all(Array.from({ length: options.workers }, worker));
+  let finished = false;
+  void running.then(() => (finished = true));
+  while (!finished) await clock.run(clock.time + 1000);
+  await running;
+  return result;
+}
+
+describe("Pacer: the gate in front of a rate-limited provider", () => {
+  it("is open until a 429, then holds every waiting attempt until the server's retry-after and lets them go one per interval, the refused one first", async () => {
+    const clock = new VirtualClock();
+    const pacer = new Pacer(clock);
+    // Open: attempts go at once.
+    const first = await pacer.ready();
+    const refused = await pacer.ready();
+    expect(pacer.pacing).toBe(false);
+    // The second is refused: "the next token comes in 20 ms".
+    clock.time = 2;
+    pacer.limited(refused, 20);
+    expect(pacer.pacing).toBe(true);
+    expect(pacer.delayMs()).toBe(20);
+    const order: string[] = [];
+    const times: Record<string, number> = {};
+    const wait = (name: string, retry = false): void => {
+      void Promise.resolve(pacer.ready(retry)).then(() => {
+        order.push(name);
+        times[name] = clock.time;
+      });
+    };
+    // Two new calls arrive, then the refused call comes back for its retry.
+    wait("new-1");
+    wait("new-2");
+    wait("retry", true);
+    await clock.run(21.9);
+    expect(order).toEqual([]); // nothing goes before the server's time
+    await clock.run(22);
+    expect(order).toEqual(["retry"]); // the refused call first, at 2 + 20 ms
+    await clock.run(60);
+    expect(order).toEqual(["retry", "new-1"]); // one per interval, not all at once
+    expect(times["new-1"]! - times["retry"]!).toBeGreaterThan(15);
+    await clock.run(100);
+    expect(order).toEqual(["retry", "new-1", "new-2"]);
+    expect(times["new-2"]! - times["new-1"]!).toBeGreaterThan(15);
+    pacer.succeeded(first);
+    expect(pacer.released).toBe(5);
+    expect(pacer.refused).toBe(1);
+  });
+
+  it("against a bucket of one token, learns the provider's interval from the admitted attempts and has few attempts refused", async () => {
+    const clock = new VirtualClock();
+    const pacer = new Pacer(clock);
+    // A first guess far off: a server's wait of 2 ms (the gate's first interval).
+    pacer.limited(await pacer.ready(), 2);
+    expect(pacer.interval).toBeLessThan(3);
+    const sim = await simulate({ calls: 300, workers: 16, intervalMs: 20, burst: 1, latencyMs: 20, oneWayMs: 1, clock, pacer });
+    expect(sim.done).toBe(300);
+    // Without pacing every call waits out its own 429 and they all fire together when it ends: at
+    // least one refusal per call (over 4,000 in this simulation). With the gate, a small fraction.
+    expect(sim.refused).toBeLessThan(300 / 3);
+    // The gate's interval ends near the provider's 20 ms (it presses a little below the average).
+    expect(pacer.interval).toBeGreaterThan(18);
+    expect(pacer.interval).toBeLessThan(24);
+  });
+
+  it("with a burst allowance, also paces from the refusals and keeps refusals few", async () => {
+    const sim = await simulate({ calls: 300, workers: 16, intervalMs: 20, burst: 5, latencyMs: 20, oneWayMs: 1 });
+    expect(sim.done).toBe(300);
+    expect(sim.refused).toBeLessThan(300 / 3);
+  });
+
+  it("opens again once the provider stops refusing (the limit was lifted)", async () => {
+    const sim = await simulate({ calls: 200, workers: 16, intervalMs: 20, burst: 1, latencyMs: 20, oneWayMs: 1, liftAfter: 60 });
+    expect(sim.done).toBe(200);
+    expect(sim.pacer.pacing).toBe(false);
+  });
+});
+
+describe("withRetry with a pacing listener", () => {
+  let fake: FakeProvider;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
+  afterEach(() => {
+    fake.reset();
+  });
+
+  it("leaves a 429's wait to the gate: the retry goes back through pace (retry: true), not into a sleep of its own", async () => {
+    const { default: OpenAI } = await import("openai");
+    const client = new OpenAI({ apiKey: "sk-test-000000000000", baseURL: fake.openaiBaseURL, maxRetries: 0 });
+    // A wait the test could not sit out: if withRetry slept it, the test would time out.
+    fake.fail({ status: 429, times: 1, retryAfterMs: 60_000 });
+    const heard: string[] = [];
+    let n = 0;
+    const listener = {
+      pace: (_target: unknown, retry: boolean): PacedAttempt => {
+        heard.push(`pace retry=${retry}`);
+        return { at: ++n };
+      },
+      limited: (retryAfterMs: number | undefined, attempt?: PacedAttempt) => heard.push(`limited ${retryAfterMs} #${attempt?.at}`),
+      succeeded: (attempt?: PacedAttempt) => heard.push(`succeeded #${attempt?.at}`),
+    };
+    const reply = await withRateListener(listener, () =>
+      withRetry({ provider: "openai", model: "gpt-4o-mini" }, currentPolicy(), (signal) =>
+        client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }, { signal })));
+    expect(reply.choices[0]?.message.content).toContain("hi");
+    expect(heard).toEqual(["pace retry=false", "limited 60000 #1", "pace retry=true", "succeeded #2"]);
+  });
+});
+
+class Classify extends Signature {
+  static override description = "Classify the sentiment of a sentence.";
+  static override input = { sentence: z.string() };
+  static override output = { sentiment: z.enum(["positive", "negative"]) };
+}
+
+describe("Evaluation against a provider allowing one request at a time (token bucket, burst 1)", () => {
+  let fake: FakeProvider;
+  beforeAll(async () => {
+    fake = await startFakeProvider({
+      defaultReply: async (req) => {
+        await new Promise((r) => setTimeout(r, 5));
+        return { sentiment: /odd/.test(req.messages.at(-1)?.content ?? "") ? "negative" : "positive" };
+      },
+    });
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
+  afterEach(() => {
+    LM.resetConfiguration();
+    fake.rateLimit(null);
+    fake.reset();
+    resetConfiguration();
+  });
+
+  it("paces its calls: 0 failed examples and far fewer 429 answers than examples", async () => {
+    const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-test-SECRET-123456", baseURL: fake.openaiBaseURL });
+    const module = new Predict(Classify).configure((c) => { c.lm = lm; });
+    await module.call({ sentence: "warm-up" }); // loads the SDK before the limit
+    fake.rateLimit({ requestsPerSecond: 100, burst: 1 });
+    const examples = Array.from({ length: 200 }, (_, n) => new FewShotExample({
+      input: { sentence: `sentence ${n} is ${n % 2 === 1 ? "odd" : "even"}` }, output: { sentiment: n % 2 === 1 ? "negative" : "positive" },
+    }));
+    const report = await new Evaluation({ concurrency: 16, record: false, progress: false }).evaluate({ moduleInstance: module, testExamples: examples });
+    expect(report.failures).toHaveLength(0);
+    expect(report.accuracy).toBe(1);
+    expect(fake.rateLimited).toBeGreaterThan(0);
+    // Each call firing when its own wait ends gets about one 429 per example (over 200 here).
+    expect(fake.rateLimited).toBeLessThan(200 / 2);
+  });
+});
