@@ -1,13 +1,40 @@
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 
 /**
  * A loader that `require`s `id` the first time it is called and returns the same module after that.
  * For what most programs never use, or use only after start-up, so `import "typelm"` does not pay for
  * it. On Node 20.19 and later `require` also loads ES modules (`@toon-format/toon`, `temporal-polyfill`).
+ *
+ * `vendored` names the same package built as CommonJS into the bundle (dist/pkg/vendor/, see
+ * scripts/bundle.mjs), used only where `require` refuses ES modules: jest's module registry does,
+ * so a program's tests under jest still work. Where the package loads, it is the package itself, the
+ * same module instance as the program's own `import` of it.
  */
-export function loadOnFirstUse<T>(id: string): () => T {
+export function loadOnFirstUse<T>(id: string, vendored?: string): () => T {
   let loaded: T | undefined;
-  return () => (loaded ??= createRequire(import.meta.url)(id) as T);
+  return () => (loaded ??= requireOrVendored(id, vendored) as T);
+}
+
+function requireOrVendored(id: string, vendored: string | undefined): unknown {
+  const requireHere = createRequire(import.meta.url);
+  try {
+    return requireHere(id);
+  } catch (error) {
+    if (vendored === undefined || !refusesEsModules(error)) throw error;
+    for (const folder of ["./vendor/", "../vendor/"]) {
+      const file = fileURLToPath(new URL(folder + vendored, import.meta.url));
+      if (existsSync(file)) return requireHere(file);
+    }
+    throw error;
+  }
+}
+
+/** The error of a `require` that cannot load an ES module (Node before 20.19, jest's registry). */
+function refusesEsModules(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === "ERR_REQUIRE_ESM" || (typeof message === "string" && message.includes("Must use import to load ES Module"));
 }
 
 /**

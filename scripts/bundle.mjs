@@ -89,6 +89,16 @@ for (const file of readdirSync(outdir, { recursive: true })) {
   if (renamed.length > 0) writeFileSync(path, code);
 }
 
+// temporal-polyfill and @toon-format/toon as CommonJS, for a require() that refuses ES modules (jest's
+// module registry): lib/load-sync.ts loads the package itself wherever it can, and these only then.
+for (const [pkg, file] of [["temporal-polyfill", "temporal-polyfill.cjs"], ["@toon-format/toon", "toon.cjs"]]) {
+  await build({
+    absWorkingDir: root,
+    stdin: { contents: `module.exports = require(${JSON.stringify(pkg)});`, resolveDir: root, loader: "js" },
+    bundle: true, format: "cjs", platform: "node", target: "node20", outfile: join(outdir, "vendor", file), logLevel: "warning",
+  });
+}
+
 // The type declarations the package ships (package.json "types" and "exports"), without tsc's JavaScript.
 const types = join(root, "dist/types");
 rmSync(types, { recursive: true, force: true });

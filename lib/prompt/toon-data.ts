@@ -8,7 +8,7 @@ import { PLAIN, renderType, type TypeFormat } from "../signature/type-text.js";
 import { isFlat } from "../signature/toon-schema.js";
 
 /** The TOON codec, loaded the first time a prompt or reply uses data format TOON. */
-export const toon = loadOnFirstUse<typeof Toon>("@toon-format/toon");
+export const toon = loadOnFirstUse<typeof Toon>("@toon-format/toon", "toon.cjs");
 
 /** Values in TOON, inside a ```toon fence. */
 export function toonFence(values: Record<string, unknown>): string {

@@ -1,10 +1,11 @@
-import { createRequire } from "node:module";
+import { loadOnFirstUse } from "../load-sync.js";
 import { z } from "zod";
 import type * as Polyfill from "temporal-polyfill";
 
 type TemporalApi = typeof Polyfill.Temporal;
 
 let api: TemporalApi | undefined;
+const polyfill = loadOnFirstUse<typeof Polyfill>("temporal-polyfill", "temporal-polyfill.cjs");
 
 /**
  * The Temporal implementation, loaded at first use: Node's built-in `Temporal` where it has one, else
@@ -14,7 +15,7 @@ let api: TemporalApi | undefined;
 export function temporalApi(): TemporalApi {
   if (api === undefined) {
     const builtIn = (globalThis as { Temporal?: TemporalApi }).Temporal;
-    api = builtIn ?? (createRequire(import.meta.url)("temporal-polyfill") as typeof Polyfill).Temporal;
+    api = builtIn ?? polyfill().Temporal;
   }
   return api;
 }

@@ -5,7 +5,10 @@
  * loads synchronously. Run `npm run build` first (CI does).
  */
 import { describe, expect, it } from "@jest/globals";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const root = process.cwd();
 
@@ -87,4 +90,31 @@ out.isModule = new Predict(Signature.define({ name: "E2", description: "E.", inp
 `) as { wrong: string[]; moduleClass: string; errorName: string; isModule: boolean };
     expect(out).toEqual({ wrong: [], moduleClass: "Predict", errorName: "ConfigurationError", isModule: true });
   }, 30000);
+});
+
+describe("under jest without any set-up of its own", () => {
+  it("dates and TOON work: jest's require cannot load the ES-module packages, so the bundle's CommonJS copies are used", () => {
+    const dir = mkdtempSync(join(tmpdir(), "typelm-plain-jest-"));
+    try {
+      const dist = (file: string) => JSON.stringify(join(root, "dist/pkg", file));
+      writeFileSync(join(dir, "dates.test.mjs"), `
+import { Predict, Signature, Temporal, t } from ${dist("index.js")};
+import { ScriptedLM } from ${dist("testing.js")};
+import { z } from ${JSON.stringify(join(root, "node_modules/zod/index.js"))};
+test("a date field and TOON data", async () => {
+  expect(Temporal.PlainDate.from("2026-12-01").add({ days: 1 }).toString()).toBe("2026-12-02");
+  const Due = Signature.define({ name: "Due", description: "When is it due?", input: { task: z.string() }, output: { due: t.date() } });
+  const p = await new Predict(Due).call({ task: "report" }, { lm: new ScriptedLM(() => ({ due: "2026-12-01" }), { dataFormat: "toon" }) });
+  expect(p.due).toBeInstanceOf(Temporal.PlainDate);
+  expect(String(p.due)).toBe("2026-12-01");
+});
+`);
+      const run = spawnSync(process.execPath, [join(root, "node_modules/jest/bin/jest.js"), "--rootDir", dir, "--config", JSON.stringify({ testMatch: ["**/*.test.mjs"], transform: {} }), "--ci"], {
+        cwd: dir, encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "--experimental-vm-modules" },
+      });
+      expect({ status: run.status, output: run.stderr }).toEqual({ status: 0, output: expect.stringContaining("1 passed") });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60000);
 });
