@@ -6,6 +6,7 @@ import { openStoreSync, storeError } from "../store/db.js";
 import type { RunKind } from "../store/records.js";
 import { LabStore } from "../store/lab-store.js";
 import { compareRuns, initExperiment, runById, showRun } from "./commands.js";
+import { installCommand, isInstalled } from "../optional.js";
 import { BUNDLED_EXPERIMENTS, reproduce, runAndReport, type ReproduceOutcome } from "./reproduce.js";
 import { printable } from "./terminal.js";
 
@@ -84,7 +85,9 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     if (command === "init") {
       if (rest.length !== 1) throw new ValidationError("init takes one name, e.g. typelm init tickets", { field: "name" });
       const written = initExperiment(cwd, rest[0]!);
-      io.stdout(`${written.map(printable).join("\n")}\nNext: typelm run ${printable(written[0]!)}\n`);
+      // The file is TypeScript: without tsx (an optional peer dependency) say how to get it now, not at the run.
+      const tsx = isInstalled("tsx") ? "" : ` (TypeScript experiment files need tsx: ${installCommand("tsx")})`;
+      io.stdout(`${written.map(printable).join("\n")}\nNext: typelm run ${printable(written[0]!)}${tsx}\n`);
       return 0;
     }
     if (command === "show" || command === "compare") {

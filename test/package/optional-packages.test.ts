@@ -164,6 +164,13 @@ describe("a project with typelm and none of its optional packages", () => {
     expect(out).toEqual({ renderChart: charts, metrics: charts, confusion: charts });
   });
 
+  test("typelm init says a TypeScript experiment file needs tsx, with the install line", async () => {
+    const bin = (JSON.parse(readFileSync(join(bare.typelm, "package.json"), "utf8")) as { bin: Record<string, string> }).bin.typelm!;
+    const r = await bare.node([join(bare.typelm, bin), "init", "tickets"]);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(r.stdout.trim().split("\n").pop()).toBe("Next: typelm run experiments/tickets.ts (TypeScript experiment files need tsx: npm install tsx@^4.23.15)");
+  });
+
   test("typelm reproduce writes report.md and results.json without charts and says once how to get them", async () => {
     // The command as package.json "bin" names it (node_modules/.bin/typelm in a real install).
     const bin = (JSON.parse(readFileSync(join(bare.typelm, "package.json"), "utf8")) as { bin: Record<string, string> }).bin.typelm!;
