@@ -12,7 +12,7 @@ import { RedisStore } from "./redis-store.js";
 /** The memory configuration: the storage adapter ("in_memory" or "redis"), the ioredis client and the key namespace. */
 export interface MemoryConfig {
   storageAdapter: "in_memory" | "redis";
-  /** Required for "redis": an ioredis client (attach an `error` listener; see TOOLCHAIN.md §5). */
+  /** Required for "redis": an ioredis client (attach an `error` listener: ioredis emits connection errors as events, and an unhandled one ends the process). */
   redisClient: Redis | undefined;
   redisNamespace: string;
 }

@@ -84,7 +84,7 @@ export class SandboxEngine {
       reset = "module";
     }
     // QuickJS can leak objects on its out-of-memory paths, and freeing such a runtime aborts the
-    // instance (TOOLCHAIN.md §7), so an exhausted one is dropped without disposing anything.
+    // instance, so an exhausted one is dropped without disposing anything.
     if (reset === "module") this.dropModule("out of memory");
     // Only now are all of the run's handles disposed, so the runtime can be freed safely.
     if (this.disposed) this.release();
@@ -124,7 +124,7 @@ export class SandboxEngine {
   }
 
   /**
-   * Forgets the instance without disposing anything in it (TOOLCHAIN.md §7: disposing can abort).
+   * Forgets the instance without disposing anything in it (after a host-side failure, disposing can abort it).
    * Reported as `sandbox.reset`: a guest lost with its state, and, when a teardown failed, a bug.
    */
   private dropModule(reason: string, error?: unknown): void {

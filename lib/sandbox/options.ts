@@ -11,7 +11,7 @@ export interface SandboxOptions {
   memoryLimitBytes?: number;
   /**
    * Guest call-stack limit. Default and maximum 256 KiB: above that, deep recursion overflows the
-   * host's V8 stack before QuickJS notices, and the WASM module aborts (TOOLCHAIN.md §7).
+   * host's V8 stack before QuickJS notices, and the WASM module aborts.
    */
   maxStackBytes?: number;
   /** Captured console text is cut after this many characters, with a marker. Default 20 000. */

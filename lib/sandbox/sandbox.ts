@@ -9,7 +9,7 @@
  * - Memory is capped twice: QuickJS's allocation limit, and a WebAssembly memory that cannot grow
  *   past it (see `loadModule`).
  * - Each sandbox owns its WebAssembly instance (the compiled code is shared by all): a host-side
- *   failure (TOOLCHAIN.md §7: V8 stack overflow, a WASM abort) poisons the whole instance, and then
+ *   failure (a V8 stack overflow, a WASM abort) poisons the whole instance, and then
  *   only this sandbox gets a fresh one.
  * - After an out-of-memory error, or a limit hit with guest jobs still queued, the guest state cannot
  *   be trusted (a full heap, a job that would run into the next call), so it is rebuilt and the

@@ -31,7 +31,7 @@ let compiled: Promise<CompiledWasm> | undefined;
 /**
  * QuickJS's WebAssembly code (the RELEASE_SYNC build), compiled once per process. Each sandbox
  * still gets its own instance, with its own memory, runtime and context: only the read-only code is
- * shared, so a module dropped after a host-side failure (TOOLCHAIN.md §7) is replaced by a fresh
+ * shared, so a module dropped after a host-side failure (a V8 stack overflow, a WASM abort) is replaced by a fresh
  * instance without compiling again.
  */
 function compiledQuickJS(): Promise<CompiledWasm> {

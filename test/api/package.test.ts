@@ -1,5 +1,5 @@
 /**
- * Acceptance tests written against /work/shared/API.md, section by section, the way an outside test
+ * Acceptance tests written against the public API, section by section, the way an outside test
  * would: every import is by package name ("typelm", "typelm/testing", "typelm/notebook").
  *
  * How the names resolve: jest follows package.json `exports` for the package's own name (a

@@ -43,7 +43,7 @@ export interface RedisTestServer {
   port: number;
   /** A namespace unique to this test run. */
   namespace: string;
-  /** A client with an error listener and fail-fast retries (TOOLCHAIN.md §5). */
+  /** A client with an error listener (ioredis emits connection errors as events) and fail-fast retries. */
   client(): Redis;
   stop(): Promise<void>;
 }

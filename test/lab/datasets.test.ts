@@ -7,7 +7,7 @@ import { Predict, ValidationError, loadDataset } from "../../lib/index.js";
 import { compiled } from "../../lib/signature/compile.js";
 
 const root = process.cwd();
-/** The SOURCE_COMMIT files of ../shared/datasets-raw, copied here so a fresh clone can run this test. */
+/** The SOURCE_COMMIT files of the raw datasets folder, copied here so a fresh clone can run this test. */
 const SOURCE_COMMITS: Record<string, string> = {
   "poem-sentiment": "612e9a1f86799126c68f0c5d9c3f1fc28f88068f",
   banking77: "57ec275d8078af65b7731c2a98be812d844a6d6b",
