@@ -1,6 +1,7 @@
 // exampleTimeout: an example whose module call or metric never settles is a failed row, and the run
 // completes (before it, the run hung and stayed "running" in the lab store).
 import { afterAll, afterEach, describe, expect, it } from "@jest/globals";
+import { AsyncLocalStorage, createHook } from "node:async_hooks";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +26,27 @@ const never = new Promise<never>(() => {});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A predictor whose model answers "positive" at once, except for the sentences `slow` maps to a reply of their own. */
+/**
+ * Runs `work` and returns how many of the timers it created (and nothing else in the process: jest
+ * reuses a worker across test files, whose leftovers may create timers of their own meanwhile) are
+ * still pending once it has finished.
+ */
+async function pendingTimersAfter<T>(work: () => Promise<T>): Promise<{ result: T; pending: number }> {
+  const mine = new AsyncLocalStorage<true>();
+  const pending = new Set<number>();
+  const hook = createHook({
+    init(id, type) { if (type === "Timeout" && mine.getStore() === true) pending.add(id); },
+    destroy(id) { pending.delete(id); },
+  }).enable();
+  try {
+    const result = await mine.run(true, work);
+    await new Promise((r) => setImmediate(r)); // destroy hooks of timers cleared at the very end
+    return { result, pending: pending.size };
+  } finally {
+    hook.disable();
+  }
+}
+
 function program(slow: Record<string, () => Promise<Record<string, unknown>>> = {}) {
   const lm = new ScriptedLM((req) => {
     const sentence = String(req.inputs?.["sentence"]);
@@ -117,25 +139,23 @@ describe("Evaluation exampleTimeout", () => {
   });
 
   it("leaves no timer behind once the run has finished (a finished run does not keep Node alive)", async () => {
-    const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
-    const before = timers();
     // Default exampleTimeout (600 s): an uncleared per-example timer would stay active for ten minutes.
-    await new Evaluation({ record: false, progress: false }).evaluate({ moduleInstance: program(), testExamples: examples(20) });
-    expect(timers()).toBe(before);
+    const { pending } = await pendingTimersAfter(() =>
+      new Evaluation({ record: false, progress: false }).evaluate({ moduleInstance: program(), testExamples: examples(20) }));
+    expect(pending).toBe(0);
   });
 
   it("an example timing out while it waits to re-run after rate limiting stops that wait too (no timer outlives the run)", async () => {
-    const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
     class RateLimited extends Module {
       async forward(): Promise<unknown> {
         throw new LMError("429 Too Many Requests", { status: 429, retryable: true, provider: "test" });
       }
     }
-    const before = timers();
     // The first re-run waits 250 ms; the example's limit passes during that wait.
-    const report = await new Evaluation({ record: false, progress: false, exampleTimeout: 0.05 }).evaluate({ moduleInstance: new RateLimited(), testExamples: examples(2) });
+    const { result: report, pending } = await pendingTimersAfter(() =>
+      new Evaluation({ record: false, progress: false, exampleTimeout: 0.05 }).evaluate({ moduleInstance: new RateLimited(), testExamples: examples(2) }));
     expect(report.results.map((r) => r.error)).toEqual([expect.stringMatching(/timed out after 0\.05 s \(exampleTimeout\) while waiting to run it again/), expect.any(String)]);
-    expect(timers()).toBe(before);
+    expect(pending).toBe(0);
   });
 
   it("refuses an exampleTimeout that is not a positive number of seconds", () => {
