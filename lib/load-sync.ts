@@ -46,11 +46,9 @@ export function onFirstUse<T>(make: () => T): () => T {
   return () => (made ??= { value: make() }).value;
 }
 
-let crypto: typeof import("node:crypto") | undefined;
-
 /** `node:crypto`, loaded at first use (hashes, ids). */
 export function nodeCrypto(): typeof import("node:crypto") {
-  return (crypto ??= process.getBuiltinModule("node:crypto") as typeof import("node:crypto"));
+  return builtin("node:crypto");
 }
 
 /**
@@ -62,6 +60,7 @@ export function builtin<K extends keyof BuiltinModules>(name: K): BuiltinModules
 }
 
 interface BuiltinModules {
+  "node:crypto": typeof import("node:crypto");
   "node:events": typeof import("node:events");
   "node:fs/promises": typeof import("node:fs/promises");
   "node:os": typeof import("node:os");

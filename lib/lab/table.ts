@@ -1,12 +1,8 @@
-import { createRequire } from "node:module";
 import type * as CsvParse from "csv-parse/sync";
+import { loadOnFirstUse } from "../load-sync.js";
 
 /** csv-parse, loaded the first time a CSV file is read (most programs never read one). */
-let csv: typeof CsvParse | undefined;
-function csvParser(): typeof CsvParse.parse {
-  csv ??= createRequire(import.meta.url)("csv-parse/sync") as typeof CsvParse;
-  return csv.parse;
-}
+const csv = loadOnFirstUse<typeof CsvParse>("csv-parse/sync");
 import type { z } from "zod";
 import { convertValue } from "../convert/output.js";
 import { ValidationError } from "../errors.js";
@@ -28,7 +24,7 @@ export interface TableRow {
 export function parseCsv(text: string, file: string): TableRow[] {
   let records: { record: Record<string, string>; info: { lines: number } }[];
   try {
-    records = csvParser()(text, { columns: true, bom: true, skip_empty_lines: true, info: true, relax_column_count: false }) as typeof records;
+    records = csv().parse(text, { columns: true, bom: true, skip_empty_lines: true, info: true, relax_column_count: false }) as typeof records;
   } catch (error) {
     const e = error as { message?: string; lines?: number };
     const line = typeof e.lines === "number" ? e.lines : undefined;

@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { setImmediate as tick } from "node:timers/promises";
-import { z } from "zod";
-import { Evaluation, FewShotExample, LM, Predict, Signature, resetConfiguration } from "../../lib/index.js";
+import { Evaluation, FewShotExample, LM, Predict, resetConfiguration } from "../../lib/index.js";
 import { Pacer, type PacerClock } from "../../lib/evaluate/pacer.js";
 import { withRetry } from "../../lib/lm/retry.js";
 import { currentPolicy } from "../../lib/lm/policy.js";
 import { withRateListener, type PacedAttempt } from "../../lib/lm/rate-signal.js";
 import { startFakeProvider, type FakeProvider } from "../../lib/testing/fake-provider.js";
+import { Classify, startSentimentProvider } from "./sentiment-provider.js";
 
 /** Virtual time: timers run in order of their time, each followed by the promise work it starts. */
 class VirtualClock implements PacerClock {
@@ -216,21 +216,10 @@ describe("withRetry with a pacing listener", () => {
   });
 });
 
-class Classify extends Signature {
-  static override description = "Classify the sentiment of a sentence.";
-  static override input = { sentence: z.string() };
-  static override output = { sentiment: z.enum(["positive", "negative"]) };
-}
-
 describe("Evaluation against a provider allowing one request at a time (token bucket, burst 1)", () => {
   let fake: FakeProvider;
   beforeAll(async () => {
-    fake = await startFakeProvider({
-      defaultReply: async (req) => {
-        await new Promise((r) => setTimeout(r, 5));
-        return { sentiment: /odd/.test(req.messages.at(-1)?.content ?? "") ? "negative" : "positive" };
-      },
-    });
+    fake = await startSentimentProvider();
   });
   afterAll(async () => {
     await fake.close();

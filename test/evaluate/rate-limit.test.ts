@@ -1,24 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import { z } from "zod";
-import { Evaluation, FewShotExample, Instrumentation, LM, Module, Predict, Signature, resetConfiguration } from "../../lib/index.js";
+import { Evaluation, FewShotExample, Instrumentation, LM, Module, Predict, resetConfiguration } from "../../lib/index.js";
 import { AdaptiveConcurrency } from "../../lib/evaluate/rate-limiter.js";
-import { startFakeProvider, type FakeProvider } from "../../lib/testing/fake-provider.js";
-
-class Classify extends Signature {
-  static override description = "Classify the sentiment of a sentence.";
-  static override input = { sentence: z.string() };
-  static override output = { sentiment: z.enum(["positive", "negative"]) };
-}
+import type { FakeProvider } from "../../lib/testing/fake-provider.js";
+import { Classify, startSentimentProvider } from "./sentiment-provider.js";
 
 let fake: FakeProvider;
 let doneCount = 0;
 beforeAll(async () => {
-  fake = await startFakeProvider({
-    defaultReply: async (req) => {
-      await new Promise((r) => setTimeout(r, 5));
-      return { sentiment: /odd/.test(req.messages.at(-1)?.content ?? "") ? "negative" : "positive" };
-    },
-  });
+  fake = await startSentimentProvider();
 });
 afterAll(async () => {
   await fake.close();
