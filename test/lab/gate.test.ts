@@ -1,0 +1,200 @@
+import { describe, expect, it } from "@jest/globals";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import { Evaluation, FewShotExample, Predict, Signature } from "../../lib/index.js";
+import { junitXml, markdownSummary, readBaseline, resultRows, rowsToReport, runGate, type GateBaseline, type ResultRow } from "../../lib/lab/gate.js";
+import { ScriptedLM } from "../../lib/testing/index.js";
+import { resetAfterEach } from "../helpers/scripted.js";
+
+resetAfterEach();
+
+/** n examples; `right` lists which the program got right. */
+function rows(n: number, right: (i: number) => boolean): ResultRow[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `test-${i + 1}`, expected: { label: "a" }, prediction: { label: right(i) ? "a" : "b" }, scores: { accuracy: right(i) ? 1 : 0 },
+  }));
+}
+
+function report(r: ResultRow[]) {
+  return rowsToReport(r, { accuracy: r.filter((x) => x.scores.accuracy === 1).length / r.length });
+}
+
+function baselineOf(r: ResultRow[], model = "simulated/stand-in"): GateBaseline {
+  return { source: "test baseline", models: new Map([[model, report(r)]]) };
+}
+
+/** Binomial(n, 1/2) two-sided exact test of k successes, by hand: 2·Σ_{i≤k} C(n,i)/2^n, capped at 1. */
+function signTestP(k: number, n: number): number {
+  let sum = 0, c = 1;
+  for (let i = 0; i <= k; i++) {
+    sum += c;
+    c = (c * (n - i)) / (i + 1);
+  }
+  return Math.min(1, (2 * sum) / 2 ** n);
+}
+
+describe("the regression gate's verdict", () => {
+  it("fails on a significant drop of the primary metric (10 examples fell, none rose)", () => {
+    const before = rows(40, (i) => i < 30);
+    const after = rows(40, (i) => i < 20);
+    const result = runGate(baselineOf(before), [{ model: "simulated/stand-in", report: report(after) }], ["accuracy"]);
+    expect(result.failed).toBe(true);
+    const c = result.cases[0]!;
+    expect(c.comparison.diff).toBeCloseTo(-10 / 40, 12);
+    expect(c.comparison.pValue).toBeCloseTo(signTestP(0, 10), 12); // 2 / 1024
+    expect(c.failure).toMatch(/accuracy fell significantly: -0\.250/);
+  });
+
+  it("passes a drop that is not significant, and fails it with --max-drop when the interval reaches below -D", () => {
+    // 3 fell (0, 1, 2), 1 rose (20): p = 2·P(X ≤ 1 | 4) = 0.625.
+    const before = rows(40, (i) => i < 20);
+    const after = rows(40, (i) => (i >= 3 && i < 20) || i === 20);
+    const current = [{ model: "simulated/stand-in", report: report(after) }];
+    const plain = runGate(baselineOf(before), current, ["accuracy"]);
+    expect(plain.cases[0]!.comparison.pValue).toBeCloseTo(signTestP(1, 4), 12);
+    expect(plain.failed).toBe(false);
+    const low = plain.cases[0]!.comparison.ci[0];
+    expect(low).toBeLessThan(-0.02);
+    const strict = runGate(baselineOf(before), current, ["accuracy"], { maxDrop: 0.02 });
+    expect(strict.failed).toBe(true);
+    expect(strict.cases[0]!.failure).toMatch(/low end .* is below -0\.02/);
+    // A bound below the interval's low end passes.
+    const loose = runGate(baselineOf(before), current, ["accuracy"], { maxDrop: -low + 0.001 });
+    expect(loose.failed).toBe(false);
+  });
+
+  it("never fails on a rise, nor on a secondary metric's drop", () => {
+    const before = rows(30, (i) => i < 10);
+    const after = rows(30, (i) => i < 25);
+    const rise = runGate(baselineOf(before), [{ model: "simulated/stand-in", report: report(after) }], ["accuracy"]);
+    expect(rise.cases[0]!.comparison.significant).toBe(true);
+    expect(rise.failed).toBe(false);
+    // Secondary metric "other" falls on every example; the primary holds.
+    const withOther = (r: ResultRow[], other: number) => r.map((x) => ({ ...x, scores: { ...x.scores, other } }));
+    const a = rowsToReport(withOther(before, 1), { accuracy: 10 / 30, other: 1 });
+    const b = rowsToReport(withOther(before, 0), { accuracy: 10 / 30, other: 0 });
+    const secondary = runGate({ source: "s", models: new Map([["m", a]]) }, [{ model: "m", report: b }], ["accuracy", "other"]);
+    expect(secondary.cases[1]!.comparison.significant).toBe(true);
+    expect(secondary.failed).toBe(false);
+  });
+
+  it("refuses baselines that do not pair: other example ids, a missing model, a bad --max-drop", () => {
+    const before = rows(10, () => true);
+    const other = before.map((r, i) => ({ ...r, id: i === 4 ? "elsewhere" : r.id }));
+    expect(() => runGate(baselineOf(before), [{ model: "simulated/stand-in", report: report(other) }], ["accuracy"])).toThrow(/example "test-5"/);
+    expect(() => runGate(baselineOf(before, "openai/gpt-4o"), [{ model: "simulated/stand-in", report: report(before) }], ["accuracy"])).toThrow(/has no model "simulated\/stand-in".*"openai\/gpt-4o"/);
+    expect(() => runGate(baselineOf(before), [{ model: "simulated/stand-in", report: report(before) }], ["accuracy"], { maxDrop: 2 })).toThrow(/--max-drop/);
+  });
+});
+
+describe("--baseline sources", () => {
+  it("reads each model's optimized evaluation (else its baseline) from results.json, and says when rows are missing", () => {
+    const dir = mkdtempSync(join(tmpdir(), "typelm-gate-"));
+    const evalOf = (r: ResultRow[]) => ({ metrics: { accuracy: r.filter((x) => x.scores.accuracy === 1).length / r.length }, rows: r });
+    writeFileSync(join(dir, "results.json"), JSON.stringify({
+      models: {
+        "m/one": { baseline: evalOf(rows(5, () => false)), optimized: evalOf(rows(5, () => true)) },
+        "m/two": { baseline: evalOf(rows(5, (i) => i < 2)), optimized: null },
+      },
+    }));
+    const b = readBaseline("results.json", dir, () => { throw new Error("not a run id"); });
+    expect(b.models.get("m/one")!.metrics.accuracy).toBe(1);
+    expect(b.models.get("m/two")!.metrics.accuracy).toBeCloseTo(0.4, 12);
+    writeFileSync(join(dir, "old.json"), JSON.stringify({ models: { "m/one": { baseline: { metrics: { accuracy: 1 } }, optimized: null } } }));
+    expect(() => readBaseline("old.json", dir, () => { throw new Error("x"); })).toThrow(/no per-example rows for model "m\/one"/);
+    expect(() => readBaseline("missing.json", dir, () => { throw new Error("x"); })).toThrow(/no file at/);
+  });
+
+  it("takes a run id when no such file exists, for every model", () => {
+    const r = resultRows(report(rows(4, (i) => i < 2)).results);
+    const b = readBaseline("abcd1234", tmpdir(), (id) => ({ id: `${id}-full`, rows: report(r).results as never, metrics: { accuracy: 0.5 } }));
+    expect(b.source).toBe("run abcd1234-full");
+    expect(b.models.get("*")!.results).toHaveLength(4);
+  });
+});
+
+describe("JUnit XML, read back by a real XML parser", () => {
+  it("one testcase per model × metric; a failure with the numbers on a regression; names escaped", () => {
+    const before = rows(40, (i) => i < 30);
+    const after = rows(40, (i) => i < 20);
+    const weird = `m<&>"'\u0001`;
+    const result = runGate(
+      { source: "s", models: new Map([["m/ok", report(before)], [weird, report(before)]]) },
+      [{ model: "m/ok", report: report(before) }, { model: weird, report: report(after) }],
+      ["accuracy"],
+    );
+    const dir = mkdtempSync(join(tmpdir(), "typelm-junit-"));
+    writeFileSync(join(dir, "typelm.xml"), junitXml(result, "tickets"));
+    // Python's ElementTree (a conforming XML parser) reads the file back.
+    const parsed = JSON.parse(execFileSync("python3", ["-c", `
+import json, sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+cases = [{"classname": c.get("classname"), "name": c.get("name"), "failure": (c.find("failure").get("message") if c.find("failure") is not None else None), "text": (c.find("failure").text if c.find("failure") is not None else None)} for c in root.iter("testcase")]
+suite = root.find("testsuite")
+print(json.dumps({"tests": suite.get("tests"), "failures": suite.get("failures"), "cases": cases}))
+`, join(dir, "typelm.xml")], { encoding: "utf8" })) as { tests: string; failures: string; cases: { classname: string; name: string; failure: string | null; text: string | null }[] };
+    expect(parsed.tests).toBe("2");
+    expect(parsed.failures).toBe("1");
+    expect(parsed.cases[0]).toMatchObject({ classname: "tickets.m/ok", name: "accuracy (primary)", failure: null });
+    expect(parsed.cases[1]!.classname).toBe(`tickets.m<&>"'`);
+    expect(parsed.cases[1]!.failure).toMatch(/accuracy fell significantly: -0\.250/);
+    expect(parsed.cases[1]!.text).toMatch(/baseline 0\.750, this run 0\.500, difference -0\.250 .* n = 40/);
+  });
+
+  it("a Markdown step summary with one row per case", () => {
+    const result = runGate(baselineOf(rows(20, () => true)), [{ model: "simulated/stand-in", report: report(rows(20, () => true)) }], ["accuracy"]);
+    const md = markdownSummary(result, "tickets");
+    expect(md).toMatch(/typelm gate: tickets passed/);
+    expect(md.split("\n").filter((l) => l.startsWith("| simulated/stand-in | accuracy (primary) | 1.000 | 1.000 |"))).toHaveLength(1);
+  });
+});
+
+class Guess extends Signature {
+  static override input = { question: z.string() };
+  static override output = { answer: z.enum(["yes", "no"]) };
+}
+
+/** A deterministic hash of a string to [0, 1) (FNV-1a then a xorshift mix): the "sampling" of the noisy model. */
+function unit(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  h ^= h >>> 15; h = Math.imul(h, 0x2c1b3c6d); h ^= h >>> 12; h = Math.imul(h, 0x297a2d39); h ^= h >>> 15;
+  return (h >>> 0) / 2 ** 32;
+}
+
+describe("A/A: the same program evaluated twice by a noisy model does not fail the gate", () => {
+  it("false-alarm rate over 200 A/A pairs stays at or below the nominal 5% (Wilson interval shown)", async () => {
+    const n = 40;
+    // Each question has its own chance of a right answer (0.15..0.95): a model sampled at temperature > 0.
+    const chance = Array.from({ length: n }, (_, i) => 0.15 + (0.8 * i) / (n - 1));
+    const testExamples = chance.map((_, i) => new FewShotExample({ id: `q-${i}`, input: { question: `q#${i}` }, output: { answer: "yes" } }));
+    const evaluate = async (pair: number, run: number) => {
+      const lm = new ScriptedLM((req) => {
+        const i = Number((req.inputs?.question as string).split("#")[1]);
+        return { answer: unit(`${pair}/${run}/${i}`) < chance[i]! ? "yes" : "no" };
+      });
+      const program = new Predict(Guess).configure((c) => { c.lm = lm; });
+      const r = await new Evaluation({ record: false, progress: false, concurrency: 8 }).evaluate({ moduleInstance: program, testExamples, metrics: ["accuracy"] });
+      return { results: r.results, metrics: r.metrics };
+    };
+    const pairs = 200;
+    let alarms = 0, drops = 0;
+    for (let p = 0; p < pairs; p++) {
+      const a = await evaluate(p, 0);
+      const b = await evaluate(p, 1);
+      const result = runGate({ source: "A", models: new Map([["m", a]]) }, [{ model: "m", report: b }], ["accuracy"]);
+      if (result.failed) alarms++;
+      if (result.cases[0]!.comparison.diff < 0) drops++;
+    }
+    // The runs really differ (a model that always gave the same answers would prove nothing).
+    expect(drops).toBeGreaterThan(pairs / 4);
+    const rate = alarms / pairs;
+    const z = 1.959964, center = (rate + (z * z) / (2 * pairs)) / (1 + (z * z) / pairs);
+    const half = (z / (1 + (z * z) / pairs)) * Math.sqrt((rate * (1 - rate)) / pairs + (z * z) / (4 * pairs * pairs));
+    process.stdout.write(`A/A false alarms: ${alarms} of ${pairs} (${(100 * rate).toFixed(1)}%, 95% Wilson ${(100 * (center - half)).toFixed(1)}-${(100 * (center + half)).toFixed(1)}%)\n`);
+    expect(rate).toBeLessThanOrEqual(0.05);
+  }, 120_000);
+});
