@@ -5,6 +5,7 @@ import { compare } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { Interval, PairedTest } from "../evaluate/stats.js";
 import { packageRoot } from "./datasets.js";
+import type { ResultRow } from "./gate.js";
 import { loadBundledExperiment, loadExperimentFile, type LoadedExperiment } from "./load-experiment.js";
 import type { ModelChoice } from "./model-choice.js";
 import { chartsSkippedLine, drawCharts, renderReport } from "./report-md.js";
@@ -34,6 +35,8 @@ export interface EvaluationResult {
   examples: number;
   confusion: { field: string; labels: string[]; matrix: number[][]; unanswered: number[] } | null;
   perLabel: Record<string, { precision: number; recall: number; f1: number; support: number }> | null;
+  /** Every test example: its id, expected and predicted outputs and per-example scores (what `--baseline` pairs). */
+  rows: ResultRow[];
 }
 
 /** Optimized against baseline on one metric, paired by example: `compare(baseline, optimized)`. */

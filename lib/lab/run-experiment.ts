@@ -23,6 +23,7 @@ import { loadDataset, packageRoot, type Dataset } from "./datasets.js";
 import type { ExperimentDefinition, ExperimentOptimizer, ExperimentSplits } from "./define.js";
 import { isExperiment } from "./define.js";
 import type { LoadedExperiment } from "./load-experiment.js";
+import { resultRows } from "./gate.js";
 import { chooseModel, type ModelChoice } from "./model-choice.js";
 import { comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
 
@@ -289,6 +290,7 @@ export function evaluationResult(report: EvaluationReport, field: string | undef
     examples: report.results.length,
     confusion: field === undefined ? null : report.confusion(field),
     perLabel: field === undefined ? null : report.perLabel(field),
+    rows: resultRows(report.results),
   };
 }
 
