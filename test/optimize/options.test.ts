@@ -16,18 +16,29 @@ afterEach(() => { jest.restoreAllMocks(); });
 const train = makeExamples(30, 61, "train");
 const val = makeExamples(20, 62, "val");
 
-/** The task model, counting the requests it is answering at once (each waits a few ms, so concurrent ones overlap). */
+/**
+ * The task model, counting the requests it is answering at once. Each request is held until `target`
+ * are in flight (then all go on, a turn of the event loop later) or 100 ms have passed, so a run that
+ * allows `target` at once reaches exactly that peak however the examples' starts are spread in time,
+ * and a run that allows more goes past it.
+ */
 class GaugedLM extends SimulatedLM {
   inFlight = 0;
   peak = 0;
-  constructor() {
+  #waiting: (() => void)[] = [];
+  constructor(private readonly target: number) {
     super({ rules: [{ phrase: RULE_PHRASE, answer: (inputs) => ({ label: labelOf(String(inputs.text)) }) }] });
   }
   protected override async complete(request: LMRequest): Promise<LMResponse> {
     this.inFlight++;
     this.peak = Math.max(this.peak, this.inFlight);
     try {
-      await new Promise((r) => setTimeout(r, 3));
+      await new Promise<void>((resolve) => {
+        const release = () => { clearTimeout(timer); resolve(); };
+        const timer = setTimeout(() => { this.#waiting = this.#waiting.filter((w) => w !== release); resolve(); }, 100);
+        this.#waiting.push(release);
+        if (this.inFlight >= this.target) setImmediate(() => { for (const w of this.#waiting.splice(0)) w(); });
+      });
       return await super.complete(request);
     } finally {
       this.inFlight--;
@@ -117,7 +128,7 @@ describe("MIPROv2 options", () => {
 
   it("concurrency: at most that many examples reach the model at once, in the bootstrap and the trials", async () => {
     for (const concurrency of [1, 3]) {
-      const lm = new GaugedLM();
+      const lm = new GaugedLM(concurrency);
       const mipro = new MIPROv2({ kDemos: 2, numCandidates: 3, numTrials: 2, seed: 1, concurrency, progress: false, promptModel: proposer() });
       await mipro.compile({ moduleInstance: program(lm), trainingExamples: train, validationExamples: val });
       expect(lm.requests.length).toBeGreaterThan(30);
@@ -212,7 +223,7 @@ describe("GEPA options", () => {
   it("concurrency: at most that many examples reach the model at once", async () => {
     const metric = function labelOnly(ex: FewShotExample, p: Record<string, unknown>) { return label(p, ex) ? 1 : { score: 0, feedback: `Rule for label: ${RULE_PHRASE}.` }; };
     for (const concurrency of [1, 4]) {
-      const lm = new GaugedLM();
+      const lm = new GaugedLM(concurrency);
       const gepa = new GEPA({ metric, maxMetricCalls: 40, reflectionLM: new ScriptedLM(() => ({ newInstruction: "Label the text, please." })), seed: 1, concurrency, progress: false });
       await gepa.compile({ moduleInstance: program(lm), trainingExamples: train, validationExamples: val.slice(0, 12) });
       expect(lm.requests.length).toBeGreaterThanOrEqual(12);
@@ -232,7 +243,7 @@ describe("GEPA options", () => {
 describe("SimpleOptimizer options", () => {
   it("concurrency: at most that many examples reach the model at once (default 8)", async () => {
     for (const concurrency of [2, undefined]) {
-      const lm = new GaugedLM();
+      const lm = new GaugedLM(concurrency ?? 8);
       const opt = new SimpleOptimizer({ seed: 1, numTrials: 2, kDemos: 1, progress: false, ...(concurrency === undefined ? {} : { concurrency }) });
       await opt.compile({ moduleInstance: program(lm), trainingExamples: train, validationExamples: val });
       expect(lm.peak).toBe(concurrency ?? 8);
