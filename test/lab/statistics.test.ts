@@ -3,11 +3,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ModelChoice } from "../../lib/lab/model-choice.js";
+import { LabStore } from "../../lib/store/lab-store.js";
+import type { EvaluationRow } from "../../lib/store/records.js";
 import { renderReport } from "../../lib/lab/report-md.js";
 import type { ComparisonResult, ReproduceResults } from "../../lib/lab/reproduce.js";
 import { runBuiltCli } from "../helpers/cli.js";
 
-// The reproductions run in child processes (the built CLI): nothing here opens a store or configures an LM.
+// The reproductions run in child processes (the built CLI): nothing here configures an LM, and a run's
+// lab store is opened only to read its rows back once the child has exited.
 const dir = mkdtempSync(join(tmpdir(), "typelm-stats-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const model = { id: "openai/gpt-4o-mini", source: "--lm", standIn: false, description: "openai/gpt-4o-mini (from --lm, temperature 0)" } as ModelChoice;
@@ -99,5 +102,209 @@ describe("typelm reproduce writes the statistics", () => {
     expect(c.significant).toBe(false);
     expect(md).toMatch(/\*\*accuracy\*\*, optimized − baseline: [+-]?\d\.\d{3} \(95% CI [+-]?\d\.\d{3} to [+-]?\d\.\d{3}\), p = [\d.]+, McNemar exact: not significant at the 5% level \(\d examples better, \d worse, of 4\)\./);
     expect(md).toMatch(/\| accuracy \| \d\.\d{3} \(\d\.\d{3}–\d\.\d{3}\) \| \d\.\d{3} \(\d\.\d{3}–\d\.\d{3}\) \|/);
+    // The numbers against the rows (helpers below): accuracy from the answers, the p-value of the discordant pairs.
+    const rows = storedRows(join(dir, "gsm8k-4"), "gsm8k");
+    const gold = goldAnswers("gsm8k", "answer");
+    const right = (list: EvaluationRow[]) => list.map((row) => {
+      expect(row.expected.answer).toBe(gold.get(row.exampleId!));
+      return row.error === null && row.prediction !== null && row.prediction.answer === gold.get(row.exampleId!) ? 1 : 0;
+    });
+    const [base, opt] = [right(rows.baseline), right(rows.optimized)];
+    expect(rows.optimized.map((row) => row.exampleId)).toEqual(rows.baseline.map((row) => row.exampleId));
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    expect(r.baseline.metrics.accuracy).toBeCloseTo(mean(base), 12);
+    expect(r.optimized!.metrics.accuracy).toBeCloseTo(mean(opt), 12);
+    const better = base.filter((b, i) => opt[i]! > b).length;
+    const worse = base.filter((b, i) => opt[i]! < b).length;
+    expect(c).toMatchObject({ n: 4, better, worse });
+    expect(c.pValue).toBeCloseTo(mcnemarP(better, worse), 12);
+    expect(c.diff).toBeCloseTo(mean(opt) - mean(base), 12);
   }, 60000);
+});
+
+// ---------------------------------------------------------------------------------------------------
+// The numbers of results.json against values computed here from the rows: the gold answers read from
+// the dataset file, the predictions from the run's lab store, and statistics written from their
+// definitions (nothing below calls the library's statistics).
+
+/** n choose k, exactly. */
+function choose(n: number, k: number): bigint {
+  let c = 1n;
+  for (let i = 0; i < k; i++) c = (c * BigInt(n - i)) / BigInt(i + 1);
+  return c;
+}
+
+/** The exact two-sided McNemar p-value: 2·P(X ≤ min(b, c)) for X ~ Binomial(b + c, 1/2), at most 1; 1 with no discordant pairs. */
+function mcnemarP(b: number, c: number): number {
+  const n = b + c;
+  if (n === 0) return 1;
+  let tail = 0n;
+  for (let k = 0; k <= Math.min(b, c); k++) tail += choose(n, k);
+  return Math.min(1, (2 * Number(tail)) / 2 ** n);
+}
+
+/** Per label: true positives, predicted, gold. Macro-F1 over the labels seen as gold or prediction. */
+function labelCounts(gold: readonly string[], predicted: readonly (string | null)[]) {
+  const counts = new Map<string, { hits: number; predicted: number; gold: number }>();
+  const at = (l: string) => counts.get(l) ?? (counts.set(l, { hits: 0, predicted: 0, gold: 0 }), counts.get(l)!);
+  gold.forEach((g, i) => {
+    at(g).gold++;
+    const p = predicted[i];
+    if (p === null || p === undefined) return;
+    at(p).predicted++;
+    if (p === g) at(g).hits++;
+  });
+  return counts;
+}
+function f1Of(c: { hits: number; predicted: number; gold: number }) {
+  const precision = c.predicted === 0 ? 0 : c.hits / c.predicted;
+  const recall = c.gold === 0 ? 0 : c.hits / c.gold;
+  return { precision, recall, f1: precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall), support: c.gold };
+}
+function macroF1(gold: readonly string[], predicted: readonly (string | null)[]): number {
+  const per = [...labelCounts(gold, predicted).values()].map((c) => f1Of(c).f1);
+  return per.reduce((a, b) => a + b, 0) / per.length;
+}
+
+// ---- The interval method: the one place to change when the interval method changes. -------------
+// results.json names its intervals a percentile bootstrap (2,000 resamples). The reference here does
+// not replay the library's random stream: it computes the exact distribution a resample follows
+// (for a mean of 0/1 scores Binomial(n, p̂)/n; for a paired difference of 0/1 scores (X₊ − X₋)/n
+// with (X₊, X₀, X₋) multinomial) and asks each bound to lie between that distribution's quantiles
+// at the nominal level ± 0.0125 (about 3.5 standard errors of a 2,000-resample quantile).
+const INTERVAL_METHOD = "percentile bootstrap";
+
+/** log k! for k = 0 … n. */
+function logFactorials(n: number): number[] {
+  const out = [0];
+  for (let k = 1; k <= n; k++) out.push(out[k - 1]! + Math.log(k));
+  return out;
+}
+/** The smallest value whose cumulative probability reaches q, from [value, probability] sorted by value. */
+function quantileOf(pmf: readonly [number, number][], q: number): number {
+  let cum = 0;
+  for (const [v, p] of pmf) if ((cum += p) >= q - 1e-12) return v;
+  return pmf[pmf.length - 1]![0];
+}
+/** The resampled statistic's exact distribution: a mean of 0/1 scores (`down` undefined) or the paired difference up − down. */
+function resampleDistribution(n: number, up: number, down?: number): [number, number][] {
+  const lf = logFactorials(n);
+  const byValue = new Map<number, number>();
+  const add = (v: number, p: number) => byValue.set(v, (byValue.get(v) ?? 0) + p);
+  const logP = (k: number, p: number) => (k === 0 ? 0 : p === 0 ? -Infinity : k * Math.log(p));
+  if (down === undefined) {
+    const p = up / n;
+    for (let k = 0; k <= n; k++) add(k, Math.exp(lf[n]! - lf[k]! - lf[n - k]! + logP(k, p) + logP(n - k, 1 - p)));
+  } else {
+    const [pu, pd, p0] = [up / n, down / n, (n - up - down) / n];
+    for (let u = 0; u <= n; u++) for (let d = 0; u + d <= n; d++) {
+      add(u - d, Math.exp(lf[n]! - lf[u]! - lf[d]! - lf[n - u - d]! + logP(u, pu) + logP(d, pd) + logP(n - u - d, p0)));
+    }
+  }
+  return [...byValue].sort((a, b) => a[0] - b[0]).map(([k, p]) => [k / n, p]);
+}
+/** Asserts a 95% interval of the method above for a statistic whose resamples follow `pmf`. */
+function expectInterval(interval: readonly number[], pmf: [number, number][]): void {
+  const slack = 0.0125;
+  const [low, high] = interval as [number, number];
+  expect(low).toBeGreaterThanOrEqual(quantileOf(pmf, 0.025 - slack) - 1e-12);
+  expect(low).toBeLessThanOrEqual(quantileOf(pmf, 0.025 + slack) + 1e-12);
+  expect(high).toBeGreaterThanOrEqual(quantileOf(pmf, 0.975 - slack) - 1e-12);
+  expect(high).toBeLessThanOrEqual(quantileOf(pmf, 0.975 + slack) + 1e-12);
+}
+// ---------------------------------------------------------------------------------------------------
+
+/** A finished reproduction's evaluation rows, read back from the lab store it wrote in its folder. */
+function storedRows(cwd: string, experiment: string): { baseline: EvaluationRow[]; optimized: EvaluationRow[] } {
+  const lab = LabStore.open(join(cwd, ".typelm", "lab.sqlite"));
+  try {
+    const rowsOf = (name: string) => {
+      const [summary, ...more] = lab.runs().filter((r) => r.kind === "evaluation" && r.name === name);
+      expect(summary).toBeDefined();
+      expect(more).toEqual([]);
+      const run = lab.run(summary!.id);
+      return run?.kind === "evaluation" ? run.rows : [];
+    };
+    return { baseline: rowsOf(`${experiment} baseline`), optimized: rowsOf(`${experiment} optimized`) };
+  } finally {
+    lab.close();
+  }
+}
+
+/** The gold value of `field` for each example id, from the bundled dataset's test split. */
+function goldAnswers(experiment: string, field: string): Map<string, unknown> {
+  const lines = readFileSync(join("datasets", experiment, "test.jsonl"), "utf8").split("\n").filter((l) => l.trim() !== "");
+  return new Map(lines.map((l) => JSON.parse(l) as Record<string, unknown>).map((r) => [String(r.id), r[field]]));
+}
+
+describe("typelm reproduce: the numbers in results.json, recomputed from the rows", () => {
+  it(`poem-sentiment --limit 40: accuracy, macro-F1, confusion, per-label scores, McNemar p-values, differences and (${INTERVAL_METHOD}) intervals`, async () => {
+    const cwd = join(dir, "numbers-poem-40");
+    mkdirSync(cwd, { recursive: true });
+    expect(await runBuiltCli(["reproduce", "poem-sentiment", "--limit", "40"], cwd)).toMatchObject({ code: 0 });
+    const r = JSON.parse(readFileSync(join(cwd, "reports", "poem-sentiment", "results.json"), "utf8")) as ReproduceResults;
+    const rows = storedRows(cwd, "poem-sentiment");
+    const gold = goldAnswers("poem-sentiment", "label");
+    const LABELS = ["negative", "no_impact", "positive", "mixed"]; // the dataset's signature.json
+
+    // The same 40 test examples on both sides: the first 40 of the test split, gold labels as in the file.
+    const ids = rows.baseline.map((row) => row.exampleId!);
+    expect(ids).toEqual(Array.from({ length: 40 }, (_, i) => `test-${i}`));
+    expect(rows.optimized.map((row) => row.exampleId)).toEqual(ids);
+    for (const row of [...rows.baseline, ...rows.optimized]) expect(row.expected.label).toBe(gold.get(row.exampleId!));
+    const goldLabels = ids.map((id) => String(gold.get(id)));
+
+    const side = (which: "baseline" | "optimized") => {
+      const predicted = rows[which].map((row) => (row.error === null && row.prediction !== null ? String(row.prediction.label) : null));
+      const right = predicted.map((p, i) => (p === goldLabels[i] ? 1 : 0));
+      return { predicted, right, accuracy: right.reduce((a: number, b) => a + b, 0) / right.length };
+    };
+    const base = side("baseline");
+    const opt = side("optimized");
+    // A run where the optimizer changed something, so the checks below compare different numbers.
+    expect(opt.accuracy).not.toBe(base.accuracy);
+
+    for (const [which, s] of [["baseline", base], ["optimized", opt]] as const) {
+      const e = r[which]!;
+      expect(e.examples).toBe(40);
+      expect(e.failures).toBe(s.predicted.filter((p) => p === null).length);
+      expect(e.metrics.accuracy).toBeCloseTo(s.accuracy, 12);
+      expect(e.metrics.f1_score).toBeCloseTo(macroF1(goldLabels, s.predicted), 12);
+      // Confusion: rows gold, columns predicted, in the signature's label order.
+      expect(e.confusion!.labels).toEqual(LABELS);
+      const matrix = LABELS.map((g) => LABELS.map((p) => goldLabels.filter((x, i) => x === g && s.predicted[i] === p).length));
+      expect(e.confusion!.matrix).toEqual(matrix);
+      expect(e.confusion!.unanswered).toEqual(LABELS.map((g) => goldLabels.filter((x, i) => x === g && s.predicted[i] === null).length));
+      const counts = labelCounts(goldLabels, s.predicted);
+      for (const label of LABELS) {
+        const expected = f1Of(counts.get(label) ?? { hits: 0, predicted: 0, gold: 0 });
+        const got = e.perLabel![label]!;
+        expect(got.support).toBe(expected.support);
+        for (const k of ["precision", "recall", "f1"] as const) expect(got[k]).toBeCloseTo(expected[k], 12);
+      }
+      const hits = s.right.reduce((a: number, b) => a + b, 0);
+      expectInterval(e.ci.accuracy!, resampleDistribution(40, hits));
+    }
+
+    // The comparison: pairs by example, examples that went 0 → 1 and 1 → 0, the exact McNemar p-value.
+    const better = ids.filter((_, i) => opt.right[i]! > base.right[i]!).length;
+    const worse = ids.filter((_, i) => opt.right[i]! < base.right[i]!).length;
+    expect(better + worse).toBeGreaterThan(0);
+    const p = mcnemarP(better, worse);
+    for (const metric of ["accuracy", "f1_score"]) {
+      // Per example, a one-label F1 is 1 when the label is right and 0 otherwise: the same discordant pairs.
+      const c = r.comparison[metric]!;
+      expect(c).toMatchObject({ n: 40, better, worse, test: "McNemar exact", confidence: 0.95 });
+      expect(c.pValue).toBeCloseTo(p, 12);
+      expect(c.significant).toBe(p < 0.05);
+    }
+    const acc = r.comparison.accuracy!;
+    expect(acc.a).toBeCloseTo(base.accuracy, 12);
+    expect(acc.b).toBeCloseTo(opt.accuracy, 12);
+    expect(acc.diff).toBeCloseTo(opt.accuracy - base.accuracy, 12);
+    expect(acc.diff).toBeCloseTo((better - worse) / 40, 12);
+    const f1 = r.comparison.f1_score!;
+    expect(f1.diff).toBeCloseTo(macroF1(goldLabels, opt.predicted) - macroF1(goldLabels, base.predicted), 12);
+    expectInterval(acc.ci, resampleDistribution(40, better, worse));
+  }, 90000);
 });

@@ -159,3 +159,67 @@ describe("redaction works on decoded values", () => {
     });
   });
 });
+
+describe("the 8-character boundary: a registered secret of 8 characters is masked, one of 7 is not", () => {
+  // Registered by hand; neither is part of the other.
+  const SEVEN = "k7Qz4Wm";
+  const EIGHT = "k8Rx5Vn2";
+
+  it("holds for redact() and redactString() on the exact lengths", () => {
+    expect([SEVEN.length, EIGHT.length]).toEqual([7, 8]);
+    registerSecret(SEVEN);
+    registerSecret(EIGHT);
+    expect(redactString(`a ${SEVEN} b ${EIGHT} c`)).toBe(`a ${SEVEN} b [REDACTED] c`);
+    expect(redact({ note: `${SEVEN}/${EIGHT}`, [EIGHT]: SEVEN })).toEqual({ note: `${SEVEN}/[REDACTED]`, "[REDACTED]": SEVEN });
+  });
+
+  it("holds in an LM's errors, the events and the log lines of a failed call, and in stored records", async () => {
+    // Registered only as the LMs' apiKey (not by the test above), so the LM's own registration is what is tested.
+    const SEVEN_KEY = "s7Lp3Ty";
+    const EIGHT_KEY = "s8Mq4Uz9";
+    const lines: string[] = [];
+    const events: TypelmEvent[] = [];
+    configure((c) => {
+      c.instrumentation.enabled = true;
+      c.instrumentation.subscribers = ["logger"];
+      c.logger.level = "debug";
+      c.logger.formatter = "json";
+      c.logger.output = (line) => lines.push(line);
+    });
+    const off = Instrumentation.subscribe(/.*/, (e) => events.push(e));
+    /** The error, events and log lines of one call whose server echoes the key (and the prompt quoting it). */
+    const failedCall = async (key: string) => {
+      const [l0, e0] = [lines.length, events.length];
+      const lm = new LM("openai/gpt-4o-mini", { apiKey: key, baseURL: fake.openaiBaseURL });
+      fake.fail({ status: 400, body: { error: { message: `Incorrect API key provided: ${key}`, type: "invalid_request_error" } } });
+      const error = await lm.chat({ messages: [{ role: "user", content: `my key is ${key}` }] }).then(() => undefined, (e: unknown) => e as Error);
+      expect(error?.name).toBe("LMError");
+      expect(fake.requests.at(-1)!.headers.authorization).toBe(`Bearer ${key}`);
+      return { error: error!, lines: lines.slice(l0), events: events.slice(e0).map((e) => JSON.stringify(e)) };
+    };
+    try {
+      const seven = await failedCall(SEVEN_KEY);
+      // Each channel does carry the server's text: a 7-character key shows in it as it was.
+      expect(seven.error.message).toContain(`Incorrect API key provided: ${SEVEN_KEY}`);
+      expect(seven.lines.some((l) => l.includes(SEVEN_KEY))).toBe(true);
+      expect(seven.events.some((e) => e.includes(`Incorrect API key provided: ${SEVEN_KEY}`))).toBe(true);
+      for (const text of [seven.error.message, ...seven.lines, ...seven.events]) expect(text).not.toContain("provided: [REDACTED]");
+
+      const eight = await failedCall(EIGHT_KEY);
+      expect(eight.error.message).toContain("Incorrect API key provided: [REDACTED]");
+      expect(eight.lines.some((l) => l.includes("[REDACTED]"))).toBe(true);
+      expect(eight.events.some((e) => e.includes("Incorrect API key provided: [REDACTED]"))).toBe(true);
+      for (const text of [eight.error.message, String(eight.error.stack), ...eight.lines, ...eight.events]) expect(text).not.toContain(EIGHT_KEY);
+    } finally {
+      off();
+    }
+
+    const lab = LabStore.open(file("boundary.sqlite"));
+    const id = lab.startRun({ kind: "evaluation", name: "boundary", config: {} });
+    lab.recordExample(id, row(0, { inputs: { seven: SEVEN_KEY, eight: EIGHT_KEY }, error: `refused ${SEVEN_KEY} and ${EIGHT_KEY}` }));
+    const run = lab.run(id);
+    const stored = run?.kind === "evaluation" ? run.rows[0] : undefined;
+    expect(stored?.inputs).toEqual({ seven: SEVEN_KEY, eight: "[REDACTED]" });
+    expect(stored?.error).toBe(`refused ${SEVEN_KEY} and [REDACTED]`);
+  });
+});
