@@ -4,6 +4,7 @@ import { ConfigurationError, ValidationError } from "../errors.js";
 import { compare } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { Interval, PairedTest } from "../evaluate/stats.js";
+import { redactString, redactedJson } from "../instrument/redact.js";
 import { packageRoot } from "./datasets.js";
 import { loadBundledExperiment, loadExperimentFile, type LoadedExperiment } from "./load-experiment.js";
 import type { ModelChoice } from "./model-choice.js";
@@ -134,21 +135,26 @@ export async function runAndReport(file: string | LoadedExperiment, options: Run
   mkdirSync(dir, { recursive: true });
   const results = resultsOf(run);
   const log = options.log ?? (() => {});
-  writeFileSync(join(dir, "results.json"), JSON.stringify(results, null, 2) + "\n");
+  writeFileSync(join(dir, "results.json"), resultsJson(results));
   const charts = await drawCharts(dir, run.models.map((m) => ({ id: m.choice.id, baseline: m.baseline, optimized: m.optimized, run: m.run ?? undefined })));
-  writeFileSync(join(dir, "report.md"), renderReport({
+  writeFileSync(join(dir, "report.md"), redactString(renderReport({
     results, summary: loaded.definition.summary ?? "", models: run.models.map((m) => m.choice), charts, providerCalls: run.providerCalls,
     cost: run.models.map((m) => ({
       baseline: m.baseline.cost, optimized: m.optimized?.cost ?? 0, optimizer: (m.run?.trials ?? []).reduce((sum, t) => sum + t.cost, 0),
     })).reduce((a, c) => ({ baseline: a.baseline + c.baseline, optimized: a.optimized + c.optimized, optimizer: a.optimizer + c.optimizer })),
     registered: run.models.some((m) => m.registryVersion !== null),
     bundledDataset: run.dataset.info.path.startsWith(join(packageRoot(), "datasets")),
-  }));
+  })));
   if (charts.skipped !== undefined) log(chartsSkippedLine(charts.skipped));
   const first = run.models[0]!;
   const versions = run.models.filter((m) => m.registryVersion !== null).map((m) => `v${m.registryVersion}`);
   log(`wrote ${join(dir, "report.md")} and results.json` + (versions.length > 0 ? `; registry "${loaded.definition.name}" ${versions.join(", ")}` : "") + `; provider calls: ${run.providerCalls}`);
   return { dir, results, model: first.choice, run, providerCalls: run.providerCalls, registryVersion: first.registryVersion, chartProblems: charts.problems };
+}
+
+/** results.json's text: registered secrets masked wherever they appear (an instruction, a demo), the JSON still valid. */
+function resultsJson(results: ReproduceResults): string {
+  return JSON.stringify(JSON.parse(redactedJson(results)), null, 2) + "\n";
 }
 
 function resultsOf(run: ExperimentRun): ReproduceResults {
