@@ -28,7 +28,7 @@ export interface DatasetInfo {
   source: { repository: string; commit: string | null } | null;
   /** Per split: rows and the sha256 of the file it came from (the data file's, for a split data file). */
   splits: Record<SplitName, { rows: number; sha256: string }>;
-  /** Each data file read, by file name → sha256 of its bytes. */
+  /** Each file read, by file name → sha256 of its bytes: the data files, and signature.json when the signature came from it. */
   files: Record<string, string>;
 }
 
@@ -74,7 +74,8 @@ export interface LoadDatasetOptions {
  */
 export async function loadDataset(nameOrPath: string, options: LoadDatasetOptions = {}): Promise<Dataset> {
   const folder = locate(nameOrPath);
-  const signature = options.signature ?? await signatureOf(folder);
+  const fromFolder = options.signature === undefined ? await signatureOf(folder) : undefined;
+  const signature = options.signature ?? fromFolder!.signature;
   const splits = {} as Record<SplitName, FewShotExample[]>;
   const hashes = {} as DatasetInfo["splits"];
   const files: Record<string, string> = {};
@@ -115,6 +116,8 @@ export async function loadDataset(nameOrPath: string, options: LoadDatasetOption
       files[basename(file!)] = sha256;
     }
   }
+  // The signature decides how rows are read and scored (its enum values, their order): hashed with the data.
+  if (fromFolder !== undefined) files["signature.json"] = fromFolder.sha256;
   const attribution = join(folder, "ATTRIBUTION.md");
   const notes = existsSync(attribution) ? utf8Text(readFileSync(attribution), attribution) : undefined;
   return {
@@ -131,7 +134,7 @@ export async function loadDataset(nameOrPath: string, options: LoadDatasetOption
   };
 }
 
-async function signatureOf(folder: string): Promise<SignatureClass> {
+async function signatureOf(folder: string): Promise<{ signature: SignatureClass; sha256: string }> {
   const signaturePath = join(folder, "signature.json");
   if (!existsSync(signaturePath)) {
     throw new ValidationError(
@@ -139,7 +142,8 @@ async function signatureOf(folder: string): Promise<SignatureClass> {
       { field: "signature" },
     );
   }
-  return signatureFrom(await readJson(signaturePath), signaturePath);
+  const bytes = await readBytes(signaturePath, "the task signature");
+  return { signature: signatureFrom(parseJson(bytes, signaturePath), signaturePath), sha256: nodeCrypto().createHash("sha256").update(bytes).digest("hex") };
 }
 
 /** The split's file: `<name>.jsonl` or `<name>.csv` (both is ambiguous); undefined when neither exists. */
@@ -246,8 +250,8 @@ function firstInvalidUtf8(bytes: Buffer): { line: number; offset: number } {
   return { line, offset };
 }
 
-async function readJson(file: string): Promise<unknown> {
-  const text = utf8Text(await readBytes(file, "the task signature"), file);
+function parseJson(bytes: Buffer, file: string): unknown {
+  const text = utf8Text(bytes, file);
   try {
     return JSON.parse(text);
   } catch (error) {
