@@ -108,9 +108,11 @@ export async function loadDataset(nameOrPath: string, options: LoadDatasetOption
         { field: "dataset" },
       );
     }
+    // An id names one example: the same id in two splits would put one example in both (a test example trained on).
+    const taken = new Map<string, string>();
     for (const [split, file] of perSplit) {
       const { rows, sha256 } = await readRows(file!);
-      splits[split] = examplesFrom(rows, file!, signature, split);
+      splits[split] = examplesFrom(rows, file!, signature, split, taken);
       // The file's bytes, byte order mark included: what sha256sum prints.
       hashes[split] = { rows: splits[split].length, sha256 };
       files[basename(file!)] = sha256;
@@ -318,8 +320,13 @@ function jsonLines(text: string, file: string): TableRow[] {
   return rows;
 }
 
-/** Rows as examples of the signature: ids checked (or given), every declared field present and of its type. */
-function examplesFrom(rows: readonly TableRow[], file: string, signature: SignatureClass, idPrefix: string): FewShotExample[] {
+/**
+ * Rows as examples of the signature: ids checked (or given), every declared field present and of its
+ * type. `taken` holds the ids of the splits read before (id → `file:line`), and gets this file's.
+ */
+function examplesFrom(
+  rows: readonly TableRow[], file: string, signature: SignatureClass, idPrefix: string, taken: Map<string, string> = new Map(),
+): FewShotExample[] {
   const inputs = Object.entries(signature.input ?? {});
   const outputs = Object.entries(signature.output);
   const seen = new Map<string, number>();
@@ -328,7 +335,7 @@ function examplesFrom(rows: readonly TableRow[], file: string, signature: Signat
   rows.forEach((r, n) => {
     const at = `${file}:${r.line}`;
     const row = r.values;
-    const rawId = row.id;
+    const rawId = Object.hasOwn(row, "id") ? row.id : undefined;
     let id: string;
     if (rawId === undefined || rawId === null || rawId === "") id = `${idPrefix}-${n + 1}`;
     else if (typeof rawId === "string") id = rawId;
@@ -336,9 +343,15 @@ function examplesFrom(rows: readonly TableRow[], file: string, signature: Signat
     else throw new ValidationError(`${at}: "id" must be a string; received ${JSON.stringify(rawId)}`, { field: "id" });
     const earlier = seen.get(id);
     if (earlier !== undefined) throw new ValidationError(`${at}: id "${id}" was already used on line ${earlier}`, { field: "id" });
+    const elsewhere = taken.get(id);
+    if (elsewhere !== undefined) {
+      throw new ValidationError(`${at}: id "${id}" is also in another split, at ${elsewhere}; an example belongs to one split only (train, dev or test)`, { field: "id" });
+    }
     seen.set(id, r.line);
+    taken.set(id, at);
     const take = (fields: [string, z.ZodType][]) => Object.fromEntries(fields.map(([name, schema]) => {
-      if (!(name in row)) {
+      // Own fields only: "constructor" or "toString" is in every object, and would be read as a function.
+      if (!Object.hasOwn(row, name)) {
         const what = r.fromText ? `has no column "${name}"` : `row "${id}" is missing the field "${name}"`;
         throw new ValidationError(`${at}: ${what} the task signature declares${fromSignatureJson}`, { field: name });
       }
