@@ -1,6 +1,6 @@
 import { linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { nodeCrypto } from "../load-sync.js";
 import { ConfigurationError } from "../errors.js";
 
@@ -12,7 +12,7 @@ export interface ReportFolder {
   dir: string;
   /** Writes `name` atomically: a temporary file in the folder, renamed over the name (a link there is replaced, never followed). */
   write(name: string, data: string | Uint8Array): void;
-  /** Lets go of the folder; when the run made it and wrote nothing, it is removed again. */
+  /** Lets go of the folder; when the run made it (and its parents) and wrote nothing, they are removed again. */
   release(): void;
 }
 
@@ -28,7 +28,8 @@ interface LockHolder {
  * no longer exists (a run killed with `kill -9`) is taken over.
  */
 export function takeReportFolder(dir: string): ReportFolder {
-  const made = mkdirSync(dir, { recursive: true }) !== undefined;
+  // The first folder made (dir itself or a parent such as reports/), or undefined when dir existed.
+  const made = mkdirSync(dir, { recursive: true });
   const lock = join(dir, REPORT_LOCK);
   const mine: LockHolder = { pid: process.pid, host: hostname() };
   acquire(lock, mine, dir);
@@ -45,11 +46,16 @@ export function takeReportFolder(dir: string): ReportFolder {
       if (released) return;
       released = true;
       if (sameHolder(readHolder(lock), mine)) unlinkQuietly(lock);
-      if (made && !wrote) {
-        try {
-          if (readdirSync(dir).length === 0) rmdirSync(dir);
-        } catch {
-          // Someone else put something there meanwhile: leave it.
+      if (made !== undefined && !wrote) {
+        // The folders this run made, innermost first, as long as they are empty.
+        for (let folder = dir; ; folder = dirname(folder)) {
+          try {
+            if (readdirSync(folder).length > 0) break;
+            rmdirSync(folder);
+          } catch {
+            break; // someone else put something there meanwhile: leave it
+          }
+          if (folder === made || dirname(folder) === folder) break;
         }
       }
     },

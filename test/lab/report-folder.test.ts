@@ -115,7 +115,12 @@ describe("one run at a time writes a report folder", () => {
     expect(existsSync(join(folder, REPORT_LOCK))).toBe(true);
     expect(() => takeReportFolder(folder)).toThrow(ConfigurationError);
     taken.release();
-    expect(existsSync(folder)).toBe(false);
+    // reports/x and the reports/ made for it are gone; the folder that was there before stays.
+    expect(existsSync(join(dir, "made", "reports"))).toBe(false);
+    expect(existsSync(join(dir, "made"))).toBe(false);
+    mkdirSync(join(dir, "kept"));
+    takeReportFolder(join(dir, "kept", "reports", "y")).release();
+    expect(readdirSync(join(dir, "kept"))).toEqual([]);
   });
 
   it("two typelm reproduce started together on one folder: every file in it comes from one run", async () => {
