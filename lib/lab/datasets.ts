@@ -28,7 +28,7 @@ export interface DatasetInfo {
   source: { repository: string; commit: string | null } | null;
   /** Per split: rows and the sha256 of the file it came from (the data file's, for a split data file). */
   splits: Record<SplitName, { rows: number; sha256: string }>;
-  /** Each data file read, by file name → sha256 of its bytes. */
+  /** Each file read, by file name → sha256 of its bytes: the data files, and signature.json when the signature came from it. */
   files: Record<string, string>;
 }
 
@@ -74,7 +74,8 @@ export interface LoadDatasetOptions {
  */
 export async function loadDataset(nameOrPath: string, options: LoadDatasetOptions = {}): Promise<Dataset> {
   const folder = locate(nameOrPath);
-  const signature = options.signature ?? await signatureOf(folder);
+  const fromFolder = options.signature === undefined ? await signatureOf(folder) : undefined;
+  const signature = options.signature ?? fromFolder!.signature;
   const splits = {} as Record<SplitName, FewShotExample[]>;
   const hashes = {} as DatasetInfo["splits"];
   const files: Record<string, string> = {};
@@ -107,14 +108,18 @@ export async function loadDataset(nameOrPath: string, options: LoadDatasetOption
         { field: "dataset" },
       );
     }
+    // An id names one example: the same id in two splits would put one example in both (a test example trained on).
+    const taken = new Map<string, string>();
     for (const [split, file] of perSplit) {
       const { rows, sha256 } = await readRows(file!);
-      splits[split] = examplesFrom(rows, file!, signature, split);
+      splits[split] = examplesFrom(rows, file!, signature, split, taken);
       // The file's bytes, byte order mark included: what sha256sum prints.
       hashes[split] = { rows: splits[split].length, sha256 };
       files[basename(file!)] = sha256;
     }
   }
+  // The signature decides how rows are read and scored (its enum values, their order): hashed with the data.
+  if (fromFolder !== undefined) files["signature.json"] = fromFolder.sha256;
   const attribution = join(folder, "ATTRIBUTION.md");
   const notes = existsSync(attribution) ? utf8Text(readFileSync(attribution), attribution) : undefined;
   return {
@@ -131,7 +136,7 @@ export async function loadDataset(nameOrPath: string, options: LoadDatasetOption
   };
 }
 
-async function signatureOf(folder: string): Promise<SignatureClass> {
+async function signatureOf(folder: string): Promise<{ signature: SignatureClass; sha256: string }> {
   const signaturePath = join(folder, "signature.json");
   if (!existsSync(signaturePath)) {
     throw new ValidationError(
@@ -139,7 +144,8 @@ async function signatureOf(folder: string): Promise<SignatureClass> {
       { field: "signature" },
     );
   }
-  return signatureFrom(await readJson(signaturePath), signaturePath);
+  const bytes = await readBytes(signaturePath, "the task signature");
+  return { signature: signatureFrom(parseJson(bytes, signaturePath), signaturePath), sha256: nodeCrypto().createHash("sha256").update(bytes).digest("hex") };
 }
 
 /** The split's file: `<name>.jsonl` or `<name>.csv` (both is ambiguous); undefined when neither exists. */
@@ -246,8 +252,8 @@ function firstInvalidUtf8(bytes: Buffer): { line: number; offset: number } {
   return { line, offset };
 }
 
-async function readJson(file: string): Promise<unknown> {
-  const text = utf8Text(await readBytes(file, "the task signature"), file);
+function parseJson(bytes: Buffer, file: string): unknown {
+  const text = utf8Text(bytes, file);
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -314,8 +320,13 @@ function jsonLines(text: string, file: string): TableRow[] {
   return rows;
 }
 
-/** Rows as examples of the signature: ids checked (or given), every declared field present and of its type. */
-function examplesFrom(rows: readonly TableRow[], file: string, signature: SignatureClass, idPrefix: string): FewShotExample[] {
+/**
+ * Rows as examples of the signature: ids checked (or given), every declared field present and of its
+ * type. `taken` holds the ids of the splits read before (id → `file:line`), and gets this file's.
+ */
+function examplesFrom(
+  rows: readonly TableRow[], file: string, signature: SignatureClass, idPrefix: string, taken: Map<string, string> = new Map(),
+): FewShotExample[] {
   const inputs = Object.entries(signature.input ?? {});
   const outputs = Object.entries(signature.output);
   const seen = new Map<string, number>();
@@ -324,7 +335,7 @@ function examplesFrom(rows: readonly TableRow[], file: string, signature: Signat
   rows.forEach((r, n) => {
     const at = `${file}:${r.line}`;
     const row = r.values;
-    const rawId = row.id;
+    const rawId = Object.hasOwn(row, "id") ? row.id : undefined;
     let id: string;
     if (rawId === undefined || rawId === null || rawId === "") id = `${idPrefix}-${n + 1}`;
     else if (typeof rawId === "string") id = rawId;
@@ -332,9 +343,15 @@ function examplesFrom(rows: readonly TableRow[], file: string, signature: Signat
     else throw new ValidationError(`${at}: "id" must be a string; received ${JSON.stringify(rawId)}`, { field: "id" });
     const earlier = seen.get(id);
     if (earlier !== undefined) throw new ValidationError(`${at}: id "${id}" was already used on line ${earlier}`, { field: "id" });
+    const elsewhere = taken.get(id);
+    if (elsewhere !== undefined) {
+      throw new ValidationError(`${at}: id "${id}" is also in another split, at ${elsewhere}; an example belongs to one split only (train, dev or test)`, { field: "id" });
+    }
     seen.set(id, r.line);
+    taken.set(id, at);
     const take = (fields: [string, z.ZodType][]) => Object.fromEntries(fields.map(([name, schema]) => {
-      if (!(name in row)) {
+      // Own fields only: "constructor" or "toString" is in every object, and would be read as a function.
+      if (!Object.hasOwn(row, name)) {
         const what = r.fromText ? `has no column "${name}"` : `row "${id}" is missing the field "${name}"`;
         throw new ValidationError(`${at}: ${what} the task signature declares${fromSignatureJson}`, { field: name });
       }

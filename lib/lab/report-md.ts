@@ -1,5 +1,3 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { describeComparison, formatPValue, signed, significanceWords } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { OptimizationRun } from "../store/records.js";
@@ -29,9 +27,9 @@ export interface ChartModel {
 
 /**
  * Draws the test metrics (before/after, grouped by model when there are several) and each optimizer
- * run's candidates as PNGs (typelm/notebook's charts).
+ * run's candidates as PNGs (typelm/notebook's charts), each handed to `write` with its file name.
  */
-export async function drawCharts(dir: string, models: readonly ChartModel[]): Promise<Charts> {
+export async function drawCharts(write: (file: string, png: Buffer) => void, models: readonly ChartModel[]): Promise<Charts> {
   const charts: Charts = { files: [], problems: [] };
   const draw = async (file: string, caption: string, bundle: () => Promise<{ "image/png"?: string }>): Promise<void> => {
     // Without the renderers no chart can be drawn: the first attempt says so, the rest are not tried.
@@ -39,7 +37,7 @@ export async function drawCharts(dir: string, models: readonly ChartModel[]): Pr
     try {
       const png = (await bundle())["image/png"];
       if (png === undefined) throw new Error("the chart bundle has no image/png");
-      writeFileSync(join(dir, file), Buffer.from(png, "base64"));
+      write(file, Buffer.from(png, "base64"));
       charts.files.push({ file, caption });
     } catch (error) {
       const missing = missingPackageOf(error);

@@ -1,13 +1,15 @@
-import { closeSync, existsSync, mkdirSync, openSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { compare } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { Interval, PairedTest } from "../evaluate/stats.js";
+import { redactString, redactedJson } from "../instrument/redact.js";
 import { packageRoot } from "./datasets.js";
 import type { ResultRow } from "./gate.js";
 import { loadBundledExperiment, loadExperimentFile, type LoadedExperiment } from "./load-experiment.js";
 import type { ModelChoice } from "./model-choice.js";
+import { takeReportFolder } from "./report-folder.js";
 import { chartsSkippedLine, drawCharts, renderReport } from "./report-md.js";
 import { libraryVersion, runExperiment, type ExperimentRun, type Manifest, type ModelRunResult, type RunExperimentOptions } from "./run-experiment.js";
 
@@ -133,25 +135,38 @@ export async function runAndReport(file: string | LoadedExperiment, options: Run
   const loaded = typeof file === "string" ? await loadExperimentFile(file, cwd) : file;
   const dir = join(options.out === undefined ? join(cwd, "reports") : resolve(cwd, options.out), loaded.definition.name);
   checkReportWritable(dir, reportFiles(options.lm));
-  const run = await runExperiment(loaded, { ...options, cwd });
-  mkdirSync(dir, { recursive: true });
-  const results = resultsOf(run);
-  const log = options.log ?? (() => {});
-  writeFileSync(join(dir, "results.json"), JSON.stringify(results, null, 2) + "\n");
-  const charts = await drawCharts(dir, run.models.map((m) => ({ id: m.choice.id, baseline: m.baseline, optimized: m.optimized, run: m.run ?? undefined })));
-  writeFileSync(join(dir, "report.md"), renderReport({
-    results, summary: loaded.definition.summary ?? "", models: run.models.map((m) => m.choice), charts, providerCalls: run.providerCalls,
-    cost: run.models.map((m) => ({
-      baseline: m.baseline.cost, optimized: m.optimized?.cost ?? 0, optimizer: (m.run?.trials ?? []).reduce((sum, t) => sum + t.cost, 0),
-    })).reduce((a, c) => ({ baseline: a.baseline + c.baseline, optimized: a.optimized + c.optimized, optimizer: a.optimizer + c.optimizer })),
-    registered: run.models.some((m) => m.registryVersion !== null),
-    bundledDataset: run.dataset.info.path.startsWith(join(packageRoot(), "datasets")),
-  }));
-  if (charts.skipped !== undefined) log(chartsSkippedLine(charts.skipped));
-  const first = run.models[0]!;
-  const versions = run.models.filter((m) => m.registryVersion !== null).map((m) => `v${m.registryVersion}`);
-  log(`wrote ${join(dir, "report.md")} and results.json` + (versions.length > 0 ? `; registry "${loaded.definition.name}" ${versions.join(", ")}` : "") + `; provider calls: ${run.providerCalls}`);
-  return { dir, results, model: first.choice, run, providerCalls: run.providerCalls, registryVersion: first.registryVersion, chartProblems: charts.problems };
+  // Held from before the run until the last file is written: a second run for the same folder is refused at once.
+  const folder = takeReportFolder(dir);
+  try {
+    const run = await runExperiment(loaded, { ...options, cwd });
+    const results = resultsOf(run);
+    const log = options.log ?? (() => {});
+    const pngs: [string, Buffer][] = [];
+    const charts = await drawCharts((name, png) => pngs.push([name, png]), run.models.map((m) => ({ id: m.choice.id, baseline: m.baseline, optimized: m.optimized, run: m.run ?? undefined })));
+    const md = redactString(renderReport({
+      results, summary: loaded.definition.summary ?? "", models: run.models.map((m) => m.choice), charts, providerCalls: run.providerCalls,
+      cost: run.models.map((m) => ({
+        baseline: m.baseline.cost, optimized: m.optimized?.cost ?? 0, optimizer: (m.run?.trials ?? []).reduce((sum, t) => sum + t.cost, 0),
+      })).reduce((a, c) => ({ baseline: a.baseline + c.baseline, optimized: a.optimized + c.optimized, optimizer: a.optimizer + c.optimizer })),
+      registered: run.models.some((m) => m.registryVersion !== null),
+      bundledDataset: run.dataset.info.path.startsWith(join(packageRoot(), "datasets")),
+    }));
+    // Everything is made before the first file is replaced, and each file is replaced whole (written
+    // aside, then renamed over the old one or over a link there, never through it).
+    for (const [name, data] of [["results.json", resultsJson(results)] as const, ...pngs, ["report.md", md] as const]) folder.write(name, data);
+    if (charts.skipped !== undefined) log(chartsSkippedLine(charts.skipped));
+    const first = run.models[0]!;
+    const versions = run.models.filter((m) => m.registryVersion !== null).map((m) => `v${m.registryVersion}`);
+    log(`wrote ${join(dir, "report.md")} and results.json` + (versions.length > 0 ? `; registry "${loaded.definition.name}" ${versions.join(", ")}` : "") + `; provider calls: ${run.providerCalls}`);
+    return { dir, results, model: first.choice, run, providerCalls: run.providerCalls, registryVersion: first.registryVersion, chartProblems: charts.problems };
+  } finally {
+    folder.release();
+  }
+}
+
+/** results.json's text: registered secrets masked wherever they appear (an instruction, a demo), the JSON still valid. */
+function resultsJson(results: ReproduceResults): string {
+  return JSON.stringify(JSON.parse(redactedJson(results)), null, 2) + "\n";
 }
 
 function resultsOf(run: ExperimentRun): ReproduceResults {
@@ -189,9 +204,11 @@ function reportFiles(lm: RunAndReportOptions["lm"]): string[] {
 }
 
 /**
- * Checks, before anything runs and without changing anything, that the report can be written: each
- * file that exists is a file open for writing, and the folder (or the nearest one that exists, when
- * it is still to be made) takes a new file. Otherwise a run of minutes would end in EISDIR or EACCES.
+ * Checks, before anything runs and without changing anything, that the report can be written: no
+ * report file's name is taken by a directory, and the folder (or the nearest one that exists, when it
+ * is still to be made) takes a new file. Otherwise a run of minutes would end in EISDIR or EACCES.
+ * Existing files are replaced by rename, so only the folder's permissions matter; a symbolic link at a
+ * report file's name is replaced by the file, never followed.
  */
 export function checkReportWritable(dir: string, files: readonly string[]): void {
   const refuse = (detail: string, cause?: unknown) => new ConfigurationError(
@@ -203,13 +220,8 @@ export function checkReportWritable(dir: string, files: readonly string[]): void
   while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
   if (!statSync(folder).isDirectory()) throw refuse(`${folder} is a file, not a folder`);
   for (const file of folder === dir ? files.map((f) => join(dir, f)) : []) {
-    if (!existsSync(file)) continue;
-    if (statSync(file).isDirectory()) throw refuse(`${file} is a directory, not a file`);
-    try {
-      closeSync(openSync(file, "r+")); // opens for writing without truncating
-    } catch (error) {
-      throw refuse(`${file} cannot be written (${reason(error)})`, error);
-    }
+    const found = lstatSync(file, { throwIfNoEntry: false });
+    if (found?.isDirectory() === true) throw refuse(`${file} is a directory, not a file`);
   }
   const probe = join(folder, `.typelm-write-check-${process.pid}`);
   try {

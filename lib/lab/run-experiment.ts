@@ -25,6 +25,7 @@ import { isExperiment } from "./define.js";
 import type { LoadedExperiment } from "./load-experiment.js";
 import { resultRows } from "./gate.js";
 import { chooseModel, type ModelChoice } from "./model-choice.js";
+import { recordedOptions } from "./recorded-options.js";
 import { comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
 
 /** Options of `runExperiment`: the models, example limit, seed, response cache, working directory, batches and a progress log. */
@@ -196,7 +197,7 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
     options: {
       metrics: metrics.map(metricName),
       optimizer: optimizerName,
-      optimizerOptions: JSON.parse(canonicalJson(plain(def.optimizerOptions ?? {}))) as unknown,
+      optimizerOptions: JSON.parse(canonicalJson(recordedOptions(def.optimizerOptions ?? {}))) as unknown,
     },
   };
   return { definition: def, dataset, manifest, models, providerCalls, seed, limit: limit ?? null };
@@ -344,17 +345,6 @@ function shownPath(file: string, cwd: string): string {
     if (!rel.startsWith("..") && !isAbsolute(rel)) return rel.split(sep).join("/");
   }
   return file;
-}
-
-/** Options as JSON can hold them: functions by name. */
-function plain(value: unknown): unknown {
-  if (typeof value === "function") return `[function ${(value as { name?: string }).name || "anonymous"}]`;
-  if (Array.isArray(value)) return value.map(plain);
-  if (value !== null && typeof value === "object") {
-    if (typeof (value as { call?: unknown }).call === "function" && typeof (value as { id?: unknown }).id === "string") return `[model ${(value as { id: string }).id}]`;
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
-  }
-  return value;
 }
 
 function optimizerLabel(name: string): string {

@@ -22,15 +22,19 @@ export interface TableRow {
  * record per row. RFC 4180 quoting: commas, quotes ("") and newlines inside quoted fields; CRLF or LF.
  */
 export function parseCsv(text: string, file: string): TableRow[] {
+  const lineEnds = text.split(/\r\n|\n|\r/);
   let records: { record: Record<string, string>; info: { lines: number } }[];
   try {
-    records = csv().parse(text, { columns: true, bom: true, skip_empty_lines: true, info: true, relax_column_count: false }) as typeof records;
+    records = csv().parse(text, {
+      columns: (header: string[]) => uniqueColumns(header, `${file}:${lineEnds.findIndex((l) => l.trim() !== "") + 1}`),
+      bom: true, skip_empty_lines: true, info: true, relax_column_count: false,
+    }) as typeof records;
   } catch (error) {
+    if (error instanceof ValidationError) throw error;
     const e = error as { message?: string; lines?: number };
     const line = typeof e.lines === "number" ? e.lines : undefined;
     throw new ValidationError(`${file}${line === undefined ? "" : `:${line}`}: not valid CSV: ${(e.message ?? String(error)).replace(/\s+/g, " ")}`, { field: file, cause: error });
   }
-  const lineEnds = text.split(/\r\n|\n|\r/);
   const rows: TableRow[] = [];
   let previousEnd = 1; // the header
   for (const { record, info } of records) {
@@ -41,6 +45,31 @@ export function parseCsv(text: string, file: string): TableRow[] {
     previousEnd = info.lines;
   }
   return rows;
+}
+
+/** The header's column names, each once: a name given twice would leave one column silently unread (the last one wins). */
+function uniqueColumns(header: string[], at: string): string[] {
+  const first = new Map<string, number>();
+  header.forEach((name, i) => {
+    const earlier = first.get(name);
+    if (earlier !== undefined) {
+      throw new ValidationError(
+        `${at}: the header names the column ${JSON.stringify(name)} twice (columns ${earlier + 1} and ${i + 1}); give each column its own name`,
+        { field: name },
+      );
+    }
+    first.set(name, i);
+  });
+  return header;
+}
+
+/** A number as written in decimal: `12`, `-3.5`, `.5`, `1e-3`. Not `0x10`, `0b1`, `0o7`, `Infinity` or `1_000`, which `Number()` would also read. */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** The cell as a decimal number, or NaN when it is not one. */
+function decimal(cell: string): number {
+  const t = cell.trim();
+  return DECIMAL.test(t) ? Number(t) : Number.NaN;
 }
 
 /**
@@ -56,10 +85,10 @@ export function cellValue(schema: z.ZodType, cell: unknown, where: string): unkn
     case "string":
       return cell;
     case "enum":
-      return kind.values.some((v) => typeof v === "number") && cell.trim() !== "" && Number.isFinite(Number(cell)) ? Number(cell) : cell;
+      return kind.values.some((v) => typeof v === "number") && Number.isFinite(decimal(cell)) ? decimal(cell) : cell;
     case "number": {
-      const n = cell.trim() === "" ? Number.NaN : Number(cell.trim());
-      if (!Number.isFinite(n)) throw new ValidationError(`${where}: expected a number; received ${JSON.stringify(cell)}`, { field: where });
+      const n = decimal(cell);
+      if (!Number.isFinite(n)) throw new ValidationError(`${where}: expected a number; received ${JSON.stringify(cell)} (numbers are read in decimal, such as 12, -3.5 or 1e3)`, { field: where });
       return n;
     }
     case "boolean": {
