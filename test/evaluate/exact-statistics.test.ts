@@ -161,14 +161,14 @@ describe("report.ci: exact coverage by enumeration of every outcome", () => {
     }
   });
 
-  it("the percentile bootstrap it replaces fails the same check: mean coverage 0.83 at n = 10 and 0.91 at n = 20 (0.945 at n = 50)", () => {
-    const measured = [10, 20, 50].map((n) => {
+  it("the percentile bootstrap it replaces fails the same check: mean coverage 0.83 at n = 10 and 0.91 at n = 20", () => {
+    // (At n = 50 it measured 0.945; left out here, the 5 million draws are slow under jest.)
+    const measured = [10, 20].map((n) => {
       const intervals = Array.from({ length: n + 1 }, (_, k) => bootstrapInterval(n, meanStatistic(Array.from({ length: n }, (_, i) => (i < k ? 1 : 0)))));
       return meanCoverage(n, intervals);
     });
     expect(measured[0]).toBeLessThan(0.85);
     expect(measured[1]).toBeLessThan(0.92);
-    expect(measured[2]).toBeGreaterThan(0.94);
   });
 
   it("0 of n right has a positive upper end (Wilson's z²/(n + z²)), n of n a lower end below 1; exact_match is a share too", () => {
