@@ -56,7 +56,7 @@ export { EvaluationReport } from "./evaluate/report.js";
 export type { ConfusionMatrix, EvaluationSummary } from "./evaluate/report.js";
 export { compare } from "./evaluate/compare.js";
 export type { Comparison, CompareOptions, ComparableReport } from "./evaluate/compare.js";
-export type { Interval, PairedTest } from "./evaluate/stats.js";
+export type { CiMethod, Interval, PairedTest } from "./evaluate/stats.js";
 export type { LabelStats } from "./evaluate/metrics.js";
 export type { ExampleOutcome } from "./evaluate/run-example.js";
 export type { BuiltinMetricName, MetricSpec } from "./evaluate/scoring.js";

@@ -1,7 +1,10 @@
 import { ValidationError } from "../errors.js";
 import type { EvaluationRow } from "../store/records.js";
 import { fieldsOf } from "./report.js";
-import { bootstrapInterval, mcnemarExact, metricStatistic, signFlipTest, type Interval, type PairedTest } from "./stats.js";
+import {
+  bca, differenceStatistic, f1AggregateFields, f1Statistic, holm, macroF1PermutationTest, mcnemarComparison, mcnemarMde, metricStatistic, normalMde, signFlipTest,
+  type CiMethod, type Interval, type PairedTest,
+} from "./stats.js";
 
 /** What `compare` reads of an evaluation: its rows and its metric values (an `EvaluationReport` has both). */
 export interface ComparableReport {
@@ -27,15 +30,34 @@ export interface Comparison {
   b: number;
   /** b − a. */
   diff: number;
-  /** Paired percentile bootstrap interval of the difference at `confidence` (2,000 resamples, seed 0). */
+  /** Interval of the difference at `confidence`, computed as `ciMethod` says. */
   ci: Interval;
+  /**
+   * `"clopper-pearson"` for 0/1 scores (the exact interval of the share improved among the changed
+   * examples, scaled to a difference: it excludes 0 exactly when `significant`); `"bootstrap-bca"` (a
+   * paired BCa bootstrap, 2,000 resamples, seed 0) for other metrics.
+   */
+  ciMethod: CiMethod;
   /** Two-sided p-value of `test`. */
   pValue: number;
+  /** `pValue` adjusted for the other comparisons it is reported with (Holm); on its own, `pValue`. */
+  pAdjusted: number;
   /** `pValue < 1 − confidence`. */
   significant: boolean;
-  /** "McNemar exact" when every score is 0 or 1; else the paired sign-flip test, "sign-flip exact" or "sign-flip permutation". */
+  /**
+   * `"mcnemar-exact"` when every score is 0 or 1; `"permutation-macro-f1"` for the built-in `f1_score`
+   * of label fields (a paired permutation test of the macro-F1 difference); else `"sign-flip"` (the
+   * paired sign-flip permutation test of the mean difference).
+   */
   test: PairedTest;
   confidence: number;
+  /**
+   * The smallest true difference these n examples and the observed share of changed examples detect
+   * with 80% power at the level 1 − confidence: exact binomial power of the McNemar test for 0/1
+   * scores, else (z_{1−α/2} + z_{0.8})·se with the jackknife standard error of the difference. Null when
+   * no example changed, or when too few changed for the exact test ever to reject.
+   */
+  mde: number | null;
   /** Example ids whose score rose from A to B, in A's row order (`#index` for a row without an id). */
   better: string[];
   /** Example ids whose score fell. */
@@ -43,10 +65,13 @@ export interface Comparison {
 }
 
 /**
- * Compares two evaluations of the same examples on one metric. Rows are paired by `exampleId`; the
- * interval is a paired bootstrap of the difference (the same resampled examples in both, `f1_score`
- * recomputed on each resample); the p-value is the exact McNemar test when every per-example score is
- * 0 or 1, else the paired sign-flip permutation test. Both tests use the per-example scores.
+ * Compares two evaluations of the same examples on one metric. Rows are paired by `exampleId`. For
+ * 0/1 scores: the exact McNemar test and its dual Clopper–Pearson interval. For the built-in
+ * `f1_score` of label fields: a permutation test of the macro-F1 difference (swapping the two
+ * predictions of an example) and a paired BCa bootstrap interval recomputing macro-F1 on each
+ * resample. Otherwise: the paired sign-flip test and a paired BCa bootstrap interval of the mean
+ * difference. `mde` is the difference detectable with 80% power; `pAdjusted` equals `pValue` until
+ * `adjustComparisons` adjusts a family of comparisons.
  */
 export function compare(a: ComparableReport, b: ComparableReport, options: CompareOptions = {}): Comparison {
   checkReport(a, "first");
@@ -83,10 +108,6 @@ export function compare(a: ComparableReport, b: ComparableReport, options: Compa
 
   const valueA = a.metrics[metric]!;
   const valueB = b.metrics[metric]!;
-  const statA = metricStatistic(metric, rowsA, fieldsOf(a), valueA);
-  const statB = metricStatistic(metric, rowsB, fieldsOf(b), valueB);
-  const ci = bootstrapInterval(n, (indices) => statB(indices) - statA(indices), confidence);
-
   const scoreA = rowsA.map((r) => r.scores?.[metric] ?? 0);
   const scoreB = rowsB.map((r) => r.scores?.[metric] ?? 0);
   const better: string[] = [], worse: string[] = [];
@@ -95,20 +116,52 @@ export function compare(a: ComparableReport, b: ComparableReport, options: Compa
     else if (scoreB[i]! < scoreA[i]!) worse.push(idOf(row));
   });
 
-  let pValue: number, test: PairedTest;
+  const fields = fieldsOf(a) ?? fieldsOf(b);
+  const fieldsA = f1AggregateFields(metric, rowsA, fields, valueA);
+  const fieldsB = f1AggregateFields(metric, rowsB, fields, valueB);
   const binary = (s: number) => s === 0 || s === 1;
-  if (scoreA.every(binary) && scoreB.every(binary)) {
-    // Every rise is 0 → 1 and every fall 1 → 0: the discordant pairs are `better` and `worse`.
-    pValue = mcnemarExact(better.length, worse.length);
-    test = "McNemar exact";
-  } else {
-    const result = signFlipTest(scoreB.map((s, i) => s - scoreA[i]!));
+  let pValue: number, test: PairedTest, ci: Interval, ciMethod: CiMethod, mde: number | null;
+  if (fieldsA !== null && fieldsB !== null && fieldsA.some((f) => f.label)) {
+    // Macro-F1 is not a mean of per-row scores: test and interval recompute it.
+    const result = macroF1PermutationTest(rowsA, rowsB, fieldsA);
     pValue = result.pValue;
-    test = result.exact ? "sign-flip exact" : "sign-flip permutation";
+    test = "permutation-macro-f1";
+    const interval = bca(n, differenceStatistic(f1Statistic(rowsA, fieldsA), f1Statistic(rowsB, fieldsA), n), confidence);
+    ci = interval.interval;
+    ciMethod = "bootstrap-bca";
+    mde = result.changed === 0 || n < 2 ? null : normalMde(interval.standardError, confidence);
+  } else if (scoreA.every(binary) && scoreB.every(binary)) {
+    // Every rise is 0 → 1 and every fall 1 → 0: the discordant pairs are `better` and `worse`.
+    const result = mcnemarComparison(better.length, worse.length, n, confidence);
+    pValue = result.pValue;
+    ci = result.ci;
+    test = "mcnemar-exact";
+    ciMethod = "clopper-pearson";
+    mde = mcnemarMde(n, better.length + worse.length, confidence);
+  } else {
+    pValue = signFlipTest(scoreB.map((s, i) => s - scoreA[i]!)).pValue;
+    test = "sign-flip";
+    const statA = metricStatistic(metric, rowsA, fields, valueA);
+    const statB = metricStatistic(metric, rowsB, fields, valueB);
+    const interval = bca(n, differenceStatistic(statA, statB, n), confidence);
+    ci = interval.interval;
+    ciMethod = "bootstrap-bca";
+    mde = better.length + worse.length === 0 || n < 2 ? null : normalMde(interval.standardError, confidence);
   }
   return {
-    metric, n, a: valueA, b: valueB, diff: valueB - valueA, ci, pValue, significant: pValue < 1 - confidence, test, confidence, better, worse,
+    metric, n, a: valueA, b: valueB, diff: valueB - valueA, ci, ciMethod, pValue, pAdjusted: pValue, significant: pValue < 1 - confidence, test, confidence,
+    mde, better, worse,
   };
+}
+
+/**
+ * Holm's adjustment over a family of comparisons (e.g. every metric × model of one report): copies
+ * of the comparisons with `pAdjusted` set to the Holm-adjusted p-value of each. `significant` still
+ * reads the unadjusted `pValue` (the first metric is the primary one).
+ */
+export function adjustComparisons<T extends { pValue: number }>(comparisons: readonly T[]): (T & { pAdjusted: number })[] {
+  const adjusted = holm(comparisons.map((c) => c.pValue));
+  return comparisons.map((c, i) => ({ ...c, pAdjusted: adjusted[i]! }));
 }
 
 /** A row's pairing key: its example id, else `#index`. */
@@ -161,11 +214,24 @@ export function significanceWords(c: Pick<Comparison, "significant" | "confidenc
   return `${c.significant ? "significant" : "not significant"} at the ${level}% level`;
 }
 
+/** "mde 0.262 (80% power)", or why there is none. */
+export function describeMde(mde: number | null): string {
+  return mde === null ? "mde: none (too few changed examples for 80% power)" : `mde ${mde.toFixed(3)} (80% power)`;
+}
+
 /**
- * The comparison in one line: "+0.269 (95% CI +0.183 to +0.356), p < 0.0001, McNemar exact: significant
- * at the 5% level".
+ * The comparison in one line: "+0.269 (95% CI +0.183 to +0.356, clopper-pearson), p < 0.0001,
+ * mcnemar-exact: significant at the 5% level". A Holm-adjusted p that differs from p follows p; a
+ * result that is not significant ends with its minimum detectable effect ("; mde 0.262 (80% power)").
+ * The interval's method, Holm's p and the mde are left out when the comparison does not carry them
+ * (results written before they existed).
  */
-export function describeComparison(c: Pick<Comparison, "diff" | "ci" | "pValue" | "test" | "significant" | "confidence">): string {
+export function describeComparison(
+  c: Pick<Comparison, "diff" | "ci" | "pValue" | "test" | "significant" | "confidence"> & Partial<Pick<Comparison, "ciMethod" | "pAdjusted" | "mde">>,
+): string {
   const percent = Number((c.confidence * 100).toPrecision(6));
-  return `${signed(c.diff)} (${percent}% CI ${signed(c.ci[0])} to ${signed(c.ci[1])}), ${formatPValue(c.pValue)}, ${c.test}: ${significanceWords(c)}`;
+  const method = c.ciMethod === undefined ? "" : `, ${c.ciMethod}`;
+  const adjusted = c.pAdjusted === undefined || c.pAdjusted === c.pValue ? "" : `, Holm-adjusted ${formatPValue(c.pAdjusted)}`;
+  const mde = c.significant || c.mde === undefined ? "" : `; ${describeMde(c.mde)}`;
+  return `${signed(c.diff)} (${percent}% CI ${signed(c.ci[0])} to ${signed(c.ci[1])}${method}), ${formatPValue(c.pValue)}${adjusted}, ${c.test}: ${significanceWords(c)}${mde}`;
 }

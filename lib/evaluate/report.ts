@@ -2,7 +2,7 @@ import { ValidationError } from "../errors.js";
 import type { EvaluationRow } from "../store/records.js";
 import { labelOf, type FieldInfo } from "./fields.js";
 import { labelsOf, perLabel as labelStats, type LabelStats } from "./metrics.js";
-import { bootstrapInterval, metricStatistic, type Interval } from "./stats.js";
+import { isShare, metricInterval, type CiMethod, type Interval } from "./stats.js";
 
 /** The expected-field kinds of each report, for `compare` (which recomputes `f1_score` on resamples). */
 const FIELDS = new WeakMap<object, readonly FieldInfo[]>();
@@ -43,10 +43,13 @@ export interface EvaluationSummary {
   /** The `name` given to the Evaluation (charts label the run with it), else undefined. */
   name?: string | undefined;
   /**
-   * Metric name → 95% confidence interval `[low, high]`: percentile bootstrap over the examples
-   * (2,000 resamples, seed 0). Computed from the rows when not given.
+   * Metric name → 95% confidence interval `[low, high]`: Wilson score interval for a share
+   * (`accuracy`, `exact_match`), BCa bootstrap over the examples for the others (2,000 resamples,
+   * seed 0). Computed from the rows when not given.
    */
   ci?: Record<string, Interval>;
+  /** Metric name → how its interval was computed: `"wilson"` or `"bootstrap-bca"`. Computed when not given. */
+  ciMethod?: Record<string, CiMethod>;
 }
 
 /** What `Evaluation.evaluate` returns. */
@@ -68,6 +71,7 @@ export class EvaluationReport implements EvaluationSummary {
   declare readonly token_f1?: number;
   readonly #fields: readonly FieldInfo[];
   #ci: Record<string, Interval> | undefined;
+  #ciMethod: Record<string, CiMethod> | undefined;
 
   constructor(summary: EvaluationSummary, fields: readonly FieldInfo[]) {
     this.metrics = summary.metrics;
@@ -82,6 +86,7 @@ export class EvaluationReport implements EvaluationSummary {
     this.name = summary.name;
     this.#fields = fields;
     this.#ci = summary.ci;
+    this.#ciMethod = summary.ciMethod;
     FIELDS.set(this, fields);
     for (const [name, value] of Object.entries(summary.metrics)) {
       // A user metric named like a report field ("results", "cost", ...) is only in `metrics`.
@@ -90,20 +95,41 @@ export class EvaluationReport implements EvaluationSummary {
   }
 
   /**
-   * Metric name → 95% confidence interval `[low, high]` of its value: a percentile bootstrap over the
-   * examples (2,000 resamples of the rows with replacement, seed 0, so the same rows give the same
-   * interval). A mean metric is the mean of each resample's scores; `f1_score` is recomputed (macro-F1)
-   * on each resample. Computed on first read.
+   * Metric name → 95% confidence interval `[low, high]` of its value. A share (`accuracy`,
+   * `exact_match`: every per-example score 0 or 1) has the Wilson score interval; `f1_score`,
+   * `token_f1` and metric functions a BCa bootstrap over the examples (2,000 resamples of the rows with
+   * replacement, seed 0, so the same rows give the same interval; `f1_score` recomputed as macro-F1 on
+   * each resample). `ciMethod` names the method of each. Computed on first read.
    */
   get ci(): Record<string, Interval> {
-    if (this.#ci === undefined) {
-      const ci: Record<string, Interval> = {};
-      for (const [name, value] of Object.entries(this.metrics)) {
-        ci[name] = bootstrapInterval(this.results.length, metricStatistic(name, this.results, this.#fields, value));
+    if (this.#ci === undefined) this.#computeIntervals();
+    return this.#ci!;
+  }
+
+  /** Metric name → how `ci` was computed: `"wilson"` for a share, else `"bootstrap-bca"`. */
+  get ciMethod(): Record<string, CiMethod> {
+    if (this.#ciMethod === undefined) {
+      if (this.#ci === undefined) this.#computeIntervals();
+      else {
+        // Intervals given without their methods: the method the rows call for.
+        const methods: Record<string, CiMethod> = {};
+        for (const name of Object.keys(this.metrics)) methods[name] = isShare(name, this.results) ? "wilson" : "bootstrap-bca";
+        this.#ciMethod = methods;
       }
-      this.#ci = ci;
     }
-    return this.#ci;
+    return this.#ciMethod!;
+  }
+
+  #computeIntervals(): void {
+    const ci: Record<string, Interval> = {};
+    const methods: Record<string, CiMethod> = {};
+    for (const [name, value] of Object.entries(this.metrics)) {
+      const { interval, method } = metricInterval(name, this.results, this.#fields, value);
+      ci[name] = interval;
+      methods[name] = method;
+    }
+    this.#ci = ci;
+    this.#ciMethod ??= methods;
   }
 
   /** The confusion matrix of a classification field (default: the first label field). */
@@ -132,12 +158,12 @@ export class EvaluationReport implements EvaluationSummary {
     return out;
   }
 
-  /** The report as plain JSON: metrics, rows, failures, feedback, totals, run id, name and intervals. */
+  /** The report as plain JSON: metrics, rows, failures, feedback, totals, run id, name, intervals and their methods. */
   toJSON(): EvaluationSummary {
     return {
       metrics: this.metrics, results: this.results, failures: this.failures, feedback: this.feedback,
       inputTokens: this.inputTokens, outputTokens: this.outputTokens, cost: this.cost, durationMs: this.durationMs, runId: this.runId, name: this.name,
-      ci: this.ci,
+      ci: this.ci, ciMethod: this.ciMethod,
     };
   }
 

@@ -28,8 +28,9 @@ const GREEN = "background:#e6f4ea";
 const RED = "background:#fce8e6";
 
 /**
- * The comparison bundle: the difference of the metric with its interval and p-value (in words when
- * it is not significant), and the examples whose score changed, side by side.
+ * The comparison bundle: the difference of the metric with its interval (and the interval's method),
+ * the p-value and its test (in words when it is not significant, then with the minimum detectable
+ * effect), and the examples whose score changed, side by side.
  */
 export function compareBundle(a: ReportInput, b: ReportInput, options: CompareDisplayOptions = {}): MimeBundle {
   expectObject(a, "display.compare", REPORT_EXPECTED, " as the first report");
@@ -81,8 +82,8 @@ export function compareBundle(a: ReportInput, b: ReportInput, options: CompareDi
 
 /**
  * Shows how a second evaluation of the same examples differs from a first: the metric's difference
- * with its interval and p-value, and the examples that got better or worse. Returns the bundle
- * outside a notebook.
+ * with its interval, p-value and (when not significant) minimum detectable effect, and the examples
+ * that got better or worse. Returns the bundle outside a notebook.
  */
 export async function displayCompare(a: ReportInput, b: ReportInput, options?: CompareDisplayOptions): Promise<MimeBundle | undefined> {
   return show(compareBundle(a, b, options));

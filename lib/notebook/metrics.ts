@@ -1,7 +1,7 @@
 import { ValidationError } from "../errors.js";
 import { show, type MimeBundle } from "./bundle.js";
 import { chartBundle } from "./chart.js";
-import { formatNumber, htmlTable, textTable } from "./html.js";
+import { escapeHtml, formatNumber, htmlTable, textTable } from "./html.js";
 import { expectObject } from "./input.js";
 import { REPORT_EXPECTED, reportIntervals, reportMetrics, reportRows, type ReportInput } from "./report.js";
 
@@ -13,7 +13,8 @@ export interface MetricsOptions {
 
 /**
  * The metrics bundle: one bar per metric and report, side by side, with the report's 95% interval
- * (`report.ci`) as an error bar, and the same numbers as a table.
+ * (`report.ci`) as an error bar, and the same numbers as a table followed by each interval's method
+ * (`report.ciMethod`).
  */
 export async function metricsBundle(reports: ReportInput | readonly ReportInput[], options: MetricsOptions = {}): Promise<MimeBundle> {
   const list: readonly ReportInput[] = Array.isArray(reports) ? reports : [reports as ReportInput];
@@ -32,6 +33,7 @@ export async function metricsBundle(reports: ReportInput | readonly ReportInput[
     label: unique(options.labels?.[i] ?? report.name ?? `run ${i + 1}`),
     metrics: reportMetrics(report),
     intervals: reportIntervals(report),
+    methods: intervalMethods(report),
     examples: reportRows(report).length,
     failures: reportRows(report).filter((r) => r.error).length,
   }));
@@ -86,8 +88,34 @@ export async function metricsBundle(reports: ReportInput | readonly ReportInput[
     return interval === undefined || !r.metrics.has(n) ? value : `${value} (${formatNumber(interval[0])}–${formatNumber(interval[1])})`;
   };
   const rows = runs.map((r) => [r.label, ...names.map((n) => cell(r, n)), String(r.examples), String(r.failures)]);
-  const table = textTable(headers, rows);
-  return chartBundle(spec, `metrics: ${names.join(", ")}`, table, htmlTable(headers, rows));
+  const note = methodsNote(runs, names);
+  const table = textTable(headers, rows) + (note === "" ? "" : `\n${note}`);
+  const after = htmlTable(headers, rows) + (note === "" ? "" : `<div style="font:12px sans-serif;color:#666;margin:2px 0">${escapeHtml(note)}</div>`);
+  return chartBundle(spec, `metrics: ${names.join(", ")}`, table, after);
+}
+
+/** Metric name → the method of its interval, from a report's `ciMethod` (an `EvaluationReport` has it). */
+function intervalMethods(report: ReportInput): Map<string, string> {
+  const methods = (report as { ciMethod?: unknown }).ciMethod;
+  const out = new Map<string, string>();
+  if (methods === null || typeof methods !== "object") return out;
+  for (const [name, method] of Object.entries(methods)) if (typeof method === "string") out.set(name, method);
+  return out;
+}
+
+/**
+ * "95% intervals: accuracy wilson, f1_score bootstrap-bca": each metric's interval method, named once
+ * when every run used the same for it, else per run. Empty when no run has intervals.
+ */
+function methodsNote(runs: readonly { label: string; intervals: ReadonlyMap<string, unknown>; methods: ReadonlyMap<string, string> }[], names: readonly string[]): string {
+  const parts: string[] = [];
+  for (const name of names) {
+    const used = runs.filter((r) => r.intervals.has(name)).map((r) => ({ label: r.label, method: r.methods.get(name) ?? "method not recorded" }));
+    if (used.length === 0) continue;
+    const distinct = [...new Set(used.map((u) => u.method))];
+    parts.push(distinct.length === 1 ? `${name} ${distinct[0]}` : `${name} ${used.map((u) => `${u.method} (${u.label})`).join(", ")}`);
+  }
+  return parts.length === 0 ? "" : `95% intervals: ${parts.join("; ")}`;
 }
 
 /** Shows accuracy, F1 and the other metrics of one or more evaluations side by side; returns the bundle outside a notebook. */

@@ -69,7 +69,8 @@ describe("compare: exact McNemar test on 0/1 scores", () => {
     // 20 examples: 5 right in both, 9 right only in A, 2 right only in B, 4 wrong in both.
     const [a, b] = pairedBinary(20, 5, 9, 2);
     const c = compare(a, b, { metric: "accuracy" });
-    expect(c.test).toBe("McNemar exact");
+    expect(c.test).toBe("mcnemar-exact");
+    expect(c.ciMethod).toBe("clopper-pearson");
     expect(c.pValue).toBeCloseTo(0.0654296875, 12);
     expect(binomialTwoSided(2, 9)).toBeCloseTo(0.0654296875, 12);
     expect(c.significant).toBe(false);
@@ -132,7 +133,8 @@ describe("compare: paired sign-flip test on scores that are not all 0 or 1", () 
     const b = [0.6, 0.75, 0.0, 0.9, 0.7, 0.4, 0.95, 0.6, 0.45, 1.0];
     const c = compare(report(a, "token_f1"), report(b, "token_f1"));
     const expected = enumerateSignFlips(b.map((x, i) => x - a[i]!));
-    expect(c.test).toBe("sign-flip exact");
+    expect(c.test).toBe("sign-flip");
+    expect(c.ciMethod).toBe("bootstrap-bca");
     expect(expected).toBeGreaterThan(0.001);
     expect(expected).toBeLessThan(0.1);
     expect(c.pValue).toBeCloseTo(expected, 12);
@@ -152,7 +154,7 @@ describe("compare: paired sign-flip test on scores that are not all 0 or 1", () 
     const a = Array.from({ length: 14 }, (_, i) => 0.3 + 0.02 * i);
     const b = a.map((x, i) => x + (i % 4 === 0 ? -0.05 : 0.04 + 0.01 * (i % 3)));
     const c = compare(report(a, "m"), report(b, "m"));
-    expect(c.test).toBe("sign-flip permutation");
+    expect(c.test).toBe("sign-flip");
     const exact = enumerateSignFlips(b.map((x, i) => x - a[i]!));
     expect(Math.abs(c.pValue - exact)).toBeLessThan(0.01);
     expect(Number.isInteger(Math.round(c.pValue * 10001 * 1e6) / 1e6)).toBe(true);
@@ -185,7 +187,7 @@ describe("compare: pairing and bad input", () => {
   });
 });
 
-describe("report.ci: percentile bootstrap over the examples", () => {
+describe("report.ci: Wilson for shares, BCa bootstrap for the other metrics", () => {
   const fields = [{ name: "label", label: true, labels: undefined }];
   function built(scores: readonly number[]) {
     const results = scores.map((s, i) => row(i, `ex-${i}`, s));
@@ -205,6 +207,7 @@ describe("report.ci: percentile bootstrap over the examples", () => {
     expect(high).toBeGreaterThan(0.5);
     expect(Math.abs((0.5 - low) - (high - 0.5))).toBeLessThan(0.02);
     expect(built(scores).ci.accuracy).toEqual([low, high]);
+    expect(report.ciMethod).toEqual({ accuracy: "wilson" });
   });
 
   it("narrower with more examples: n = 100 at p = 0.8 is within 10% of its normal width too", () => {
@@ -234,11 +237,13 @@ describe("report.ci: percentile bootstrap over the examples", () => {
     const [aLow, aHigh] = report.ci.accuracy!;
     expect(aLow).toBeGreaterThan(0.8);
     expect(aHigh).toBeLessThan(0.97);
-    const json = JSON.parse(JSON.stringify(report)) as { ci: Record<string, number[]> };
+    expect(report.ciMethod).toEqual({ accuracy: "wilson", f1_score: "bootstrap-bca" });
+    const json = JSON.parse(JSON.stringify(report)) as { ci: Record<string, number[]>; ciMethod: Record<string, string> };
     expect(json.ci).toEqual({ accuracy: [aLow, aHigh], f1_score: [fLow, fHigh] });
+    expect(json.ciMethod).toEqual({ accuracy: "wilson", f1_score: "bootstrap-bca" });
   });
 
-  it("compare recomputes f1_score on each paired resample: diff is the difference of the macro-F1s", async () => {
+  it("compare recomputes f1_score on each paired resample (BCa): diff is the difference of the macro-F1s", async () => {
     const testExamples = Array.from({ length: 40 }, (_, i) => new FewShotExample({ id: `t${i}`, input: { text: `#${i}` }, output: { label: i < 30 ? "a" : "b" } }));
     const run = (answer: (i: number) => string) => new Evaluation({ record: false, progress: false }).evaluate({
       moduleInstance: new Predict(Classify).configure((c) => { c.lm = new ScriptedLM((req) => ({ label: answer(Number(String(req.inputs?.text).slice(1))) })); }),
@@ -248,6 +253,7 @@ describe("report.ci: percentile bootstrap over the examples", () => {
     const after = await run((i) => (i < 30 ? "a" : i < 36 ? "b" : "a"));
     const c = compare(before, after);
     expect(c.metric).toBe("f1_score");
+    expect(c).toMatchObject({ test: "permutation-macro-f1", ciMethod: "bootstrap-bca" });
     expect(c.diff).toBeCloseTo(after.f1_score - before.f1_score, 12);
     expect(c.better).toHaveLength(6);
     // Macro-F1 rises by ≈ 0.34 while accuracy rises by 0.15: an interval built from per-row means would sit near 0.15.

@@ -34,10 +34,10 @@ function results(comparison: Record<string, ComparisonResult>): ReproduceResults
 }
 
 const significant: ComparisonResult = {
-  a: 0.183, b: 0.452, diff: 0.269, ci: [0.183, 0.356], confidence: 0.95, pValue: 0.0001, significant: true, test: "McNemar exact", n: 104, better: 33, worse: 5,
+  a: 0.183, b: 0.452, diff: 0.269, ci: [0.183, 0.356], confidence: 0.95, pValue: 0.0001, significant: true, test: "mcnemar-exact", n: 104, better: 33, worse: 5,
 };
 const insignificant: ComparisonResult = {
-  a: 0.1, b: 0.2, diff: 0.1, ci: [-0.012, 0.2], confidence: 0.95, pValue: 0.0713, significant: false, test: "sign-flip permutation", n: 104, better: 12, worse: 7,
+  a: 0.1, b: 0.2, diff: 0.1, ci: [-0.012, 0.2], confidence: 0.95, pValue: 0.0713, significant: false, test: "sign-flip", n: 104, better: 12, worse: 7,
 };
 
 describe("report.md statistics", () => {

@@ -47,6 +47,7 @@ describe("display.metrics with report.ci", () => {
     expect(countColour(image, "#333333", 20)).toBeGreaterThan(100);
     const [low, high] = optimized.ci.accuracy!;
     expect(bundle["text/plain"]).toContain(`${Number(optimized.accuracy.toFixed(4))} (${Number(low.toFixed(4))}–${Number(high.toFixed(4))})`);
+    expect(bundle["text/plain"]).toContain("95% intervals: accuracy wilson; f1_score bootstrap-bca");
   });
 
   it("draws no errorbar layer for a run without ci (a lab store run)", async () => {
@@ -68,7 +69,7 @@ describe("display.compare", () => {
     const text = bundle["text/plain"];
     expect(text).toContain(`accuracy: baseline 0.5 → optimized <b>v2</b> ${Number(optimized.accuracy.toFixed(4))}`);
     // p = 2·(C(14,0) + C(14,1) + C(14,2))/2^14 = 2·(1 + 14 + 91)/16384 = 0.01294
-    expect(text).toContain(`difference +0.333 (95% CI +${c.ci[0].toFixed(3)} to +${c.ci[1].toFixed(3)}), p = 0.013, McNemar exact: significant at the 5% level`);
+    expect(text).toContain(`difference +0.333 (95% CI +${c.ci[0].toFixed(3)} to +${c.ci[1].toFixed(3)}, clopper-pearson), p = 0.013, mcnemar-exact: significant at the 5% level`);
     expect(text).toContain("30 examples paired by id: 12 better, 2 worse, 16 unchanged");
     expect(text).toMatch(/test-1\s+better\s+sentence: s1 <i>verse<\/i>\s+sentiment: negative\s+sentiment: positive\s+sentiment: negative\s+0 → 1/);
     expect(text).toMatch(/test-2\s+worse\s+sentence: s2 <i>verse<\/i>\s+sentiment: positive\s+sentiment: positive\s+sentiment: negative\s+1 → 0/);
@@ -84,7 +85,8 @@ describe("display.compare", () => {
     const baseline = await evaluate("baseline", () => "positive");
     const optimized = await evaluate("optimized", (i) => (i === 1 || i === 3 ? "negative" : "positive"));
     const bundle = (await display.compare(baseline, optimized, { labels: ["before", "after"], limit: 1 }))!;
-    expect(bundle["text/plain"]).toContain("p = 0.5, McNemar exact: not significant at the 5% level");
+    // Two changed examples: the exact test can never reject, so there is no detectable difference to name.
+    expect(bundle["text/plain"]).toContain("p = 0.5, mcnemar-exact: not significant at the 5% level; mde: none (too few changed examples for 80% power)");
     expect(bundle["text/html"]).toContain("not significant at the 5% level");
     expect(bundle["text/plain"]).toContain("1 more changed example not shown (limit 1)");
     expect(bundle["text/plain"]).toContain("prediction before");
