@@ -1,4 +1,4 @@
-import { describeComparison, formatPValue, signed, significanceWords } from "../evaluate/compare.js";
+import { describeComparison, describeMde, formatPValue, signed, significanceWords } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { OptimizationRun } from "../store/records.js";
 import { missingPackageOf, type MissingPackage } from "../optional.js";
@@ -126,10 +126,12 @@ export function renderReport(input: ReportInput): string {
       out.push(withCi ? "| test split | baseline (95% CI) |" : "| test split | baseline |", "|---|---|");
       for (const name of names) out.push(`| ${markdownCell(name)} | ${withInterval(r.baseline, name)} |`);
       out.push(`| failed examples | ${r.baseline.failures} / ${r.baseline.examples} |`, "");
+      intervalNote(out, [r.baseline]);
     } else {
       out.push(withCi ? "| test split | baseline (95% CI) | optimized (95% CI) |" : "| test split | baseline | optimized |", "|---|---|---|");
       for (const name of names) out.push(`| ${markdownCell(name)} | ${withInterval(r.baseline, name)} | ${withInterval(optimized, name)} |`);
       out.push(`| failed examples | ${r.baseline.failures} / ${r.baseline.examples} | ${optimized.failures} / ${optimized.examples} |`, "");
+      intervalNote(out, [r.baseline, optimized]);
     }
     const comparisons = names.filter((name) => r.comparison?.[name] !== undefined);
     for (const name of comparisons) {
@@ -138,18 +140,20 @@ export function renderReport(input: ReportInput): string {
     }
     if (comparisons.length > 0) out.push(PAIRED_NOTE, "");
   } else {
-    out.push("| model | metric | baseline (95% CI) | optimized (95% CI) | optimized − baseline (95% CI) | p | |", "|---|---|---|---|---|---|---|");
+    out.push("| model | metric | baseline (95% CI) | optimized (95% CI) | optimized − baseline (95% CI) | p | p (Holm) | verdict |", "|---|---|---|---|---|---|---|---|");
     for (const m of models) {
       for (const name of names) {
         const c = m.comparison[name];
         out.push(
           `| ${markdownCode(m.model.id)} | ${markdownCell(name)} | ${withInterval(m.baseline, name)} | ${m.optimized === null ? "–" : withInterval(m.optimized, name)} | ` +
-            (c === undefined ? "– | – | |" : `${signed(c.diff)} (${signed(c.ci[0])} to ${signed(c.ci[1])}) | ${formatPValue(c.pValue).replace(/^p\s*(= )?/, "")} | ${significanceWords(c)} |`),
+            (c === undefined ? "– | – | – | |" : `${signed(c.diff)} (${signed(c.ci[0])} to ${signed(c.ci[1])}) | ${pCell(c.pValue)} | ${c.pAdjusted === undefined ? "–" : pCell(c.pAdjusted)} | ` +
+              `${significanceWords(c)}${c.significant || c.mde === undefined ? "" : `; ${describeMde(c.mde)}`} |`),
         );
       }
-      out.push(`| ${markdownCode(m.model.id)} | failed examples | ${m.baseline.failures} / ${m.baseline.examples} | ${m.optimized === null ? "–" : `${m.optimized.failures} / ${m.optimized.examples}`} | | | |`);
+      out.push(`| ${markdownCode(m.model.id)} | failed examples | ${m.baseline.failures} / ${m.baseline.examples} | ${m.optimized === null ? "–" : `${m.optimized.failures} / ${m.optimized.examples}`} | | | | |`);
     }
     out.push("");
+    intervalNote(out, models.flatMap((m) => (m.optimized === null ? [m.baseline] : [m.baseline, m.optimized])));
     if (models.some((m) => Object.keys(m.comparison).length > 0)) out.push(PAIRED_NOTE, "");
   }
 
@@ -193,9 +197,15 @@ export function renderReport(input: ReportInput): string {
       }
     }
     if (m.optimizer !== null) {
-      out.push(`## Optimizer trials${title}`, "", "| trial | kind | score | choices |", "|---|---|---|---|");
+      out.push(
+        `## Optimizer trials${title}`, "",
+        "Scores are on the validation examples. The returned trial was chosen on them, so its score is optimistic: " +
+          "the test split above is the number to trust.", "",
+        "| trial | kind | validation score | choices |", "|---|---|---|---|",
+      );
       for (const t of m.optimizer.trials) {
-        out.push(`| ${t.index} | ${markdownCell(t.kind)} | ${t.error ? `failed: ${markdownCell(t.error)}` : fmt(t.score)} | ${markdownCell(JSON.stringify(t.choices))} |`);
+        const chosen = t.index === m.optimizer.bestTrial && !t.error ? " (chosen on it)" : "";
+        out.push(`| ${t.index} | ${markdownCell(t.kind)} | ${t.error ? `failed: ${markdownCell(t.error)}` : `${fmt(t.score)}${chosen}`} | ${markdownCell(JSON.stringify(t.choices))} |`);
       }
       out.push("");
     }
@@ -206,9 +216,30 @@ export function renderReport(input: ReportInput): string {
 }
 
 const PAIRED_NOTE =
-  "Baseline and optimized are paired by example id on the same test examples. The intervals are percentile bootstrap intervals " +
-  "(2,000 resamples of the examples, seed 0; of the difference, paired); p is the exact McNemar test when every score is 0 or 1, " +
-  "else a paired sign-flip permutation test.";
+  "Baseline and optimized are paired by example id on the same test examples. When every score is 0 or 1, p is the exact McNemar test " +
+  "and the difference's interval the Clopper–Pearson interval of the changed examples' split (scaled to a difference), so the interval " +
+  "excludes 0 exactly when p < 0.05; f1_score is tested by permuting the two predictions of each example (macro-F1 recomputed), other " +
+  "metrics by a paired sign-flip test, both with a paired BCa bootstrap interval (2,000 resamples, seed 0). p (Holm) adjusts p over " +
+  "every comparison of this report; the first metric is the primary one. mde is the smallest true difference this test detects with " +
+  "80% power.";
+
+const METHOD_WORDS: Record<string, string> = {
+  wilson: "Wilson score interval",
+  "bootstrap-bca": "BCa bootstrap interval (2,000 resamples of the examples, seed 0)",
+  "clopper-pearson": "Clopper–Pearson interval",
+};
+
+/** One line naming each metric's interval method, when results.json records them. */
+function intervalNote(out: string[], evaluations: readonly EvaluationResult[]): void {
+  const methods = new Map<string, string>();
+  for (const e of evaluations) for (const [name, method] of Object.entries(e.ciMethod ?? {})) if (!methods.has(name)) methods.set(name, method);
+  if (methods.size === 0) return;
+  out.push(`Intervals: ${[...methods].map(([name, method]) => `${markdownCell(name)} ${METHOD_WORDS[method] ?? markdownCell(method)}`).join("; ")}.`, "");
+}
+
+function pCell(p: number): string {
+  return formatPValue(p).replace(/^p\s*(= )?/, "");
+}
 
 function confusion(out: string[], which: string, e: EvaluationResult): void {
   if (e.confusion === null) return;

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { compare } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
-import type { Interval, PairedTest } from "../evaluate/stats.js";
+import { holm, type CiMethod, type Interval, type PairedTest } from "../evaluate/stats.js";
 import { redactString, redactedJson } from "../instrument/redact.js";
 import { packageRoot } from "./datasets.js";
 import type { ResultRow } from "./gate.js";
@@ -31,8 +31,10 @@ export interface ReproduceOptions extends Omit<RunAndReportOptions, "lm"> {
 /** One evaluation as results.json keeps it: only what the same inputs reproduce exactly. */
 export interface EvaluationResult {
   metrics: Record<string, number>;
-  /** Metric name → 95% interval (percentile bootstrap, 2,000 resamples, seed 0): `report.ci`. */
+  /** Metric name → 95% interval: `report.ci` (Wilson score for shares, BCa bootstrap otherwise). */
   ci: Record<string, Interval>;
+  /** Metric name → how its interval was computed: `report.ciMethod`. */
+  ciMethod?: Record<string, CiMethod>;
   failures: number;
   examples: number;
   confusion: { field: string; labels: string[]; matrix: number[][]; unanswered: number[] } | null;
@@ -47,12 +49,17 @@ export interface ComparisonResult {
   a: number;
   b: number;
   diff: number;
-  /** Paired bootstrap interval of the difference at `confidence`. */
+  /** The difference's interval at `confidence`, computed as `ciMethod` says. */
   ci: Interval;
+  ciMethod?: CiMethod;
   confidence: number;
   pValue: number;
+  /** Holm-adjusted over every comparison of the report (metrics × models). */
+  pAdjusted?: number;
   significant: boolean;
   test: PairedTest;
+  /** The smallest true difference this n detects with 80% power (null: none can be). */
+  mde?: number | null;
   /** Pairs, and how many examples scored higher / lower after optimization. */
   n: number;
   better: number;
@@ -237,10 +244,20 @@ export function comparisonResults(baseline: EvaluationReport, optimized: Evaluat
   return Object.fromEntries(Object.keys(baseline.metrics).map((metric) => {
     const c = compare(baseline, optimized, { metric });
     const result: ComparisonResult = {
-      a: c.a, b: c.b, diff: c.diff, ci: c.ci, confidence: c.confidence, pValue: c.pValue, significant: c.significant, test: c.test,
-      n: c.n, better: c.better.length, worse: c.worse.length,
+      a: c.a, b: c.b, diff: c.diff, ci: c.ci, ciMethod: c.ciMethod, confidence: c.confidence, pValue: c.pValue, pAdjusted: c.pAdjusted,
+      significant: c.significant, test: c.test, mde: c.mde, n: c.n, better: c.better.length, worse: c.worse.length,
     };
     return [metric, result];
   }));
 }
 
+
+/**
+ * Holm's adjustment over every comparison of one report (each metric of each model): sets each
+ * comparison's `pAdjusted`. `significant` stays on the unadjusted p (the first metric is the primary one).
+ */
+export function adjustReportComparisons(parts: readonly { comparison: Record<string, ComparisonResult> }[]): void {
+  const family = parts.flatMap((p) => Object.values(p.comparison));
+  const adjusted = holm(family.map((c) => c.pValue));
+  family.forEach((c, i) => { c.pAdjusted = adjusted[i]!; });
+}

@@ -26,7 +26,7 @@ import type { LoadedExperiment } from "./load-experiment.js";
 import { resultRows } from "./gate.js";
 import { chooseModel, type ModelChoice } from "./model-choice.js";
 import { recordedOptions } from "./recorded-options.js";
-import { comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
+import { adjustReportComparisons, comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
 
 /** Options of `runExperiment`: the models, example limit, seed, response cache, working directory, batches and a progress log. */
 export interface RunExperimentOptions {
@@ -181,6 +181,7 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
       for (const [metric, c] of Object.entries(result.comparison)) log(`${metric}${tag}: optimized − baseline ${describeComparison(c)}`);
       models.push({ choice, baseline, optimized, run, tuned, result, registryVersion, providerCalls: providerCalls - before });
     }
+    adjustReportComparisons(models.map((m) => m.result));
   } finally {
     off();
     globalConfig.lm = saved.lm;
@@ -287,6 +288,7 @@ export function evaluationResult(report: EvaluationReport, field: string | undef
   return {
     metrics: report.metrics,
     ci: report.ci,
+    ciMethod: report.ciMethod,
     failures: report.failures.length,
     examples: report.results.length,
     confusion: field === undefined ? null : report.confusion(field),
