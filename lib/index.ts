@@ -1,6 +1,6 @@
 // The public names of typelm. Everything not exported here is internal.
 export { Signature } from "./signature/signature.js";
-export type { Shape, SignatureClass, InputShapeOf, OutputShapeOf } from "./signature/signature.js";
+export type { Shape, SignatureClass, DefinedSignature, InputShapeOf, OutputShapeOf } from "./signature/signature.js";
 export type { InputOf, OutputOf, SignatureInputs, SignatureOutputs } from "./signature/infer.js";
 export { t, Temporal } from "./signature/temporal.js";
 
@@ -40,6 +40,7 @@ export { MemoryManager } from "./memory/manager.js";
 export type { MemoryRecord, MemorySearch, MemoryStore, NewMemory, MemoryChanges } from "./memory/record.js";
 export { InMemoryStore } from "./memory/in-memory-store.js";
 export { RedisStore } from "./memory/redis-store.js";
+export type { RedisClient } from "./memory/redis-store.js";
 export { Sandbox } from "./sandbox/sandbox.js";
 export type { SandboxOptions, SandboxResult, SandboxTool } from "./sandbox/sandbox.js";
 
@@ -71,6 +72,7 @@ export type { SimpleOptimizerOptions } from "./optimize/simple.js";
 export { GEPA } from "./optimize/gepa/gepa.js";
 export type { GEPAOptions, GEPACompileArgs } from "./optimize/gepa/gepa.js";
 export type { GEPAMode } from "./optimize/gepa/budget.js";
+export type { UsageEstimate } from "./optimize/estimate.js";
 
 export { LabStore } from "./store/lab-store.js";
 export type { RunFilter, StartRun, FinishRun, LabStoreOptions } from "./store/lab-store.js";

@@ -2,18 +2,17 @@
  * The process-wide memory configuration: `Memory.configure((c) => { ... })`, then `Memory.manager`.
  * The manager is built on first use after each `configure`, so configuring later takes effect.
  */
-import type { Redis } from "ioredis";
 import { ConfigurationError, preview } from "../errors.js";
 import { requireInstalled } from "../optional.js";
 import { InMemoryStore } from "./in-memory-store.js";
 import { MemoryManager } from "./manager.js";
-import { RedisStore } from "./redis-store.js";
+import { RedisStore, type RedisClient } from "./redis-store.js";
 
 /** The memory configuration: the storage adapter ("in_memory" or "redis"), the ioredis client and the key namespace. */
 export interface MemoryConfig {
   storageAdapter: "in_memory" | "redis";
   /** Required for "redis": an ioredis client (attach an `error` listener: ioredis emits connection errors as events, and an unhandled one ends the process). */
-  redisClient: Redis | undefined;
+  redisClient: RedisClient | undefined;
   redisNamespace: string;
 }
 

@@ -70,23 +70,28 @@ export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 
 /**
  * Makes the project. `without` leaves out required dependencies too (e.g. "@opentelemetry/api", to
- * show that importing typelm does not load it).
+ * show that importing typelm does not load it). `from` is a folder holding the package as npm unpacks
+ * it (an extracted `npm pack` tarball's package/ folder), copied as it is instead of the repository's files.
  */
-export function bareInstall(options: { without?: readonly string[] } = {}): BareInstall {
+export function bareInstall(options: { without?: readonly string[]; from?: string } = {}): BareInstall {
   const pkg = repoPackageJson();
-  if (!existsSync(join(REPO, "dist"))) throw new Error(`${REPO}/dist is missing: run npm run build first`);
+  if (options.from === undefined && !existsSync(join(REPO, "dist"))) throw new Error(`${REPO}/dist is missing: run npm run build first`);
   const dir = mkdtempSync(join(tmpdir(), "typelm-bare-"));
   const modules = join(dir, "node_modules");
   const typelm = join(modules, "typelm");
   mkdirSync(typelm, { recursive: true });
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "bare-consumer", private: true, type: "module" }));
-  // What npm pack ships: package.json always, then each "files" entry (plain paths only here).
-  cpSync(join(REPO, "package.json"), join(typelm, "package.json"));
-  for (const entry of pkg.files ?? []) {
-    if (/[*?{}[\]!]/.test(entry)) throw new Error(`bare-install copies plain paths only; package.json "files" has the pattern ${entry}`);
-    const from = join(REPO, entry);
-    if (!existsSync(from)) throw new Error(`package.json "files" lists ${entry}, which does not exist: run npm run build first`);
-    cpSync(from, join(typelm, entry), { recursive: true });
+  if (options.from !== undefined) {
+    cpSync(options.from, typelm, { recursive: true });
+  } else {
+    // What npm pack ships: package.json always, then each "files" entry (plain paths only here).
+    cpSync(join(REPO, "package.json"), join(typelm, "package.json"));
+    for (const entry of pkg.files ?? []) {
+      if (/[*?{}[\]!]/.test(entry)) throw new Error(`bare-install copies plain paths only; package.json "files" has the pattern ${entry}`);
+      const from = join(REPO, entry);
+      if (!existsSync(from)) throw new Error(`package.json "files" lists ${entry}, which does not exist: run npm run build first`);
+      cpSync(from, join(typelm, entry), { recursive: true });
+    }
   }
   const link = (name: string): void => {
     const target = join(REPO, "node_modules", name);
