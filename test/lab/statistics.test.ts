@@ -47,10 +47,26 @@ describe("report.md statistics", () => {
     expect(md).toContain("| accuracy | 0.183 (0.115–0.260) | 0.452 (0.356–0.548) |");
     expect(md).toContain("| f1_score | 0.100 (0.070–0.130) | 0.200 (0.150–0.250) |");
     expect(md).toContain(
-      "**accuracy**, optimized − baseline: +0.269 (95% CI +0.183 to +0.356), p = 0.0001, McNemar exact: significant at the 5% level (33 examples better, 5 worse, of 104).",
+      "**accuracy**, optimized − baseline: +0.269 (95% CI +0.183 to +0.356), p = 0.0001, mcnemar-exact: significant at the 5% level (33 examples better, 5 worse, of 104).",
     );
     expect(md).toContain(
-      "**f1_score**, optimized − baseline: +0.100 (95% CI -0.012 to +0.200), p = 0.071, sign-flip permutation: not significant at the 5% level (12 examples better, 7 worse, of 104).",
+      "**f1_score**, optimized − baseline: +0.100 (95% CI -0.012 to +0.200), p = 0.071, sign-flip: not significant at the 5% level (12 examples better, 7 worse, of 104).",
+    );
+  });
+
+  it("names the interval's method, Holm's p and the mde beside a result that is not significant", () => {
+    const r = results({
+      accuracy: { ...significant, ciMethod: "clopper-pearson", pAdjusted: 0.0002, mde: 0.1 },
+      f1_score: { ...insignificant, ciMethod: "bootstrap-bca", pAdjusted: 0.0713, mde: 0.137 },
+    });
+    r.baseline.ciMethod = { accuracy: "wilson", f1_score: "bootstrap-bca" };
+    const md = render(r);
+    expect(md).toContain("Intervals: accuracy Wilson score interval; f1_score BCa bootstrap interval (2,000 resamples of the examples, seed 0).");
+    expect(md).toContain(
+      "**accuracy**, optimized − baseline: +0.269 (95% CI +0.183 to +0.356, clopper-pearson), p = 0.0001, Holm-adjusted p = 0.0002, mcnemar-exact: significant at the 5% level (33 examples better, 5 worse, of 104).",
+    );
+    expect(md).toContain(
+      "**f1_score**, optimized − baseline: +0.100 (95% CI -0.012 to +0.200, bootstrap-bca), p = 0.071, sign-flip: not significant at the 5% level; mde 0.137 (80% power) (12 examples better, 7 worse, of 104).",
     );
   });
 
@@ -82,13 +98,14 @@ describe("typelm reproduce writes the statistics", () => {
     expect(Object.keys(r.comparison)).toEqual(["accuracy", "f1_score"]);
     for (const metric of ["accuracy", "f1_score"]) {
       const c = r.comparison[metric]!;
-      expect(Object.keys(c).sort()).toEqual(["a", "b", "better", "ci", "confidence", "diff", "n", "pValue", "significant", "test", "worse"]);
-      expect(c).toMatchObject({ a: r.baseline.metrics[metric], b: r.optimized!.metrics[metric], n: 12, confidence: 0.95, test: "McNemar exact" });
+      expect(Object.keys(c).sort()).toEqual(["a", "b", "better", "ci", "ciMethod", "confidence", "diff", "mde", "n", "pAdjusted", "pValue", "significant", "test", "worse"]);
+      const test = metric === "accuracy" ? "mcnemar-exact" : "permutation-macro-f1";
+      expect(c).toMatchObject({ a: r.baseline.metrics[metric], b: r.optimized!.metrics[metric], n: 12, confidence: 0.95, test });
       expect(c.diff).toBeCloseTo(c.b - c.a, 12);
       expect(c.ci[0]).toBeLessThanOrEqual(c.ci[1]);
       expect(c.significant).toBe(c.pValue < 0.05);
       expect(r.baseline.ci[metric]!.length).toBe(2);
-      expect(md).toMatch(new RegExp(`\\*\\*${metric}\\*\\*, optimized − baseline: [+-]?\\d\\.\\d{3} \\(95% CI [+-]?\\d\\.\\d{3} to [+-]?\\d\\.\\d{3}\\), p [=<] [\\d.]+, McNemar exact: (not )?significant at the 5% level \\(${c.better} examples better, ${c.worse} worse, of 12\\)\\.`));
+      expect(md).toMatch(new RegExp(`\\*\\*${metric}\\*\\*, optimized − baseline: [+-]?\\d\\.\\d{3} \\(95% CI [+-]?\\d\\.\\d{3} to [+-]?\\d\\.\\d{3}\\), p [=<] [\\d.]+(, Holm-adjusted p [=<] [\\d.]+)?, ${test}: (not )?significant at the 5% level(; mde[^(]*\\(80% power\\)|; mde: none \\([^)]*\\))? \\(${c.better} examples better, ${c.worse} worse, of 12\\)\\.`));
     }
     expect(json).not.toMatch(/durationMs|startedAt|runId|cost/);
     // A second run, in a fresh folder, gives the same bytes.
@@ -100,7 +117,7 @@ describe("typelm reproduce writes the statistics", () => {
     const c = r.comparison.accuracy!;
     expect(c.pValue).toBeGreaterThanOrEqual(0.125);
     expect(c.significant).toBe(false);
-    expect(md).toMatch(/\*\*accuracy\*\*, optimized − baseline: [+-]?\d\.\d{3} \(95% CI [+-]?\d\.\d{3} to [+-]?\d\.\d{3}\), p = [\d.]+, McNemar exact: not significant at the 5% level \(\d examples better, \d worse, of 4\)\./);
+    expect(md).toMatch(/\*\*accuracy\*\*, optimized − baseline: [+-]?\d\.\d{3} \(95% CI [+-]?\d\.\d{3} to [+-]?\d\.\d{3}(, clopper-pearson)?\), p = [\d.]+(, Holm-adjusted p = [\d.]+)?, mcnemar-exact: not significant at the 5% level; mde(: none \(too few changed examples for 80% power\)| [\d.]+ \(80% power\)) \(\d examples better, \d worse, of 4\)\./);
     expect(md).toMatch(/\| accuracy \| \d\.\d{3} \(\d\.\d{3}–\d\.\d{3}\) \| \d\.\d{3} \(\d\.\d{3}–\d\.\d{3}\) \|/);
     // The numbers against the rows (helpers below): accuracy from the answers, the p-value of the discordant pairs.
     const rows = storedRows(join(dir, "gsm8k-4"), "gsm8k");
@@ -166,51 +183,53 @@ function macroF1(gold: readonly string[], predicted: readonly (string | null)[])
   return per.reduce((a, b) => a + b, 0) / per.length;
 }
 
-// ---- The interval method: the one place to change when the interval method changes. -------------
-// results.json names its intervals a percentile bootstrap (2,000 resamples). The reference here does
-// not replay the library's random stream: it computes the exact distribution a resample follows
-// (for a mean of 0/1 scores Binomial(n, p̂)/n; for a paired difference of 0/1 scores (X₊ − X₋)/n
-// with (X₊, X₀, X₋) multinomial) and asks each bound to lie between that distribution's quantiles
-// at the nominal level ± 0.0125 (about 3.5 standard errors of a 2,000-resample quantile).
-const INTERVAL_METHOD = "percentile bootstrap";
+// ---- The interval methods: computed here from their textbook definitions. -------------------------
+// A share (accuracy) has a Wilson score interval; the paired difference of 0/1 scores the
+// Clopper–Pearson interval of better / (better + worse), scaled by (better + worse) / n and shifted
+// to a difference (the interval that agrees with the exact McNemar test).
+const INTERVAL_METHOD = "Wilson and Clopper–Pearson";
+const Z975 = 1.959963984540054;
 
-/** log k! for k = 0 … n. */
-function logFactorials(n: number): number[] {
-  const out = [0];
-  for (let k = 1; k <= n; k++) out.push(out[k - 1]! + Math.log(k));
-  return out;
+function wilson(k: number, n: number): [number, number] {
+  const p = k / n, z2 = Z975 * Z975;
+  const center = (p + z2 / (2 * n)) / (1 + z2 / n);
+  const half = (Z975 / (1 + z2 / n)) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
+  return [Math.max(0, center - half), Math.min(1, center + half)];
 }
-/** The smallest value whose cumulative probability reaches q, from [value, probability] sorted by value. */
-function quantileOf(pmf: readonly [number, number][], q: number): number {
-  let cum = 0;
-  for (const [v, p] of pmf) if ((cum += p) >= q - 1e-12) return v;
-  return pmf[pmf.length - 1]![0];
-}
-/** The resampled statistic's exact distribution: a mean of 0/1 scores (`down` undefined) or the paired difference up − down. */
-function resampleDistribution(n: number, up: number, down?: number): [number, number][] {
-  const lf = logFactorials(n);
-  const byValue = new Map<number, number>();
-  const add = (v: number, p: number) => byValue.set(v, (byValue.get(v) ?? 0) + p);
-  const logP = (k: number, p: number) => (k === 0 ? 0 : p === 0 ? -Infinity : k * Math.log(p));
-  if (down === undefined) {
-    const p = up / n;
-    for (let k = 0; k <= n; k++) add(k, Math.exp(lf[n]! - lf[k]! - lf[n - k]! + logP(k, p) + logP(n - k, 1 - p)));
-  } else {
-    const [pu, pd, p0] = [up / n, down / n, (n - up - down) / n];
-    for (let u = 0; u <= n; u++) for (let d = 0; u + d <= n; d++) {
-      add(u - d, Math.exp(lf[n]! - lf[u]! - lf[d]! - lf[n - u - d]! + logP(u, pu) + logP(d, pd) + logP(n - u - d, p0)));
-    }
+
+/** P(X ≤ k) for X ~ Binomial(m, q), summed term by term. */
+function binomialCdf(k: number, m: number, q: number): number {
+  let sum = 0;
+  for (let i = 0; i <= k; i++) {
+    let term = 1;
+    for (let j = 0; j < i; j++) term *= (m - j) / (j + 1);
+    sum += term * q ** i * (1 - q) ** (m - i);
   }
-  return [...byValue].sort((a, b) => a[0] - b[0]).map(([k, p]) => [k / n, p]);
+  return sum;
 }
-/** Asserts a 95% interval of the method above for a statistic whose resamples follow `pmf`. */
-function expectInterval(interval: readonly number[], pmf: [number, number][]): void {
-  const slack = 0.0125;
-  const [low, high] = interval as [number, number];
-  expect(low).toBeGreaterThanOrEqual(quantileOf(pmf, 0.025 - slack) - 1e-12);
-  expect(low).toBeLessThanOrEqual(quantileOf(pmf, 0.025 + slack) + 1e-12);
-  expect(high).toBeGreaterThanOrEqual(quantileOf(pmf, 0.975 - slack) - 1e-12);
-  expect(high).toBeLessThanOrEqual(quantileOf(pmf, 0.975 + slack) + 1e-12);
+
+/** The root of a decreasing-in-q tail condition, by bisection. */
+function solve(f: (q: number) => number): number {
+  let lo = 0, hi = 1;
+  for (let i = 0; i < 100; i++) {
+    const mid = (lo + hi) / 2;
+    if (f(mid) > 0) lo = mid; else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+function pairedDifferenceInterval(better: number, worse: number, n: number): [number, number] {
+  const m = better + worse;
+  if (m === 0) return [0, 0];
+  // Lower: P(X ≥ better | q) = 2.5%; upper: P(X ≤ better | q) = 2.5%.
+  const lower = better === 0 ? 0 : solve((q) => 0.025 - (1 - binomialCdf(better - 1, m, q)));
+  const upper = better === m ? 1 : solve((q) => binomialCdf(better, m, q) - 0.025);
+  return [(m / n) * (2 * lower - 1), (m / n) * (2 * upper - 1)];
+}
+
+function expectInterval(interval: readonly number[], reference: [number, number]): void {
+  expect(interval[0]).toBeCloseTo(reference[0], 6);
+  expect(interval[1]).toBeCloseTo(reference[1], 6);
 }
 // ---------------------------------------------------------------------------------------------------
 
@@ -283,7 +302,8 @@ describe("typelm reproduce: the numbers in results.json, recomputed from the row
         for (const k of ["precision", "recall", "f1"] as const) expect(got[k]).toBeCloseTo(expected[k], 12);
       }
       const hits = s.right.reduce((a: number, b) => a + b, 0);
-      expectInterval(e.ci.accuracy!, resampleDistribution(40, hits));
+      expectInterval(e.ci.accuracy!, wilson(hits, 40));
+      expect(e.ciMethod).toMatchObject({ accuracy: "wilson", f1_score: "bootstrap-bca" });
     }
 
     // The comparison: pairs by example, examples that went 0 → 1 and 1 → 0, the exact McNemar p-value.
@@ -291,12 +311,24 @@ describe("typelm reproduce: the numbers in results.json, recomputed from the row
     const worse = ids.filter((_, i) => opt.right[i]! < base.right[i]!).length;
     expect(better + worse).toBeGreaterThan(0);
     const p = mcnemarP(better, worse);
-    for (const metric of ["accuracy", "f1_score"]) {
-      // Per example, a one-label F1 is 1 when the label is right and 0 otherwise: the same discordant pairs.
-      const c = r.comparison[metric]!;
-      expect(c).toMatchObject({ n: 40, better, worse, test: "McNemar exact", confidence: 0.95 });
-      expect(c.pValue).toBeCloseTo(p, 12);
-      expect(c.significant).toBe(p < 0.05);
+    const c = r.comparison.accuracy!;
+    expect(c).toMatchObject({ n: 40, better, worse, test: "mcnemar-exact", ciMethod: "clopper-pearson", confidence: 0.95 });
+    expect(c.pValue).toBeCloseTo(p, 12);
+    expect(c.significant).toBe(p < 0.05);
+    // f1_score: the permutation test of macro-F1 (swap the two predictions of an example). Exact when at
+    // most 16 examples changed their prediction: enumerate every swap pattern here.
+    const f1c = r.comparison.f1_score!;
+    expect(f1c.test).toBe("permutation-macro-f1");
+    const differ = ids.map((_, i) => i).filter((i) => base.predicted[i] !== opt.predicted[i]);
+    if (differ.length <= 16) {
+      const observed = Math.abs(macroF1(goldLabels, opt.predicted) - macroF1(goldLabels, base.predicted));
+      let extreme = 0;
+      for (let mask = 0; mask < 2 ** differ.length; mask++) {
+        const a = [...base.predicted], b = [...opt.predicted];
+        differ.forEach((i, bit) => { if (mask & (1 << bit)) [a[i], b[i]] = [b[i]!, a[i]!]; });
+        if (Math.abs(macroF1(goldLabels, b) - macroF1(goldLabels, a)) >= observed - 1e-12) extreme++;
+      }
+      expect(f1c.pValue).toBeCloseTo(extreme / 2 ** differ.length, 12);
     }
     const acc = r.comparison.accuracy!;
     expect(acc.a).toBeCloseTo(base.accuracy, 12);
@@ -305,6 +337,6 @@ describe("typelm reproduce: the numbers in results.json, recomputed from the row
     expect(acc.diff).toBeCloseTo((better - worse) / 40, 12);
     const f1 = r.comparison.f1_score!;
     expect(f1.diff).toBeCloseTo(macroF1(goldLabels, opt.predicted) - macroF1(goldLabels, base.predicted), 12);
-    expectInterval(acc.ci, resampleDistribution(40, better, worse));
+    expectInterval(acc.ci, pairedDifferenceInterval(better, worse, 40));
   }, 90000);
 });

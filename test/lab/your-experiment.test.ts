@@ -110,9 +110,17 @@ describe("an experiment of your own: typelm run with two models, then runs, show
     for (const m of [a, b]) expect(Object.keys(m.comparison)).toEqual(["accuracy", "f1_score"]);
     const md = readFileSync(join(cwd, "reports/tickets/report.md"), "utf8");
     expect(md.split("\n")[0]).toBe("Models: openai/model-a (from --lm, temperature 0); openai/model-b (from --lm, temperature 0).");
-    expect(md).toContain("| model | metric | baseline (95% CI) | optimized (95% CI) | optimized − baseline (95% CI) | p | |");
+    expect(md).toContain("| model | metric | baseline (95% CI) | optimized (95% CI) | optimized − baseline (95% CI) | p | p (Holm) | verdict |");
+    // Holm over the report's four comparisons (2 metrics × 2 models), by hand: sort the p-values,
+    // multiply the i-th smallest by (4 − i), keep the running maximum, cap at 1.
+    const family = [a, b].flatMap((m) => ["accuracy", "f1_score"].map((metric) => m.comparison[metric]!));
+    const order = family.map((_, i) => i).sort((x, y) => family[x]!.pValue - family[y]!.pValue);
+    let running = 0;
+    const holm = new Array<number>(4);
+    order.forEach((idx, rank) => { running = Math.max(running, Math.min(1, (4 - rank) * family[idx]!.pValue)); holm[idx] = running; });
+    family.forEach((c, i) => expect(c.pAdjusted).toBeCloseTo(holm[i]!, 12));
     for (const id of ["openai/model-a", "openai/model-b"]) {
-      expect(md).toMatch(new RegExp(`\\| \`${id}\` \\| accuracy \\| \\d\\.\\d{3} \\(\\d\\.\\d{3}–\\d\\.\\d{3}\\) \\| \\d\\.\\d{3} \\(\\d\\.\\d{3}–\\d\\.\\d{3}\\) \\| [+-]?\\d\\.\\d{3} \\([+-]?\\d\\.\\d{3} to [+-]?\\d\\.\\d{3}\\) \\| [<=]? ?[\\d.]+ \\| (not )?significant at the 5% level \\|`));
+      expect(md).toMatch(new RegExp(`\\| \`${id}\` \\| accuracy \\| \\d\\.\\d{3} \\(\\d\\.\\d{3}–\\d\\.\\d{3}\\) \\| \\d\\.\\d{3} \\(\\d\\.\\d{3}–\\d\\.\\d{3}\\) \\| [+-]?\\d\\.\\d{3} \\([+-]?\\d\\.\\d{3} to [+-]?\\d\\.\\d{3}\\) \\| [<=]? ?[\\d.]+ \\| [<=]? ?[\\d.]+ \\| (not )?significant at the 5% level[^|]* \\|`));
       expect(md).toContain(`## Optimized program (\`${id}\`)`);
     }
     expect(md).not.toContain("datasets/tickets/ATTRIBUTION.md");
