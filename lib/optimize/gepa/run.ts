@@ -92,7 +92,8 @@ export async function compileGEPA<M extends Module>(gepa: GEPA, args: GEPACompil
   };
   const spending = new MetricBudget(budget);
   const rec = RunRecorder.start("GEPA", config, resume, {
-    spent: () => spending.spent, bar: { progress: o.progress, unit: "metric calls", total: budget },
+    spent: () => spending.spent,
+    bar: { progress: o.progress, unit: "metric calls", total: budget, ...(validation === "training" ? { scoreLabel: "training examples (chosen on them)" } : {}) },
   });
   gepa.lastRun = rec.run;
   const warnings = validation === "training" ? [warnScoredOnTraining(rec.id, train.length)] : [];
