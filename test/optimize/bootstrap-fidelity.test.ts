@@ -127,6 +127,49 @@ describe("what every demo set holds", () => {
   });
 });
 
+describe("SimpleOptimizer's demo sets are bootstrapped the same way", () => {
+  async function simpleRun(metricThreshold?: number) {
+    const opt = new SimpleOptimizer({
+      metric: ninety, kDemos: 3, numTrials: 5, seed: 5, progress: false, instructions: ["Label it."],
+      ...(metricThreshold === undefined ? {} : { metricThreshold }),
+    });
+    await opt.compile({ moduleInstance: new Predict(Noted).configure((c) => { c.lm = teacherModel(); }), trainingExamples: train, validationExamples: val });
+    const run = opt.lastRun!;
+    const boot = run.trials[0]!;
+    return { run, boot, sets: (boot.data.sets as Record<string, Demo[][]>).self!, quotas: boot.data.quotas as number[] };
+  }
+
+  it("with a 0.9 metric it keeps teacher runs; trial t shows demo set t, kDemos demos, bootstrapped topped up with labelled", async () => {
+    const { run, boot, sets, quotas } = await simpleRun();
+    expect(run.config.metricThreshold).toBeNull();
+    expect(boot.kind).toBe("bootstrap");
+    expect(boot.data.kept).toBeGreaterThan(0);
+    expect(sets).toHaveLength(6);
+    expect(sets[0]).toEqual([]);
+    expect(sets[1]!.filter(fromRun)).toEqual([]);
+    for (const [i, set] of sets.entries()) {
+      if (i === 0) continue;
+      expect(set).toHaveLength(3);
+      expect(new Set(set.map((d) => d.id)).size).toBe(3);
+      if (i >= 2) expect(set.filter(fromRun)).toHaveLength(quotas[i]!);
+    }
+    const trials = run.trials.filter((t) => t.kind === "trial");
+    expect(trials).toHaveLength(5);
+    trials.forEach((t, i) => expect(t.demoIds.self).toEqual(sets[i + 1]!.map((d) => d.id)));
+    // Validation examples are scored, training examples are the demos.
+    const valIds = new Set(val.map((e) => e.id));
+    for (const t of trials) for (const id of t.demoIds.self!) expect(valIds.has(id)).toBe(false);
+  });
+
+  it("with metricThreshold 0.95 it keeps none, and every trial still shows kDemos labelled demos", async () => {
+    const { run, boot, sets } = await simpleRun(0.95);
+    expect(run.config.metricThreshold).toBe(0.95);
+    expect(boot.data.kept).toBe(0);
+    expect(sets.flat().filter(fromRun)).toEqual([]);
+    for (const t of run.trials.filter((x) => x.kind === "trial")) expect(t.demoIds.self).toHaveLength(3);
+  });
+});
+
 describe("metricThreshold as an option", () => {
   it("is recorded in the run's configuration (null when not given)", async () => {
     expect((await bootstrapOf()).run.config.metricThreshold).toBeNull();

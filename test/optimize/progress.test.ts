@@ -29,10 +29,10 @@ describe("optimizer progress bar", () => {
     const { opt, run } = simple();
     const text = await stderrDuring(true, run);
     const r = opt.lastRun!;
-    // The baseline and 4 trials.
-    expect(r.trials).toHaveLength(5);
+    // The bootstrap, the baseline and 4 trials.
+    expect(r.trials).toHaveLength(6);
     expect(text).toContain("SimpleOptimizer");
-    expect(text).toContain("5/5 trials");
+    expect(text).toContain("6/6 trials");
     expect(text).toContain(`best ${r.score!.toFixed(3)}, validation (chosen on it)`);
     expect(text).toContain("failed 0");
   });
