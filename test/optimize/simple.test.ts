@@ -221,7 +221,7 @@ describe("SimpleOptimizer.estimate", () => {
       const run = opt.lastRun!;
       expect(run.trials.every((t) => t.reused === 0)).toBe(true);
       const boot = run.trials.find((t) => t.kind === "bootstrap")!;
-      expect(run.summary.lmCalls - boot.lmCalls).toBe((numTrials + 1) * 15);
+      expect((run.summary.lmCalls as number) - boot.lmCalls).toBe((numTrials + 1) * 15);
       expect(estimate.lmCalls).toBe((numTrials + 1) * 15 + teacherRuns);
       // A pool example runs at most once.
       expect(boot.lmCalls).toBeLessThanOrEqual(15);
