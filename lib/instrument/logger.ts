@@ -17,9 +17,10 @@ const OMITTED = new Set(["messages", "content", "traceId", "spanId", "parentSpan
 
 const DEBUG_EVENTS = new Set(["lm.request.start", "lm.chat.start", "tool.call.start", "tool.call", "sandbox.run.start", "lm.structured.fallback"]);
 
-/** Level of an event: failures are errors, per-chunk detail is debug, the rest info. */
+/** Level of an event: failures are errors, `*.warning` events warnings, per-chunk detail is debug, the rest info. */
 function levelOf(event: TypelmEvent): LogLevel {
   if (event.payload["ok"] === false || (event.payload["error"] !== undefined && event.payload["error"] !== null)) return "error";
+  if (event.name.endsWith(".warning")) return "warn";
   if (DEBUG_EVENTS.has(event.name)) return "debug";
   return "info";
 }

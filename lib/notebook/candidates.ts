@@ -6,7 +6,16 @@ import { formatNumber, htmlTable, textTable, type Cell } from "./html.js";
 import { expectObject } from "./input.js";
 
 /** What the candidates chart reads from a run: its trials (the rest of an `OptimizationRun` is optional). */
-export type CandidatesInput = Pick<OptimizationRun, "trials"> & Partial<Pick<OptimizationRun, "name" | "bestTrial" | "id">>;
+export type CandidatesInput = Pick<OptimizationRun, "trials"> & Partial<Pick<OptimizationRun, "name" | "bestTrial" | "id" | "summary">>;
+
+/**
+ * The label of a score that chose a configuration: the search picked the configuration for that very
+ * score, so it is optimistic (a held-out test score is the one to quote). GEPA without validation
+ * examples chose on its training examples.
+ */
+export function chosenLabel(run: Pick<CandidatesInput, "summary">): string {
+  return run.summary?.validation === "training" ? "training examples (chosen on them)" : "validation (chosen on it)";
+}
 
 // GEPA's rejected proposals were scored on a minibatch only, like MIPROv2's minibatch trials.
 const isMinibatch = (t: Trial) => /minibatch|rejected/i.test(t.kind);
@@ -27,10 +36,11 @@ export function candidatePoints(trials: readonly Trial[]): { trial: number; kind
 
 function scoreChart(run: CandidatesInput): VegaLiteSpec {
   const points = candidatePoints(run.trials);
+  const on = run.summary?.validation === "training" ? "training-example" : "validation";
   const x = { field: "trial", type: "quantitative", title: "trial", axis: { tickMinStep: 1 } };
   const y = { field: "score", type: "quantitative", title: "score", scale: { domain: [0, 1] } };
   return {
-    title: "Score per trial (green: best full score so far)",
+    title: `Score per trial (green: best ${on} score so far, chosen on it)`,
     width: 480,
     height: 240,
     layer: [
@@ -125,7 +135,7 @@ function trialRows(run: CandidatesInput): (string | Cell)[][] {
         String(t.index) + (t.index === run.bestTrial ? " ★" : ""),
         t.kind,
         t.parents?.length ? t.parents.join(", ") : "",
-        t.error ? `failed: ${t.error}` : formatNumber(t.score),
+        t.error ? `failed: ${t.error}` : formatNumber(t.score) + (t.index === run.bestTrial ? ` — ${chosenLabel(run)}` : ""),
         instructions,
         demos,
       ];
@@ -133,7 +143,11 @@ function trialRows(run: CandidatesInput): (string | Cell)[][] {
     });
 }
 
-/** The candidates bundle: a score-per-trial chart (with the parent tree for GEPA) and a table of what each trial tried. */
+/**
+ * The candidates bundle: a score-per-trial chart (with the parent tree for GEPA) and a table of what
+ * each trial tried. The best score, and the returned trial's score in the table, are labelled
+ * "validation (chosen on it)".
+ */
 export async function candidatesBundle(run: CandidatesInput): Promise<MimeBundle> {
   const expected = "an optimization run (optimizer.lastRun after compile, or lab.run(id))";
   expectObject(run, "display.candidates", expected);
@@ -142,7 +156,7 @@ export async function candidatesBundle(run: CandidatesInput): Promise<MimeBundle
   const rows = trialRows(run);
   const points = candidatePoints(run.trials);
   const best = points.reduce<number | null>((b, p) => (p.best === null ? b : p.best), null);
-  const summary = `${run.name ?? "Optimization"}: ${run.trials.length} trials, best full score ${formatNumber(best)}`;
+  const summary = `${run.name ?? "Optimization"}: ${run.trials.length} trials, best score ${formatNumber(best)}, ${chosenLabel(run)}`;
   return chartBundle(chartSpec(run), summary, `${summary}\n${textTable(headers, rows)}`, htmlTable(headers, rows));
 }
 

@@ -17,14 +17,19 @@ export interface BootstrapOptions {
   /** The demo pool: the training examples demos may come from, with their ids (never scored by the search). */
   pool: readonly IdentifiedExample[];
   metric: Metric;
-  /** Demos per set: the quota of bootstrapped demos (labelled set, unshuffled set), and the most a shuffled set draws. */
+  /** Bootstrapped demos per set: the quota of the unshuffled set, and the most a shuffled set draws (DSPy's `max_bootstrapped_demos`). */
   kDemos: number;
+  /**
+   * Labelled demos: the size of the labelled-only set, and what every bootstrapped set is topped up
+   * to with labelled pool examples (DSPy's `max_labeled_demos`); 0 for neither.
+   */
+  maxLabelled: number;
   /** How many demo sets per predictor, set 0 (as given) included. */
   numSets: number;
   /** Labelled demos the teacher carries into each run (never the example being run); 0 for none. */
   teacherDemos: number;
-  /** A run's trace is kept when the metric scores it at least this. */
-  threshold: number;
+  /** A run's trace is kept when the metric scores it at least this; undefined: when it scores above 0 (as DSPy). */
+  metricThreshold: number | undefined;
   /** Program runs at once. */
   concurrency: number;
   random: Random;
@@ -38,7 +43,7 @@ export interface BootstrapResult {
   tried: number;
   /** Of those, the runs the metric passed. */
   kept: number;
-  /** Per set (index 0 and 1 included, as 0): how many bootstrapped demos the set asked for. */
+  /** Per set (set 0 and the labelled-only set as 0): how many bootstrapped demos the set asked for. */
   quotas: number[];
   /** The ids of the labelled demos the teacher carried, per predictor path. */
   teacherDemoIds: Record<string, string[]>;
@@ -53,15 +58,25 @@ interface Outcome {
 }
 
 /**
+ * Whether a teacher run's score keeps its trace, as DSPy's BootstrapFewShot decides: at least
+ * `metricThreshold` when one is given, else any score above 0.
+ */
+export function keepsRun(score: number, metricThreshold: number | undefined): boolean {
+  return metricThreshold === undefined ? score > 0 : score >= metricThreshold;
+}
+
+/**
  * Candidate demo sets per predictor, as DSPy's `create_n_fewshot_demo_sets` builds them for MIPROv2:
- * set 0 = the predictor's own demos, set 1 = `kDemos` labelled pool examples, set 2 = demos
+ * set 0 = the predictor's own demos, set 1 = `maxLabelled` labelled pool examples, set 2 = demos
  * bootstrapped from the pool in its order until `kDemos` runs passed, sets 3.. = the same from a
- * seeded shuffle of the pool with a quota drawn from 1..kDemos. Bootstrapping runs a teacher (the
- * program carrying `teacherDemos` labelled demos, minus the example being run) on pool examples one
- * after another until the set's quota of runs passed the metric, or the pool runs out; a passed
- * run's predictor calls become demos of those predictors (one call per predictor per run, a seeded
- * choice when it made several). A set the pool could not fill is topped up with labelled examples.
- * Each pool example is run at most once (the teacher is the same for every set, so its outcome is too).
+ * seeded shuffle of the pool with a quota drawn from 1..kDemos (set 1 too when there is no
+ * labelled-only set). Bootstrapping runs a teacher (the program carrying `teacherDemos` labelled
+ * demos, minus the example being run) on pool examples one after another until the set's quota of
+ * runs passed the metric (`keepsRun`), or the pool runs out; a passed run's predictor calls become
+ * demos of those predictors (one call per predictor per run, a seeded choice when it made several).
+ * Then, as DSPy's BootstrapFewShot does, each bootstrapped set is topped up to `maxLabelled` demos
+ * with labelled pool examples whose runs did not give this set a demo. Each pool example is run at
+ * most once (the teacher is the same for every set, so its outcome is too).
  */
 export async function bootstrapDemoSets(o: BootstrapOptions): Promise<BootstrapResult> {
   const predictors = o.program.namedPredictors();
@@ -90,7 +105,7 @@ export async function bootstrapDemoSets(o: BootstrapOptions): Promise<BootstrapR
         return { score: metricScore(await o.metric(example, values, trace), o.metric.name || "metric").score, trace };
       });
       const demos = new Map<string, FewShotExample>();
-      if (score < o.threshold) return { demos };
+      if (!keepsRun(score, o.metricThreshold)) return { demos };
       const calls = new Map<string, TraceEntry[]>();
       for (const entry of trace) {
         const path = paths.get(entry.predictor);
@@ -111,45 +126,54 @@ export async function bootstrapDemoSets(o: BootstrapOptions): Promise<BootstrapR
     return found;
   };
 
-  /** Bootstrapped demos per path from `order`, stopping once `quota` runs passed (runs go `concurrency` at a time, read in order). */
-  const bootstrap = async (order: readonly IdentifiedExample[], quota: number): Promise<Map<string, FewShotExample[]>> => {
+  /**
+   * Bootstrapped demos per path from `order`, stopping once `quota` runs passed (runs go `concurrency`
+   * at a time, read in order), and the ids of the examples whose passed runs gave them.
+   */
+  const bootstrap = async (order: readonly IdentifiedExample[], quota: number): Promise<{ found: Map<string, FewShotExample[]>; used: Set<string> }> => {
     const found = new Map<string, FewShotExample[]>(predictors.map(([path]) => [path, []]));
-    let passed = 0;
-    for (let i = 0; i < order.length && passed < quota; i += o.concurrency) {
+    const used = new Set<string>();
+    for (let i = 0; i < order.length && used.size < quota; i += o.concurrency) {
       const chunk = order.slice(i, i + o.concurrency);
       const results = await Promise.all(chunk.map(outcomeOf));
-      for (const r of results) {
-        if (passed >= quota) break;
-        if (r.demos.size === 0) continue;
-        passed++;
+      results.forEach((r, j) => {
+        if (used.size >= quota || r.demos.size === 0) return;
+        used.add(chunk[j]!.id);
         for (const [path, demo] of r.demos) found.get(path)!.push(demo);
-      }
+      });
     }
-    return found;
+    return { found, used };
   };
 
-  const topUp = (path: string, set: FewShotExample[], size: number): FewShotExample[] => {
+  /** `set` topped up to `size` with labelled examples (seeded order), none of them an example in `used` or already in the set. */
+  const topUp = (path: string, set: FewShotExample[], used: ReadonlySet<string>, size: number): FewShotExample[] => {
     const have = new Set(set.map((d) => d.id));
     for (const d of o.random.shuffle(labelled.get(path)!)) {
       if (set.length >= size) break;
-      if (!have.has(d.id)) set.push(d);
+      if (!have.has(d.id) && !used.has(d.id!)) set.push(d);
     }
     return set;
   };
 
   const sets: DemoSets = Object.fromEntries(predictors.map(([path, p]) => [path, [[...p.demos]]]));
   const quotas = [0];
+  // DSPy builds the labelled-only set only when max_labeled_demos > 0; otherwise that set is a shuffled bootstrap too.
+  const labelledSet = o.maxLabelled > 0 && [...labelled.values()].some((l) => l.length > 0);
   for (let s = 1; s < o.numSets; s++) {
-    if (s === 1 && [...labelled.values()].some((l) => l.length > 0)) {
+    if (s === 1 && labelledSet) {
       quotas.push(0);
-      for (const [path] of predictors) sets[path]!.push(o.random.sample(labelled.get(path)!, o.kDemos));
+      for (const [path] of predictors) sets[path]!.push(o.random.sample(labelled.get(path)!, o.maxLabelled));
       continue;
     }
-    const quota = s <= 2 ? o.kDemos : 1 + o.random.int(o.kDemos);
-    const order = s <= 2 ? o.pool : o.random.shuffle(o.pool);
+    const unshuffled = s === 2;
+    const quota = unshuffled ? o.kDemos : 1 + o.random.int(o.kDemos);
+    const order = unshuffled ? o.pool : o.random.shuffle(o.pool);
     quotas.push(quota);
-    const found = await bootstrap(order, quota);
-    for (const [path] of predictors) sets[path]!.push(topUp(path, found.get(path)!.slice(0, quota), quota));
+    const { found, used } = await bootstrap(order, quota);
+    for (const [path] of predictors) {
+      const own = found.get(path)!.slice(0, quota);
+      sets[path]!.push(topUp(path, own, used, Math.max(o.maxLabelled, own.length)));
+    }
   }
 
   const settled = await Promise.all(outcomes.values());

@@ -43,7 +43,7 @@ export async function compileMIPRO<M extends Module>(opt: MIPROv2, args: Compile
   const proposalTemperature = opt.options.proposalTemperature ?? 1;
   const config = {
     module: moduleInstance.constructor.name, predictors: predictors.map(([p]) => p), ...b, kDemos, seed,
-    metric: metric.name || "metric", promptModel: promptModel.id, bootstrapThreshold: opt.options.bootstrapThreshold ?? 1, proposalTemperature,
+    metric: metric.name || "metric", promptModel: promptModel.id, metricThreshold: opt.options.metricThreshold ?? null, proposalTemperature,
     trainingExamples: train.length, validationExamples: given?.length ?? null, validation: split.validation, demoPool: pool.length,
     data: dataFingerprint([...train, ...(given ?? [])]),
   };
@@ -83,9 +83,10 @@ async function search<M extends Module>(
     // 1. Demo candidates. A zero-shot run still bootstraps a few demo sets, only to show the proposer.
     const boot = await rec.trial({ kind: "bootstrap", choices: {} }, async () => {
       const r = await bootstrapDemoSets({
-        program: program.clone(), pool: s.pool, metric, kDemos: zeroShot ? ZERO_SHOT_PROPOSER_DEMOS : s.kDemos,
+        // Zero-shot, DSPy bootstraps its proposer's sets with max_labeled_demos 0: no labelled demos anywhere.
+        program: program.clone(), pool: s.pool, metric, kDemos: zeroShot ? ZERO_SHOT_PROPOSER_DEMOS : s.kDemos, maxLabelled: zeroShot ? 0 : s.kDemos,
         numSets: zeroShot ? b.proposerSets : b.demoSets, teacherDemos: zeroShot ? 0 : s.kDemos,
-        threshold: opt.options.bootstrapThreshold ?? 1, random: new Random(s.seed, "bootstrap"), concurrency,
+        metricThreshold: opt.options.metricThreshold, random: new Random(s.seed, "bootstrap"), concurrency,
         exampleTimeout: opt.options.exampleTimeout,
       });
       return {

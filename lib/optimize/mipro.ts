@@ -9,7 +9,7 @@ import type { FewShotExample } from "../prompt/few-shot.js";
 import type { OptimizationRun } from "../store/records.js";
 import { FULL_EVAL_EVERY, MODES, resolveMode, trialsFor, type MIPROMode } from "./budget.js";
 import { checkExamples, type IdentifiedExample as Example } from "./examples.js";
-import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
+import { checkMetricThreshold, checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
 import { programCallUsage, signatureCallTokens, totalUsage, type UsageEstimate } from "./estimate.js";
 import type { SignatureClass } from "../signature/signature.js";
 import { Random } from "../random.js";
@@ -37,8 +37,11 @@ export interface MIPROv2Options {
   seed?: number;
   /** The LM that proposes instructions (default: the configured LM). */
   promptModel?: LanguageModel;
-  /** A bootstrapped run's trace becomes demos when the metric scores it at least this (default 1). */
-  bootstrapThreshold?: number;
+  /**
+   * The least metric score (in (0, 1]) a bootstrap teacher run needs for its trace to become demos.
+   * Default: any score above 0, as DSPy's `metric_threshold=None`.
+   */
+  metricThreshold?: number;
   /** Temperature of each instruction proposal (default 1.0, as DSPy's init_temperature); each proposal also gets its own rollout id. */
   proposalTemperature?: number;
   /** Examples evaluated at once (default 8). */
@@ -128,6 +131,7 @@ export class MIPROv2 {
     checkOptions("MIPROv2", options as CommonOptions, {
       kDemos: 0, numCandidates: 1, numTrials: 1, minibatchSize: 1, validationSize: 1, fullEvalEvery: 1, concurrency: 1,
     });
+    checkMetricThreshold("MIPROv2", options as Record<string, unknown>);
     this.options = options;
   }
 

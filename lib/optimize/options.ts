@@ -46,6 +46,27 @@ export function checkOptions(optimizer: string, options: CommonOptions, counts: 
   }
 }
 
+/**
+ * Checks `metricThreshold` (a number in (0, 1]: the least score a bootstrap teacher run needs for its
+ * trace to become demos) and refuses `bootstrapThreshold`, its former name. Throws a `ValidationError`
+ * naming the option.
+ */
+export function checkMetricThreshold(optimizer: string, options: Record<string, unknown>): void {
+  if (options.bootstrapThreshold !== undefined) {
+    throw new ValidationError(
+      `${optimizer} option bootstrapThreshold is now metricThreshold (as DSPy names it); without it a teacher run is kept when its score is above 0`,
+      { field: "bootstrapThreshold" },
+    );
+  }
+  const t = options.metricThreshold;
+  if (t !== undefined && (typeof t !== "number" || !Number.isFinite(t) || t <= 0 || t > 1)) {
+    throw new ValidationError(
+      `${optimizer} option metricThreshold must be a number above 0 and at most 1 (the least metric score a teacher run needs to give demos); received ${JSON.stringify(t)}`,
+      { field: "metricThreshold" },
+    );
+  }
+}
+
 /** The module's predictors, or a `ValidationError` when it is not a module or has none to tune. */
 export function tunablePredictors(optimizer: string, moduleInstance: unknown): [string, Tunable & Module][] {
   const module = checkModule(`${optimizer}.compile`, moduleInstance);

@@ -16,6 +16,8 @@ export interface TrialProgressOptions {
   total: number;
   /** `total` is an upper bound (MIPROv2 skips a full evaluation with nothing new to check): end on what was done. */
   upperBound?: boolean;
+  /** What the best score is labelled (default "validation (chosen on it)": the search chose on that score, so it is optimistic). */
+  scoreLabel?: string;
 }
 
 const NONE: TrialProgress = { trial() {}, stop() {} };
@@ -26,10 +28,11 @@ const notAValidationScore = /minibatch|rejected|bootstrap/i;
 
 /**
  * One terminal bar per compile (standard error, only when it is a terminal and `progress` is not
- * false): trials or metric calls done / total, best validation score so far, failed trials, cost.
+ * false): trials or metric calls done / total, best validation score so far (labelled "validation
+ * (chosen on it)"), failed trials, cost.
  */
 export function trialProgress(o: TrialProgressOptions): TrialProgress {
-  const bar = terminalBar(o.progress, o.total, `${o.label} {bar} {value}/{total} ${o.unit} | best {best} | failed {failures} | $ {cost}`, {
+  const bar = terminalBar(o.progress, o.total, `${o.label} {bar} {value}/{total} ${o.unit} | best {best}, ${o.scoreLabel ?? "validation (chosen on it)"} | failed {failures} | $ {cost}`, {
     best: "-", failures: 0, cost: "0.0000",
   });
   if (bar === null) return NONE;

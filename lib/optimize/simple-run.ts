@@ -5,6 +5,7 @@ import type { Module } from "../module.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import { noteScore } from "../store/module-score.js";
 import type { Trial } from "../store/records.js";
+import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON } from "./bootstrap.js";
 import { configKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
 import { labelledFits, dataFingerprint } from "./examples.js";
 import { ScoreMemo } from "./memo.js";
@@ -18,20 +19,42 @@ export async function compileSimple<M extends Module>(opt: SimpleOptimizer, args
   const { moduleInstance } = args;
   const { predictors, train, pool, scored, seed, kDemos, numTrials, metric } = setup;
   const maxCost = opt.options.maxCost;
+  const concurrency = opt.options.concurrency ?? 8;
+  const bootstraps = kDemos > 0;
   const config = {
     module: moduleInstance.constructor.name, predictors: predictors.map(([p]) => p), seed, kDemos, numTrials, metric: metric.name || "metric",
+    metricThreshold: opt.options.metricThreshold ?? null,
     instructions: opt.options.instructions ?? [], pool: pool.length, scored: scored.length,
     data: dataFingerprint([...train, ...scored]),
   };
-  const rec = RunRecorder.start("SimpleOptimizer", config, args.resume, { bar: { progress: opt.options.progress, unit: "trials", total: numTrials + 1 } });
+  const rec = RunRecorder.start("SimpleOptimizer", config, args.resume, {
+    bar: { progress: opt.options.progress, unit: "trials", total: numTrials + 1 + (bootstraps ? 1 : 0) },
+  });
   opt.lastRun = rec.run;
   try {
     // Candidates: instructions shared by all trials; one demo set per trial (set 0: the demos as given).
     const random = new Random(seed, "search");
     const candidates: Candidates = { instructions: {}, demoSets: {} };
-    for (const [path, p] of predictors) {
-      candidates.instructions[path] = [p.instruction, ...(opt.options.instructions ?? [])];
-      candidates.demoSets[path] = [[...p.demos]];
+    for (const [path, p] of predictors) candidates.instructions[path] = [p.instruction, ...(opt.options.instructions ?? [])];
+    let stopped = false;
+    if (bootstraps) {
+      // Trial t's demos are DSPy's candidate set t (BootstrapFewShotWithRandomSearch): labelled only,
+      // bootstrapped in the pool's order, then from seeded shuffles, each topped up to kDemos.
+      const boot = await rec.trial({ kind: "bootstrap", choices: {} }, async () => {
+        const r = await bootstrapDemoSets({
+          program: moduleInstance.clone(), pool, metric, kDemos, maxLabelled: kDemos, numSets: numTrials + 1, teacherDemos: kDemos,
+          metricThreshold: opt.options.metricThreshold, random: new Random(seed, "bootstrap"), concurrency, exampleTimeout: opt.options.exampleTimeout,
+        });
+        return {
+          kind: "bootstrap", choices: {}, instructions: {}, demoIds: {}, score: r.tried === 0 ? null : r.kept / r.tried,
+          data: { sets: demoSetsToJSON(r.sets), tried: r.tried, kept: r.kept, quotas: r.quotas, teacherDemoIds: r.teacherDemoIds, failures: r.failures },
+        };
+      });
+      if (boot.error !== null) throw new TypelmError(`SimpleOptimizer bootstrap step failed (trial ${boot.index}): ${boot.error}`);
+      candidates.demoSets = demoSetsFromJSON(boot.data.sets);
+      stopped = rec.overCost(maxCost);
+    } else {
+      for (const [path, p] of predictors) candidates.demoSets[path] = [[...p.demos]];
     }
     const plans: Choices[] = [Object.fromEntries(predictors.map(([path]) => [path, { instruction: 0, demos: 0 }]))];
     // Instructions are drawn round by round from fresh permutations, so every variant gets tried.
@@ -41,9 +64,12 @@ export async function compileSimple<M extends Module>(opt: SimpleOptimizer, args
       for (const [path, p] of predictors) {
         const n = candidates.instructions[path]!.length;
         if ((t - 1) % n === 0) rounds.set(path, random.shuffle([...Array(n).keys()]));
-        const fits = pool.filter((e) => labelledFits(p, e.example));
-        const demos = random.sample(fits, kDemos).map((e) => new FewShotExample({ input: e.example.input, output: e.example.output, id: e.id }));
-        candidates.demoSets[path]!.push(fits.length === 0 ? [...p.demos] : demos);
+        if (!bootstraps) {
+          // Instructions only: no demos (the demos as given when no training example fits the predictor).
+          const fits = pool.filter((e) => labelledFits(p, e.example));
+          const demos = random.sample(fits, kDemos).map((e) => new FewShotExample({ input: e.example.input, output: e.example.output, id: e.id }));
+          candidates.demoSets[path]!.push(fits.length === 0 ? [...p.demos] : demos);
+        }
         choices[path] = { instruction: rounds.get(path)![(t - 1) % n]!, demos: t };
       }
       plans.push(choices);
@@ -51,12 +77,11 @@ export async function compileSimple<M extends Module>(opt: SimpleOptimizer, args
     // Scores by (configuration, example), also those of replayed trials, so a resumed run reuses what the uninterrupted one did.
     const memo = new ScoreMemo();
     let best: Trial | undefined;
-    let stopped = false;
-    for (const [t, choices] of plans.entries()) {
+    for (const [t, choices] of stopped ? [] : plans.entries()) {
       const kind = t === 0 ? "baseline" : "trial";
       const key = configKey(candidates, choices);
       const trial = await rec.trial({ kind, choices: choices as Trial["choices"] }, async () => {
-        const r = await scoreOn(configured(moduleInstance, candidates, choices), scored, metric, opt.options.concurrency ?? 8, {
+        const r = await scoreOn(configured(moduleInstance, candidates, choices), scored, metric, concurrency, {
           memo: { memo, config: key }, exampleTimeout: opt.options.exampleTimeout,
           ...(opt.options.batch ? { batch: opt.options.batch } : {}),
         });
@@ -71,12 +96,12 @@ export async function compileSimple<M extends Module>(opt: SimpleOptimizer, args
     }
     const trials = rec.run.trials;
     if (best === undefined && !stopped) {
-      throw new TypelmError(`SimpleOptimizer: every trial failed, so there is nothing to return; first failure: ${trials[0]?.error}`);
+      throw new TypelmError(`SimpleOptimizer: every trial failed, so there is nothing to return; first failure: ${trials.find((t) => t.error !== null)?.error}`);
     }
     // Stopped before anything scored: the configuration as given (trial 0's) is all there is.
     const result = configured(moduleInstance, candidates, (best?.choices ?? plans[0]!) as Choices) as M;
     if (best !== undefined) noteScore(result, best.score!);
-    const baseline = trials[0]!.score;
+    const baseline = trials.find((t) => t.kind === "baseline")?.score ?? null;
     rec.finish({
       status: stopped ? "stopped" : "completed", score: best?.score ?? null, bestTrial: best?.index ?? null,
       summary: {

@@ -6,7 +6,7 @@ import { FewShotExample } from "../prompt/few-shot.js";
 import type { OptimizationRun } from "../store/records.js";
 import { programCallUsage, totalUsage, type UsageEstimate } from "./estimate.js";
 import { checkExamples, labelledFits, type IdentifiedExample as Example } from "./examples.js";
-import { checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
+import { checkMetricThreshold, checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
 import { Random } from "../random.js";
 import type { BatchOption } from "../evaluate/batch-transport.js";
 
@@ -18,8 +18,17 @@ export interface SimpleOptimizerOptions {
   seed?: number;
   /** Random configurations tried after the baseline (default 10). */
   numTrials?: number;
-  /** Demos per predictor in a tried configuration (default 4; 0 searches instructions only). */
+  /**
+   * Demos per predictor in a tried configuration (default 4; 0 searches instructions only): each
+   * trial's demo set is bootstrapped as DSPy's BootstrapFewShotWithRandomSearch builds its candidates
+   * (labelled only, then teacher runs topped up with labelled examples to kDemos).
+   */
   kDemos?: number;
+  /**
+   * The least metric score (in (0, 1]) a bootstrap teacher run needs for its trace to become demos.
+   * Default: any score above 0, as DSPy's `metric_threshold=None`.
+   */
+  metricThreshold?: number;
   /** Instruction variants tried for every predictor, besides its current instruction. */
   instructions?: string[];
   /** Examples evaluated at once (default 8). */
@@ -71,10 +80,14 @@ export interface Setup {
 /**
  * Seeded random search: the baseline, then `numTrials` configurations each drawing, per predictor, an
  * instruction (current or one of `instructions`; each round of draws is a permutation, so every one
- * is tried when `numTrials` allows) and `kDemos` demos from the demo pool, all scored on
- * the same examples. Without validation examples the training examples are split (seeded): the first
- * half is the demo pool and the rest is scored, so a demo is never scored against itself. Returns a
- * clone with the best configuration (the baseline unless one scores strictly higher).
+ * is tried when `numTrials` allows) and, trial t, demo set t, all scored on the same examples. The
+ * demo sets are bootstrapped as DSPy's BootstrapFewShotWithRandomSearch builds its candidates (set 1
+ * `kDemos` labelled pool examples, set 2 teacher runs on the pool in its order, later sets on seeded
+ * shuffles with a quota drawn from 1..kDemos, each topped up with labelled examples to `kDemos`; a
+ * teacher run is kept when its score is above 0, or at least `metricThreshold`). Without validation
+ * examples the training examples are split (seeded): the first half is the demo pool and the rest
+ * is scored, so a demo is never scored against itself. Returns a clone with the best configuration
+ * (the baseline unless one scores strictly higher).
  *
  * A configuration is scored once per example: a trial whose configuration (instruction texts and
  * demos) was scored before reuses those scores (`trial.reused`) without calling the model.
@@ -85,6 +98,7 @@ export class SimpleOptimizer {
 
   constructor(options: SimpleOptimizerOptions = {}) {
     checkOptions("SimpleOptimizer", options as CommonOptions, { numTrials: 1, kDemos: 0, concurrency: 1 });
+    checkMetricThreshold("SimpleOptimizer", options as Record<string, unknown>);
     if (options.instructions !== undefined && (!Array.isArray(options.instructions) || options.instructions.some((i) => typeof i !== "string" || i.trim() === ""))) {
       throw new ValidationError("SimpleOptimizer option instructions must be an array of non-empty strings", { field: "instructions" });
     }
@@ -103,13 +117,16 @@ export class SimpleOptimizer {
   }
 
   /**
-   * What a compile would spend, without calling any model: LM calls = (numTrials + 1) · S · C for S
-   * scored examples and C calls per program run (default: one per predictor, a straight pipeline);
-   * tokens from the prompts rendered for a sample of the scored examples (the baseline with the
-   * predictors' own demos, the trials with `kDemos` demos from the pool) and replies written from
-   * their expected outputs; cost from the model's list price (null when unknown). An actual run makes
-   * at most these LM calls: exactly these when no configuration repeats (a repeated one reuses its
-   * scores) and no program call fails part-way through a pipeline.
+   * What a compile would spend, without calling any model: LM calls = C·B + (numTrials + 1) · S · C
+   * for S scored examples and C calls per program run (default: one per predictor, a straight
+   * pipeline), B the bootstrap's teacher runs (0 with `kDemos` 0), estimated as MIPROv2's with half
+   * of them passing: min(pool, 2k + (k+1)·(numTrials − 2)) for k = kDemos and 2 or more trials;
+   * tokens from the prompts rendered for a sample of the examples (the baseline with the predictors'
+   * own demos, the teacher runs and the trials with `kDemos` demos from the pool) and replies written
+   * from their expected outputs; cost from the model's list price (null when unknown). An actual run
+   * makes at most the trials' share of these LM calls: exactly that when no configuration repeats (a
+   * repeated one reuses its scores) and no program call fails part-way through a pipeline; its
+   * teacher runs depend on how many pass.
    */
   estimate(args: Omit<SimpleCompileArgs<Module>, "resume"> & { callsPerRun?: number }): UsageEstimate {
     const s = this.setup(args);
@@ -121,9 +138,13 @@ export class SimpleOptimizer {
       return [path, fits.length === 0 ? p.demos : fits.map((e) => new FewShotExample({ input: e.example.input, output: e.example.output, id: e.id }))];
     }));
     const trials = programCallUsage({ program: args.moduleInstance, examples, calls: s.numTrials * s.scored.length * perRun, demos });
+    const k = s.kDemos;
+    const teacherRuns = k === 0 || s.numTrials < 2 ? 0 : Math.min(s.pool.length, 2 * k + (k + 1) * (s.numTrials - 2));
+    const teacher = programCallUsage({ program: args.moduleInstance, examples: s.pool.map((e) => e.example), calls: teacherRuns * perRun, demos });
     // With batch, every trial's scoring goes through the batch service: all of it at the batch price.
     const batch = this.options.batch !== undefined && this.options.batch !== false;
-    return totalUsage([...baseline, ...trials].map((u) => ({ ...u, batch })));
+    // The teacher runs stay live.
+    return totalUsage([...[...baseline, ...trials].map((u) => ({ ...u, batch })), ...teacher]);
   }
 
   /** Checks the arguments and works out the demo pool and the scored examples (no model call). */

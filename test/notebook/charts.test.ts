@@ -149,7 +149,7 @@ describe("display.candidates", () => {
     expect(html).not.toContain("<b>briefly");
     expect(html).toContain("self: train-4");
     expect(html).toContain("failed: LMError: &lt;timeout&gt;");
-    expect(bundle["text/plain"]).toContain("7 trials, best full score 0.7");
+    expect(bundle["text/plain"]).toContain("7 trials, best score 0.7, validation (chosen on it)");
   });
 
   it("draws a GEPA run's candidates as a tree of generations", async () => {

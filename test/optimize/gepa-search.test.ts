@@ -155,7 +155,7 @@ describe("display.candidates on a GEPA run", () => {
     expect(tree.layer[1]!.data.values.map((n) => [n.trial, n.score])).toEqual(kept.map((t) => [t.index, t.score]));
     expect(tree.layer[2]!.data.values.map((n) => n.label)).toContain(`#${run.bestTrial} 1.00`);
     expect(tree.layer[0]!.data.values).toHaveLength(kept.reduce((a, t) => a + t.parents.length, 0));
-    expect(bundle["text/plain"]).toContain(`GEPA: ${run.trials.length} trials, best full score 1`);
+    expect(bundle["text/plain"]).toContain(`GEPA: ${run.trials.length} trials, best score 1, validation (chosen on it)`);
   });
 });
 

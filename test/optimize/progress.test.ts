@@ -29,11 +29,11 @@ describe("optimizer progress bar", () => {
     const { opt, run } = simple();
     const text = await stderrDuring(true, run);
     const r = opt.lastRun!;
-    // The baseline and 4 trials.
-    expect(r.trials).toHaveLength(5);
+    // The bootstrap, the baseline and 4 trials.
+    expect(r.trials).toHaveLength(6);
     expect(text).toContain("SimpleOptimizer");
-    expect(text).toContain("5/5 trials");
-    expect(text).toContain(`best ${r.score!.toFixed(3)}`);
+    expect(text).toContain("6/6 trials");
+    expect(text).toContain(`best ${r.score!.toFixed(3)}, validation (chosen on it)`);
     expect(text).toContain("failed 0");
   });
 
@@ -54,7 +54,7 @@ describe("optimizer progress bar", () => {
     expect(text).toContain("MIPROv2");
     expect(text).toContain("7/7 trials");
     // The best is a validation score (baseline or full), never a minibatch one.
-    expect(text).toContain(`best ${r.score!.toFixed(3)}`);
+    expect(text).toContain(`best ${r.score!.toFixed(3)}, validation (chosen on it)`);
   });
 
   it("GEPA's bar counts metric calls against the budget", async () => {
@@ -65,7 +65,7 @@ describe("optimizer progress bar", () => {
     expect(text).toContain("GEPA");
     expect(text).toContain(`${r.summary.metricCalls}/60 metric calls`);
     expect(r.summary.metricCalls).toBeGreaterThan(8);
-    expect(text).toContain(`best ${r.score!.toFixed(3)}`);
+    expect(text).toContain(`best ${r.score!.toFixed(3)}, validation (chosen on it)`);
   });
 
   it("tells the notebook display through optimizer.start whether progress is off", async () => {

@@ -34,12 +34,13 @@ describe("SimpleOptimizer", () => {
     Instrumentation.subscribe(/^optimizer\./, (e) => events.push(e.name));
     await opt.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train });
     const run = opt.lastRun!;
-    expect(run.trials.map((t) => t.kind)).toEqual(["baseline", "trial", "trial", "trial", "trial"]);
+    // The bootstrap builds the trials' demo sets (DSPy's BootstrapFewShotWithRandomSearch candidates), then the baseline and 4 trials.
+    expect(run.trials.map((t) => t.kind)).toEqual(["bootstrap", "baseline", "trial", "trial", "trial", "trial"]);
     expect(events).toEqual(["optimizer.start", ...run.trials.map(() => "optimizer.trial"), "optimizer.end"]);
     const stored = LabStore.open(labFile()).run(run.id) as OptimizationRun;
     expect(stored.status).toBe("completed");
     expect(stored.trials).toEqual(run.trials);
-    for (const t of run.trials.slice(1)) {
+    for (const t of run.trials.filter((x) => x.kind === "trial")) {
       const scored = new Set(t.exampleScores!.map((e) => e.exampleId));
       expect(t.exampleScores).toHaveLength(15);
       expect(t.demoIds.self).toHaveLength(3);
@@ -151,9 +152,10 @@ describe("SimpleOptimizer per-example errors", () => {
     const opt = new SimpleOptimizer({ seed: 2, numTrials: 2, kDemos: 2, metric: judge });
     await opt.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train });
     const run = opt.lastRun!;
-    const erring = run.trials[0]!.exampleScores!.filter((e) => e.error !== null);
+    const scoring = run.trials.filter((t) => t.kind !== "bootstrap");
+    const erring = scoring[0]!.exampleScores!.filter((e) => e.error !== null);
     expect(erring.length).toBeGreaterThan(0);
-    for (const t of run.trials) {
+    for (const t of scoring) {
       expect(t.error).toBeNull();
       expect(t.score).not.toBeNull();
       for (const e of t.exampleScores!.filter((x) => x.error !== null)) {
@@ -169,14 +171,19 @@ describe("SimpleOptimizer maxCost", () => {
     const options = { seed: 4, numTrials: 5, kDemos: 2, instructions: candidateInstructions(2) };
     const lm = new BilledLM(0.001);
     const program = new Predict(Topic).configure((c) => { c.lm = lm; });
-    // 15 scored examples: 0.015 USD a trial (none repeats), so 0.04 is reached by the third trial.
+    // 0.001 USD a call: the bootstrap's teacher runs, then 15 scored examples a trial (none repeats).
     const opt = new SimpleOptimizer({ ...options, maxCost: 0.04 });
     const tuned = await opt.compile({ moduleInstance: program, trainingExamples: train });
     const run = opt.lastRun!;
     expect(run.status).toBe("stopped");
-    expect(run.trials).toHaveLength(3);
-    expect(run.trials.map((t) => t.cost).reduce((a, b) => a + b, 0)).toBeCloseTo(0.045, 10);
-    const best = run.trials.reduce((b, t) => (t.score! > b.score! ? t : b));
+    const spent = (trials: Trial[]) => trials.map((t) => t.cost).reduce((a, b) => a + b, 0);
+    for (const t of run.trials) expect(t.cost).toBeCloseTo(t.lmCalls * 0.001, 10);
+    // The last trial recorded is the one that reached the limit.
+    expect(spent(run.trials)).toBeGreaterThanOrEqual(0.04);
+    expect(spent(run.trials.slice(0, -1))).toBeLessThan(0.04);
+    expect(run.trials[0]!.kind).toBe("bootstrap");
+    expect(run.trials.at(-1)!.kind).toBe("trial");
+    const best = run.trials.filter((t) => t.kind !== "bootstrap").reduce((b, t) => (t.score! > b.score! ? t : b));
     expect(run.bestTrial).toBe(best.index);
     expect(tuned.instruction).toBe(best.instructions.self);
     expect(run.summary).toMatchObject({ stopped: "maxCost", maxCost: 0.04 });
@@ -189,7 +196,10 @@ describe("SimpleOptimizer maxCost", () => {
     await more.compile({ moduleInstance: program, trainingExamples: train, resume: run.id });
     expect(more.lastRun!.status).toBe("completed");
     expect(more.lastRun!.trials.map(same)).toEqual(reference.lastRun!.trials.map(same));
-    expect(lm.requests.length - calls).toBe(3 * 15);
+    // Only the trials the stopped run had not recorded reach the model.
+    const rest = reference.lastRun!.trials.slice(run.trials.length);
+    expect(rest.length).toBeGreaterThan(0);
+    expect(lm.requests.length - calls).toBe(rest.length * 15);
   });
 
   it("refuses a maxCost that is not a positive number", () => {
@@ -199,8 +209,9 @@ describe("SimpleOptimizer maxCost", () => {
 });
 
 describe("SimpleOptimizer.estimate", () => {
-  it("makes no model call; its LM calls are the run's and its tokens within 5% of the run's (SimulatedLM)", async () => {
-    for (const [numTrials, kDemos] of [[5, 2], [3, 4]] as const) {
+  it("makes no model call; its trials' LM calls are the run's, its teacher runs the formula's, its tokens within 5% of the run's (SimulatedLM)", async () => {
+    // Teacher runs: min(pool 15, 2k + (k+1)·(numTrials − 2)): 4 + 3·3 = 13 and 8 + 5·1 = 13.
+    for (const [numTrials, kDemos, teacherRuns] of [[5, 2, 13], [3, 4, 13]] as const) {
       const lm = taskModel();
       const program = new Predict(Topic).configure((c) => { c.lm = lm; });
       const opt = new SimpleOptimizer({ seed: 6, numTrials, kDemos, instructions: candidateInstructions(1) });
@@ -209,8 +220,11 @@ describe("SimpleOptimizer.estimate", () => {
       await opt.compile({ moduleInstance: program, trainingExamples: train });
       const run = opt.lastRun!;
       expect(run.trials.every((t) => t.reused === 0)).toBe(true);
-      expect(estimate.lmCalls).toBe(run.summary.lmCalls);
-      expect(estimate.lmCalls).toBe((numTrials + 1) * 15);
+      const boot = run.trials.find((t) => t.kind === "bootstrap")!;
+      expect((run.summary.lmCalls as number) - boot.lmCalls).toBe((numTrials + 1) * 15);
+      expect(estimate.lmCalls).toBe((numTrials + 1) * 15 + teacherRuns);
+      // A pool example runs at most once.
+      expect(boot.lmCalls).toBeLessThanOrEqual(15);
       expect(Math.abs(estimate.inputTokens / (run.summary.inputTokens as number) - 1)).toBeLessThan(0.05);
       expect(Math.abs(estimate.outputTokens / (run.summary.outputTokens as number) - 1)).toBeLessThan(0.05);
       // A SimulatedLM has no price.
@@ -224,8 +238,10 @@ describe("SimpleOptimizer.estimate", () => {
     Object.defineProperty(lm, "model", { value: "gpt-4o-mini" });
     const opt = new SimpleOptimizer({ seed: 6, numTrials: 2, kDemos: 2 });
     const e = opt.estimate({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train, validationExamples: test.slice(0, 10) });
-    expect(e.lmCalls).toBe(3 * 10);
-    expect(e.cost).toBeCloseTo((e.inputTokens * 0.15 + e.outputTokens * 0.6) / 1e6, 8);
+    // 3 scorings of the 10 examples, and 2k + (k+1)·(numTrials − 2) = 4 teacher runs for k = 2.
+    expect(e.lmCalls).toBe(3 * 10 + 4);
+    // The token totals are rounded to whole tokens, the cost is not: at most half a token of each apart.
+    expect(e.cost).toBeCloseTo((e.inputTokens * 0.15 + e.outputTokens * 0.6) / 1e6, 6);
     expect(lm.requests).toHaveLength(0);
   });
 });

@@ -11,6 +11,7 @@ import type { ExampleScore, Trial } from "../../store/records.js";
 import { dataFingerprint } from "../examples.js";
 import { instructionsKey, ScoreMemo } from "../memo.js";
 import { Random } from "../../random.js";
+import { Instrumentation } from "../../instrument/bus.js";
 import { RunRecorder, TrialError } from "../recorder.js";
 import { scoreOn, scoringName, type Scored } from "../score.js";
 import { MAX_MERGES, MERGE_SUBSAMPLE, MetricBudget, resolveGEPAMode } from "./budget.js";
@@ -49,6 +50,26 @@ interface Context {
   maxCost: number | undefined;
   /** "given" validation examples, or "training" (scored on the training examples). */
   validation: "given" | "training";
+  /** What the run warned about, kept in its summary. */
+  warnings: string[];
+}
+
+/** The `code` of the warning GEPA gives when it scores candidates on its training examples. */
+export const SCORED_ON_TRAINING = "TYPELM_GEPA_SCORED_ON_TRAINING";
+
+/**
+ * Without validation examples GEPA scores and chooses its candidates on the training examples its
+ * reflection learns from (DSPy's GEPA logs a warning there too): says so on the event bus
+ * (`optimizer.warning`, which the logger writes at level warn) and as a Node process warning, and
+ * returns the text for the run's summary.
+ */
+function warnScoredOnTraining(runId: string, examples: number): string {
+  const message =
+    `GEPA got no validationExamples, so it scores and chooses its candidates on the ${examples} training examples its reflection learns from: ` +
+    "the chosen program's score is optimistic (it overfits them). Pass validationExamples (held-out examples) for a score that stands for new data.";
+  Instrumentation.emit("optimizer.warning", { runId, optimizer: "GEPA", code: SCORED_ON_TRAINING, message });
+  process.emitWarning(message, { type: "TypelmWarning", code: SCORED_ON_TRAINING });
+  return message;
 }
 
 const KINDS = ["rejected", "candidate"] as const;
@@ -71,12 +92,14 @@ export async function compileGEPA<M extends Module>(gepa: GEPA, args: GEPACompil
   };
   const spending = new MetricBudget(budget);
   const rec = RunRecorder.start("GEPA", config, resume, {
-    spent: () => spending.spent, bar: { progress: o.progress, unit: "metric calls", total: budget },
+    spent: () => spending.spent,
+    bar: { progress: o.progress, unit: "metric calls", total: budget, ...(validation === "training" ? { scoreLabel: "training examples (chosen on them)" } : {}) },
   });
   gepa.lastRun = rec.run;
+  const warnings = validation === "training" ? [warnScoredOnTraining(rec.id, train.length)] : [];
   const ctx: Context = {
     program: moduleInstance, paths, train, val, metric, metricName: scoringName(metric), reflectionLM, exampleTimeout: o.exampleTimeout, batch: o.batch, budget, minibatchSize,
-    concurrency: o.concurrency ?? 8, seed, maxCost: o.maxCost, validation,
+    concurrency: o.concurrency ?? 8, seed, maxCost: o.maxCost, validation, warnings,
   };
   try {
     return await new Search(ctx, rec, spending, config).run() as M;
@@ -365,6 +388,7 @@ class Search {
         // Without validationExamples the candidates are scored on the training examples: GEPA tunes
         // only instructions (demos stay as given), so no example is scored against itself as a demo.
         validation: ctx.validation,
+        ...(ctx.warnings.length > 0 ? { warnings: ctx.warnings } : {}),
         candidates: pool.length, proposals: trials.filter((t) => t.kind !== "seed").length,
         rejected: trials.filter((t) => t.kind === "rejected").length, failedTrials: trials.filter((t) => t.error !== null).length,
         merges: trials.filter((t) => t.parents.length === 2).length,
