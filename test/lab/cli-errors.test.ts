@@ -58,7 +58,7 @@ describe("typelm runs on a damaged lab store", () => {
     const shown = await cli(["show", bad], cwd);
     expect(shown.code).toBe(1);
     expectOneSentence(shown.stderr);
-    expect(shown.stderr).toContain(`typelm show: show: run "${bad}" in ${path} is damaged (its stored JSON does not parse:`);
+    expect(shown.stderr).toContain(`typelm show: run "${bad}" in ${path} is damaged (its stored JSON does not parse:`);
     expect(await cli(["show", good], cwd)).toMatchObject({ code: 0, stdout: expect.stringContaining(`optimization run ${good}: good run`) });
   });
 });
