@@ -31,7 +31,8 @@ const USAGE = `Usage:
   typelm init <name>
       Writes experiments/<name>.ts and data/<name>/data.csv to start an experiment of your own.
   typelm runs [--kind evaluation|optimization] [--limit N]
-      Lists the runs in .typelm/lab.sqlite, newest first.
+      Lists the runs in .typelm/lab.sqlite of the current folder, newest first. runs, show and
+      compare print the store they read on their first line.
   typelm show <run id>
       One run: an evaluation's model, metrics with intervals and failed rows, or an optimization's
       trials. A run id may be shortened to its first characters (8 are usually enough).
@@ -100,7 +101,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       if (!existsSync(path)) throw new ValidationError(`no lab store at ${path}; run an experiment first (typelm run, typelm reproduce)`, { field: "run" });
       const store = LabStore.open(path);
       const runs = rest.map((id) => runById(store, id));
-      io.stdout(command === "show" ? showRun(runs[0]!) : compareRuns(runs[0]!, runs[1]!));
+      io.stdout(`${storeLine(path)}${command === "show" ? showRun(runs[0]!) : compareRuns(runs[0]!, runs[1]!)}`);
       return 0;
     }
     if (command === "runs") {
@@ -187,7 +188,12 @@ function runsTable(path: string, kind: RunKind | undefined, limit: number | unde
   const header = ["id", "kind", "name", "status", "started", "score"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [line(header), ...rows.map(line)].join("\n") + "\n";
+  return storeLine(path) + [line(header), ...rows.map(line)].join("\n") + "\n";
+}
+
+/** The first line runs, show and compare print: the store they read (a notebook or script may use another). */
+function storeLine(path: string): string {
+  return `lab store: ${printable(path)}\n`;
 }
 
 /** A run's stored config, or {} when it does not parse (the run is then marked unreadable). */

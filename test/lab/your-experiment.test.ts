@@ -163,7 +163,7 @@ describe("an experiment of your own: typelm run with two models, then runs, show
 
   it("show prints an evaluation's metrics and failed rows and an optimization's trials; compare pairs two evaluations", async () => {
     const runs = await runBuiltCli(["runs", "--kind", "evaluation"], cwd, env);
-    const lines = runs.stdout.trim().split("\n").slice(1).map((l) => l.split(/\s{2,}/));
+    const lines = runs.stdout.trim().split("\n").slice(2).map((l) => l.split(/\s{2,}/));
     const baselineA = lines.find((l) => l[2] === "tickets baseline (openai/model-a)")![0]!;
     const baselineB = lines.find((l) => l[2] === "tickets baseline (openai/model-b)")![0]!;
     const shown = await runBuiltCli(["show", baselineA], cwd, env);
@@ -171,7 +171,7 @@ describe("an experiment of your own: typelm run with two models, then runs, show
     expect(shown.stdout).toContain(`evaluation run ${baselineA}: tickets baseline (openai/model-a)`);
     expect(shown.stdout).toMatch(/6 examples, 0 failed/);
     expect(shown.stdout).toMatch(/accuracy\s+0\.\d{3}/);
-    const optimization = (await runBuiltCli(["runs", "--kind", "optimization"], cwd, env)).stdout.trim().split("\n")[1]!.split(/\s{2,}/)[0]!;
+    const optimization = (await runBuiltCli(["runs", "--kind", "optimization"], cwd, env)).stdout.trim().split("\n")[2]!.split(/\s{2,}/)[0]!;
     const trials = await runBuiltCli(["show", optimization], cwd, env);
     expect(trials.stdout).toMatch(/^trial\s+kind\s+score\s+reused\s+choices\s+error$/m);
     expect(trials.stdout).toMatch(/^\d+\s+bootstrap\s/m);
