@@ -6,10 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { Evaluation, FewShotExample, LabStore, LMError, Predict, Signature, resetConfiguration } from "../../lib/index.js";
-import { runCli } from "../../lib/lab/cli.js";
 import { closeStoreSync, openStoreSync } from "../../lib/store/db.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
-import { runBuiltCli } from "../helpers/cli.js";
+import { offline, runBuiltCli, runCliHere } from "../helpers/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-cli-commands-"));
 const opened: string[] = [];
@@ -19,14 +18,7 @@ afterAll(() => {
 });
 afterEach(() => resetConfiguration());
 
-const offline: NodeJS.ProcessEnv = { ...process.env, TYPELM_LM: "", OLLAMA_HOST: "http://127.0.0.1:9" };
-
-async function cli(args: string[], cwd: string, env: NodeJS.ProcessEnv = offline) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, { stdout: (t) => { stdout += t; }, stderr: (t) => { stderr += t; }, cwd, env, ollamaProbeMs: 200 });
-  return { code, stdout, stderr };
-}
+const cli = runCliHere;
 
 function storeIn(name: string): { cwd: string; path: string; lab: LabStore } {
   const cwd = join(dir, name);

@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { LabStore } from "../../lib/index.js";
-import { runCli } from "../../lib/lab/cli.js";
 import { display } from "../../lib/notebook/index.js";
 import { closeStoreSync } from "../../lib/store/db.js";
+import { offline, runCliHere } from "../helpers/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-cli-store-"));
 const opened: string[] = [];
@@ -16,16 +16,9 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const offline: NodeJS.ProcessEnv = { ...process.env, TYPELM_LM: "", OLLAMA_HOST: "http://127.0.0.1:9" };
+const cli = runCliHere;
 const REPOSITORY = process.cwd();
 const NOTEBOOKS = join(REPOSITORY, "notebooks");
-
-async function cli(args: string[], cwd: string) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, { stdout: (t) => { stdout += t; }, stderr: (t) => { stderr += t; }, cwd, env: offline, ollamaProbeMs: 200 });
-  return { code, stdout, stderr };
-}
 
 /** A notebook's code cells, in order, as one text. */
 function codeOf(file: string): string {

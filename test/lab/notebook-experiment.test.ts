@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { transformSync } from "esbuild";
 import { LabStore } from "../../lib/index.js";
-import { runCli } from "../../lib/lab/cli.js";
 import { closeStoreSync } from "../../lib/store/db.js";
+import { offline, runCliHere } from "../helpers/cli.js";
 
 const REPOSITORY = process.cwd();
 const dir = mkdtempSync(join(tmpdir(), "typelm-notebook-07-"));
@@ -19,7 +19,6 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const offline: NodeJS.ProcessEnv = { ...process.env, TYPELM_LM: "", OLLAMA_HOST: "http://127.0.0.1:9" };
 
 function codeCells(file: string): string[] {
   const notebook = JSON.parse(readFileSync(join(REPOSITORY, "notebooks", file), "utf8")) as { cells: { cell_type: string; source: string[] }[] };
@@ -44,8 +43,7 @@ describe("notebook 07 runs the experiment named at its top", () => {
     // As scripts/setup-notebooks.sh links node_modules/typelm for the notebooks.
     symlinkSync(REPOSITORY, join(project, "node_modules", "typelm"), "dir");
     symlinkSync(join(REPOSITORY, "node_modules", "zod"), join(project, "node_modules", "zod"), "dir");
-    const init = await runCli(["init", "support"], { stdout: () => {}, stderr: () => {}, cwd: project, env: offline });
-    expect(init).toBe(0);
+    expect((await runCliHere(["init", "support"], project)).code).toBe(0);
 
     const code = codeCells("07-your-experiment.ipynb").join("\n").replace(VARIABLE, 'const experimentFile = "../experiments/support.ts";');
     const { code: js } = transformSync(code, { loader: "ts", format: "esm" });
