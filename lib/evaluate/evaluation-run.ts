@@ -2,7 +2,10 @@
 // `import "typelm"` does not compile the example loop, recording, batching and scoring.
 import { preview, ValidationError } from "../errors.js";
 import { describeError, Instrumentation } from "../instrument/bus.js";
-import { checkModule } from "../module.js";
+import { resolveLM } from "../config.js";
+import type { LanguageModel } from "../lm/types.js";
+import { checkModule, type Module } from "../module.js";
+import { predictorLMs } from "../optimize/estimate.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import { noteScore } from "../store/module-score.js";
 import type { EvaluationRow } from "../store/records.js";
@@ -32,6 +35,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
   const total = examples.length;
   const config = {
     module: moduleInstance.constructor.name, metrics: metricNames, concurrency: ev.concurrency, examples: total, exampleTimeout: ev.exampleTimeout,
+    models: modelIds(moduleInstance),
   };
   let kept: EvaluationRow[] = [];
   let recorder: RunRecorder;
@@ -165,6 +169,18 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
     { metrics: values, results: rows, failures: failed, feedback, inputTokens, outputTokens, cost, durationMs, runId, name: ev.givenName },
     fields,
   ) as ReportOf<M>;
+}
+
+/** The ids of the models the module's predictors call (`typelm show` names them); [] when none is configured. */
+function modelIds(moduleInstance: Module): string[] {
+  let configured: LanguageModel | undefined;
+  try {
+    configured = resolveLM(undefined, undefined);
+  } catch {
+    configured = undefined; // every example will fail and say so; the run still records
+  }
+  const ids = [...predictorLMs(moduleInstance, configured).values()].map((lm) => lm?.id);
+  return [...new Set(ids.filter((id): id is string => typeof id === "string"))];
 }
 
 /**

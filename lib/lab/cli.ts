@@ -5,7 +5,7 @@ import { TypelmError, ValidationError } from "../errors.js";
 import { openStoreSync, storeError } from "../store/db.js";
 import type { RunKind } from "../store/records.js";
 import { LabStore } from "../store/lab-store.js";
-import { compareRuns, initExperiment, runById, showRun } from "./commands.js";
+import { compareRuns, initExperiment, runById, runTitle, showRun } from "./commands.js";
 import { installCommand, isInstalled } from "../optional.js";
 import { BUNDLED_EXPERIMENTS, reproduce, runAndReport, type ReproduceOutcome } from "./reproduce.js";
 import { printable } from "./terminal.js";
@@ -24,16 +24,18 @@ const USAGE = `Usage:
       Runs an experiment file (TypeScript or JavaScript, default-exporting defineExperiment(...)) once
       per --lm and writes <DIR, default reports>/<name>/report.md and results.json.
       Model: --lm (repeat it to compare models), else TYPELM_LM, else a local Ollama that answers,
-      else the offline stand-in. --batch sends the test evaluations through the provider's batch
-      service (OpenAI, Anthropic) at half price.
+      else the offline stand-in (--lm simulated/stand-in chooses it by name). --batch sends the test
+      evaluations through the provider's batch service (OpenAI, Anthropic) at half price.
   typelm reproduce [experiment] [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--batch] [--out DIR]
       Runs a bundled experiment (default poem-sentiment): ${BUNDLED_EXPERIMENTS.join(", ")}.
   typelm init <name>
       Writes experiments/<name>.ts and data/<name>/data.csv to start an experiment of your own.
   typelm runs [--kind evaluation|optimization] [--limit N]
-      Lists the runs in .typelm/lab.sqlite, newest first.
+      Lists the runs in .typelm/lab.sqlite of the current folder, newest first. runs, show and
+      compare print the store they read on their first line.
   typelm show <run id>
-      One run: an evaluation's metrics and failed rows, or an optimization's trials.
+      One run: an evaluation's model, metrics with intervals and failed rows, or an optimization's
+      trials. A run id may be shortened to its first characters (8 are usually enough).
   typelm compare <run id A> <run id B>
       Two evaluations of the same examples, paired: each metric's difference with its 95% interval
       and p-value, then the examples that changed.
@@ -96,10 +98,10 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
         throw new ValidationError(command === "show" ? "show takes one run id (typelm runs lists them)" : "compare takes two evaluation run ids (typelm runs --kind evaluation lists them)", { field: "run" });
       }
       const path = join(cwd, ".typelm", "lab.sqlite");
-      if (!existsSync(path)) throw new ValidationError(`${command}: no lab store at ${path}; run an experiment first (typelm run, typelm reproduce)`, { field: "run" });
+      if (!existsSync(path)) throw new ValidationError(`no lab store at ${path}; run an experiment first (typelm run, typelm reproduce)`, { field: "run" });
       const store = LabStore.open(path);
-      const runs = rest.map((id) => runById(store, id, command));
-      io.stdout(command === "show" ? showRun(runs[0]!) : compareRuns(runs[0]!, runs[1]!));
+      const runs = rest.map((id) => runById(store, id));
+      io.stdout(`${storeLine(path)}${command === "show" ? showRun(runs[0]!) : compareRuns(runs[0]!, runs[1]!)}`);
       return 0;
     }
     if (command === "runs") {
@@ -118,7 +120,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     io.stderr(`Unknown command "${printable(command)}".\n\n${USAGE}`);
     return 2;
   } catch (error) {
-    io.stderr(`typelm ${printable(command)}: ${printable(failure(error))}\n`);
+    io.stderr(`typelm ${printable(command)}: ${printable(withoutCommand(failure(error), command))}\n`);
     return 1;
   }
 }
@@ -137,6 +139,11 @@ function count(text: string | undefined, name: string): number | undefined {
     throw new ValidationError(`--${name} expects a whole number; received ${JSON.stringify(text)}`, { field: name });
   }
   return n;
+}
+
+/** A message without a leading "<command>: " (the library's compare() names itself): the line already names the command. */
+function withoutCommand(message: string, command: string): string {
+  return message.startsWith(`${command}: `) ? message.slice(command.length + 2) : message;
 }
 
 /**
@@ -176,12 +183,27 @@ function runsTable(path: string, kind: RunKind | undefined, limit: number | unde
   const rows = runs.map((r) => {
     const unreadable = (["config", "summary"] as const).filter((part) => !parses(r[`${part}_json`]));
     const status = unreadable.length === 0 ? r.status : `${r.status} (${unreadable.join(" and ")} unreadable)`;
-    return [r.id, r.kind, r.name, status, r.started_at, r.score === null ? "" : r.score.toFixed(3)].map(printable);
+    return [r.id, r.kind, runTitle(r.name, r.kind, configOf(r.config_json)), status, r.started_at, r.score === null ? "" : r.score.toFixed(3)].map(printable);
   });
   const header = ["id", "kind", "name", "status", "started", "score"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [line(header), ...rows.map(line)].join("\n") + "\n";
+  return storeLine(path) + [line(header), ...rows.map(line)].join("\n") + "\n";
+}
+
+/** The first line runs, show and compare print: the store they read (a notebook or script may use another). */
+function storeLine(path: string): string {
+  return `lab store: ${printable(path)}\n`;
+}
+
+/** A run's stored config, or {} when it does not parse (the run is then marked unreadable). */
+function configOf(json: string): Record<string, unknown> {
+  try {
+    const config = JSON.parse(json) as unknown;
+    return config !== null && typeof config === "object" ? config as Record<string, unknown> : {};
+  } catch {
+    return {};
+  }
 }
 
 function parses(json: string): boolean {

@@ -2,30 +2,66 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { compare, formatPValue, signed, type Comparison } from "../evaluate/compare.js";
+import { EvaluationReport } from "../evaluate/report.js";
+import { inferFields } from "../evaluate/stats.js";
+import { openStoreSync, storeError } from "../store/db.js";
 import type { LabStore } from "../store/lab-store.js";
 import type { EvaluationRow, EvaluationRun, LabRun, OptimizationRun } from "../store/records.js";
 import { printable } from "./terminal.js";
 
-/** A run by id, or a ValidationError naming the id and how to list the runs. */
-export function runById(store: LabStore, id: string, command: string): LabRun {
+/**
+ * A run by its id or by the start of it (the first 8 characters are enough when no other run's id
+ * begins with them), or a ValidationError naming what was given: no such run, or the runs the start
+ * of an id could mean.
+ */
+export function runById(store: LabStore, given: string): LabRun {
+  const id = fullRunId(store, given);
   let run: LabRun | undefined;
   try {
     run = store.run(id);
   } catch (error) {
     // A row whose stored JSON was damaged (by hand, a disk fault): say which run, not a parser's trace.
     if (!(error instanceof SyntaxError)) throw error;
-    throw new ConfigurationError(`${command}: run "${printable(id)}" in ${store.path} is damaged (its stored JSON does not parse: ${error.message}); "typelm runs" lists it as unreadable`);
+    throw new ConfigurationError(`run "${printable(id)}" in ${store.path} is damaged (its stored JSON does not parse: ${error.message}); "typelm runs" lists it as unreadable`);
   }
-  if (run === undefined) {
-    throw new ValidationError(`${command}: no run with id "${printable(id)}" in ${store.path}; "typelm runs" lists the runs and their ids`, { field: "run" });
-  }
+  if (run === undefined) throw noRun(store, given);
   return run;
 }
 
-/** `typelm show <run>`: an evaluation's metrics and failed rows, or an optimization's trials. */
+/** How many candidates an ambiguous id prefix lists. */
+const CANDIDATES = 10;
+
+function fullRunId(store: LabStore, given: string): string {
+  if (given === "") throw new ValidationError(`a run id is empty; "typelm runs" lists the runs and their ids`, { field: "run" });
+  let matches: { id: string; kind: string; name: string; started_at: string }[];
+  try {
+    matches = openStoreSync(store.path)
+      .prepare<[number, string], { id: string; kind: string; name: string; started_at: string }>(
+        `SELECT id, kind, name, started_at FROM lab_runs WHERE substr(id, 1, ?) = ? ORDER BY seq DESC LIMIT ${CANDIDATES + 1}`,
+      )
+      .all(given.length, given);
+  } catch (error) {
+    throw storeError(store.path, "read", error);
+  }
+  const exact = matches.find((m) => m.id === given);
+  if (exact !== undefined || matches.length === 1) return (exact ?? matches[0]!).id;
+  if (matches.length === 0) throw noRun(store, given);
+  const listed = matches.slice(0, CANDIDATES).map((m) => `${printable(m.id)} (${m.kind} "${printable(m.name)}", ${m.started_at})`);
+  throw new ValidationError(
+    `run id "${printable(given)}" is the start of ${matches.length > CANDIDATES ? `more than ${CANDIDATES}` : matches.length} runs' ids in ${store.path}: ` +
+      `${listed.join("; ")}${matches.length > CANDIDATES ? "; ..." : ""}; give more of the id`,
+    { field: "run" },
+  );
+}
+
+function noRun(store: LabStore, given: string): ValidationError {
+  return new ValidationError(`no run whose id is or starts with "${printable(given)}" in ${store.path}; "typelm runs" lists the runs and their ids`, { field: "run" });
+}
+
+/** `typelm show <run>`: an evaluation's model, metrics with intervals and failed rows, or an optimization's trials. */
 export function showRun(run: LabRun): string {
   const lines = [
-    `${run.kind} run ${printable(run.id)}: ${printable(run.name)}`,
+    `${run.kind} run ${printable(run.id)}: ${printable(runTitle(run.name, run.kind, run.config))}`,
     `status ${run.status}, started ${run.startedAt}${run.endedAt === null ? "" : `, ended ${run.endedAt}`}` + (run.score === null ? "" : `, score ${run.score.toFixed(3)}`),
   ];
   if (run.error !== null) lines.push(`error: ${printable(run.error)}`);
@@ -34,18 +70,51 @@ export function showRun(run: LabRun): string {
   return lines.join("\n") + "\n";
 }
 
+/**
+ * A run's name as listed: an optimization run started by an experiment (`typelm run`) is named by
+ * its optimizer ("MIPROv2"), so the experiment's name goes in front, as in its evaluations' names.
+ */
+export function runTitle(name: string, kind: string, config: Record<string, unknown>): string {
+  const experiment = config["experiment"];
+  return kind === "optimization" && typeof experiment === "string" && experiment !== "" ? `${experiment} ${name}` : name;
+}
+
 function showEvaluation(run: EvaluationRun): string[] {
   const metrics = metricsOf(run);
   const failed = run.rows.filter((r) => r.error !== null);
-  const out = [`${run.rows.length} examples, ${failed.length} failed`];
+  const models = run.config["models"];
+  const out = [
+    `model: ${Array.isArray(models) && models.length > 0 ? models.map((m) => printable(String(m))).join(", ") : "not recorded"}`,
+    `${run.rows.length} examples, ${failed.length} failed`,
+  ];
   if (Object.keys(metrics).length > 0) {
-    out.push("", ...table(["metric", "value"], Object.entries(metrics).map(([m, v]) => [printable(m), v.toFixed(3)])));
+    const report = storedReport(run, metrics);
+    out.push("", ...table(["metric", "value", "95% CI", "method"], Object.entries(metrics).map(([m, v]) => {
+      const ci = report.ci[m];
+      return [printable(m), v.toFixed(3), ci === undefined ? "-" : `${ci[0].toFixed(3)} to ${ci[1].toFixed(3)}`, intervalMethod(report, m)];
+    })));
   }
   if (failed.length > 0) {
     out.push("", "failed rows:");
     out.push(...table(["#", "example", "error"], failed.map((r) => [String(r.index), printable(r.exampleId ?? "-"), printable(clip(r.error ?? "", 160))])));
   }
   return out;
+}
+
+/** The stored run as an `EvaluationReport`, so its intervals are the ones `report.ci` gives. */
+function storedReport(run: EvaluationRun, metrics: Record<string, number>): EvaluationReport {
+  const failures = run.rows.filter((r) => r.error !== null);
+  const sum = (key: "inputTokens" | "outputTokens" | "cost" | "durationMs") => run.rows.reduce((total, r) => total + r[key], 0);
+  return new EvaluationReport({
+    metrics, results: run.rows, failures, feedback: run.rows.map(() => ({})), inputTokens: sum("inputTokens"), outputTokens: sum("outputTokens"),
+    cost: sum("cost"), durationMs: sum("durationMs"), runId: run.id, name: run.name,
+  }, inferFields(run.rows));
+}
+
+/** How the report computed a metric's interval: named by the report itself where it says (`ciMethod`). */
+function intervalMethod(report: EvaluationReport, metric: string): string {
+  const named = (report as { ciMethod?: Record<string, string> }).ciMethod?.[metric];
+  return typeof named === "string" ? printable(named) : "percentile bootstrap";
 }
 
 function showOptimization(run: OptimizationRun): string[] {
@@ -64,14 +133,14 @@ function showOptimization(run: OptimizationRun): string[] {
 export function compareRuns(a: LabRun, b: LabRun): string {
   for (const run of [a, b]) {
     if (run.kind !== "evaluation") {
-      throw new ValidationError(`compare: run ${printable(run.id)} is an ${run.kind} run; compare takes two evaluation runs (see "typelm runs --kind evaluation")`, { field: "run" });
+      throw new ValidationError(`run ${printable(run.id)} is an ${run.kind} run; compare takes two evaluation runs (see "typelm runs --kind evaluation")`, { field: "run" });
     }
   }
   const ra = { results: (a as EvaluationRun).rows, metrics: metricsOf(a as EvaluationRun) };
   const rb = { results: (b as EvaluationRun).rows, metrics: metricsOf(b as EvaluationRun) };
   const shared = Object.keys(ra.metrics).filter((m) => m in rb.metrics);
   if (shared.length === 0) {
-    throw new ValidationError(`compare: the two runs share no metric (A: ${Object.keys(ra.metrics).join(", ") || "none"}; B: ${Object.keys(rb.metrics).join(", ") || "none"})`, { field: "metric" });
+    throw new ValidationError(`the two runs share no metric (A: ${Object.keys(ra.metrics).join(", ") || "none"}; B: ${Object.keys(rb.metrics).join(", ") || "none"})`, { field: "metric" });
   }
   const comparisons: Comparison[] = shared.map((metric) => compare(ra, rb, { metric }));
   const percent = Number((comparisons[0]!.confidence * 100).toPrecision(6));
@@ -81,7 +150,7 @@ export function compareRuns(a: LabRun, b: LabRun): string {
     `${comparisons[0]!.n} examples paired by id`,
     "",
     ...table(
-      ["metric", "A", "B", "difference", `${percent}% CI`, "p-value", "test", ""],
+      ["metric", "A", "B", "difference", `${percent}% CI`, "p-value", "test", "verdict"],
       comparisons.map((c) => [
         printable(c.metric), c.a.toFixed(3), c.b.toFixed(3), signed(c.diff), `${signed(c.ci[0])} to ${signed(c.ci[1])}`,
         formatPValue(c.pValue).replace(/^p\s*(= )?/, ""), c.test, c.significant ? "significant" : "not significant",
@@ -153,12 +222,12 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
  */
 export function initExperiment(cwd: string, name: string): string[] {
   if (!NAME.test(name)) {
-    throw new ValidationError(`init: "${printable(name)}" is not a usable name: 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit`, { field: "name" });
+    throw new ValidationError(`"${printable(name)}" is not a usable name: 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit`, { field: "name" });
   }
   const file = join(cwd, "experiments", `${name}.ts`);
   const data = join(cwd, "data", name);
   for (const path of [file, data]) {
-    if (existsSync(path)) throw new ValidationError(`init: ${path} already exists; init never overwrites: choose another name or remove it`, { field: "name" });
+    if (existsSync(path)) throw new ValidationError(`${path} already exists; init never overwrites: choose another name or remove it`, { field: "name" });
   }
   mkdirSync(join(cwd, "experiments"), { recursive: true });
   mkdirSync(data, { recursive: true });

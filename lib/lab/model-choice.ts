@@ -42,12 +42,21 @@ export async function chooseModel(options: ModelChoiceOptions = {}): Promise<Mod
     lm: new LM(id, { temperature: 0, ...(cache ? { cache } : {}) }), id, source, standIn: false,
     description: `${id} (from ${source === "ollama" ? "the local Ollama server" : source}, temperature 0)`,
   });
-  if (options.lm !== undefined) return make(options.lm, "--lm");
+  // The stand-in's own id (results.json records it) chooses it by name, even with an Ollama running.
+  const named = (id: string, source: ModelSource): ModelChoice => (id === STAND_IN_ID ? { ...standIn(), source } : make(id, source));
+  if (options.lm !== undefined) return named(options.lm, "--lm");
   const fromEnv = env["TYPELM_LM"];
-  if (fromEnv !== undefined && fromEnv !== "") return make(fromEnv, "TYPELM_LM");
+  if (fromEnv !== undefined && fromEnv !== "") return named(fromEnv, "TYPELM_LM");
   const local = await firstOllamaModel(env["OLLAMA_HOST"] || OLLAMA_DEFAULT_HOST, options.ollamaProbeMs ?? 500);
   if (local !== undefined) return make(`ollama/${local}`, "ollama");
-  return { lm: new SimulatedLM({ model: "stand-in" }), id: "simulated/stand-in", source: "stand-in", standIn: true, description: STAND_IN_NOTE };
+  return standIn();
+}
+
+/** The offline stand-in's model id, as results.json records it. */
+const STAND_IN_ID = "simulated/stand-in";
+
+function standIn(): ModelChoice {
+  return { lm: new SimulatedLM({ model: "stand-in" }), id: STAND_IN_ID, source: "stand-in", standIn: true, description: STAND_IN_NOTE };
 }
 
 /** The first model a local Ollama lists, or undefined when none answers in time. */

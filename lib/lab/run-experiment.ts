@@ -13,6 +13,7 @@ import { Instrumentation } from "../instrument/bus.js";
 import type { Module } from "../module.js";
 import { GEPA } from "../optimize/gepa/gepa.js";
 import { MIPROv2 } from "../optimize/mipro.js";
+import { inExperiment } from "../optimize/recorder.js";
 import { SimpleOptimizer } from "../optimize/simple.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import type { SignatureClass } from "../signature/signature.js";
@@ -155,7 +156,7 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
       if (optimizerName !== "none") {
         const optimizer = makeOptimizer(def, optimizerName, { choice, seed, metrics, signature: dataset.signature, trainSize: dataset.train.length });
         log(`${optimizerName}${tag} (seed ${seed}) on ${dataset.train.length} train / ${dataset.dev.length} dev examples`);
-        tuned = await optimizer.compile({ moduleInstance: program, trainingExamples: dataset.train, validationExamples: dataset.dev });
+        tuned = await inExperiment(def.name, () => optimizer.compile({ moduleInstance: program, trainingExamples: dataset.train, validationExamples: dataset.dev }));
         run = (optimizer.lastRun as OptimizationRun | null | undefined) ?? null;
         log(`optimized${tag}: evaluating ${dataset.test.length} test examples`);
         optimized = await evaluate(tuned, `${def.name} optimized${tag}`);

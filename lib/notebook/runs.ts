@@ -1,3 +1,4 @@
+import { isAbsolute, relative } from "node:path";
 import { LabStore } from "../store/lab-store.js";
 import type { RegistryVersion, RunSummary } from "../store/records.js";
 import { show, type MimeBundle } from "./bundle.js";
@@ -7,6 +8,8 @@ import { formatNumber, htmlTable, textTable } from "./html.js";
 export interface RunsSource {
   /** The runs to list, as summaries. */
   runs(): RunSummary[] | Promise<RunSummary[]>;
+  /** The store's file, named in the caption (runs may sit in more than one store). */
+  readonly path?: string;
 }
 
 /** What it reads from a registry: `Registry` satisfies it. */
@@ -30,6 +33,13 @@ function duration(run: RunSummary): string {
   return Number.isFinite(ms) ? `${(ms / 1000).toFixed(1)} s` : "";
 }
 
+/** A store file as the shorter of its absolute path and its path from the working directory (`../.typelm/lab.sqlite` from notebooks/). */
+function storePath(path: string): string {
+  if (!isAbsolute(path)) return path;
+  const fromHere = relative(process.cwd(), path);
+  return fromHere !== "" && fromHere.length < path.length ? fromHere : path;
+}
+
 /** The runs bundle: the lab store's runs (newest first) and, when asked, registry versions. */
 export async function runsBundle(lab: RunsSource, options: RunsOptions = {}): Promise<MimeBundle> {
   const all = await lab.runs();
@@ -39,7 +49,8 @@ export async function runsBundle(lab: RunsSource, options: RunsOptions = {}): Pr
     const cells = [r.id, r.kind, r.name, r.status, formatNumber(r.score), r.startedAt, duration(r), r.error ?? ""];
     return r.status === "failed" ? cells.map((text) => ({ text, style: "background:#fdecea" })) : cells;
   });
-  const caption = `${all.length} run${all.length === 1 ? "" : "s"} in the lab store${all.length > runs.length ? ` (newest ${runs.length} shown)` : ""}`;
+  const where = typeof lab.path === "string" ? ` at ${storePath(lab.path)}` : "";
+  const caption = `${all.length} run${all.length === 1 ? "" : "s"} in the lab store${where}${all.length > runs.length ? ` (newest ${runs.length} shown)` : ""}`;
   let html = htmlTable(headers, rows, caption);
   let text = `${caption}\n${textTable(headers, rows)}`;
   if (options.registry && options.names?.length) {

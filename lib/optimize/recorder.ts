@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { ConfigurationError, TypelmError, ValidationError } from "../errors.js";
 import { canonicalJson } from "../canonical-json.js";
 import { describeError, Instrumentation } from "../instrument/bus.js";
@@ -38,6 +39,16 @@ export interface RecorderOptions {
   bar?: Omit<TrialProgressOptions, "label">;
 }
 
+const experimentScope = new AsyncLocalStorage<string>();
+
+/**
+ * Runs `fn` with every optimization run started inside it recorded as part of the named experiment
+ * (`config.experiment`), so the run lists are able to say which experiment an optimizer run served.
+ */
+export function inExperiment<T>(experiment: string, fn: () => T): T {
+  return experimentScope.run(experiment, fn);
+}
+
 /**
  * One optimization run as it is recorded: each trial goes to the lab store (one short write) and to
  * `run.trials` the moment it finishes, with an `optimizer.trial` event. On resume, the trials already
@@ -65,7 +76,9 @@ export class RunRecorder {
    * Starts a new run, or reopens `resume` after checking it was started with the same configuration.
    * `options.bar` draws the terminal bar (its `progress: false` also tells the notebook display to skip the run).
    */
-  static start(name: string, config: Record<string, unknown>, resume: string | undefined, options: RecorderOptions = {}): RunRecorder {
+  static start(name: string, optimizerConfig: Record<string, unknown>, resume: string | undefined, options: RecorderOptions = {}): RunRecorder {
+    const experiment = experimentScope.getStore();
+    const config = experiment === undefined ? optimizerConfig : { experiment, ...optimizerConfig };
     const progress = options.bar?.progress !== false;
     const lab = labFromConfig();
     const startedAt = new Date().toISOString();

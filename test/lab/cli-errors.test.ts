@@ -46,19 +46,19 @@ describe("typelm runs on a damaged lab store", () => {
     const r = await cli(["runs"], cwd);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    const lines = r.stdout.trimEnd().split("\n");
+    const lines = r.stdout.trimEnd().split("\n").slice(1); // after the line naming the store
     expect(lines[0]).toMatch(/^id\s+kind\s+name\s+status\s+started\s+score$/);
     expect(lines).toHaveLength(3);
     expect(lines[1]).toMatch(new RegExp(`^${bad}\\s+evaluation\\s+damaged run\\s+completed \\(summary unreadable\\)\\s+\\S+\\s+0\\.500$`));
     expect(lines[2]).toMatch(new RegExp(`^${good}\\s+optimization\\s+good run\\s+completed\\s+\\S+\\s+0\\.750$`));
     // --kind and --limit still apply.
     const only = await cli(["runs", "--kind", "evaluation", "--limit", "1"], cwd);
-    expect(only.stdout.trimEnd().split("\n").slice(1).map((l) => l.split(/\s{2,}/)[2])).toEqual(["damaged run"]);
+    expect(only.stdout.trimEnd().split("\n").slice(2).map((l) => l.split(/\s{2,}/)[2])).toEqual(["damaged run"]);
     // show and compare name the damaged run in one sentence; the good one still shows.
     const shown = await cli(["show", bad], cwd);
     expect(shown.code).toBe(1);
     expectOneSentence(shown.stderr);
-    expect(shown.stderr).toContain(`typelm show: show: run "${bad}" in ${path} is damaged (its stored JSON does not parse:`);
+    expect(shown.stderr).toContain(`typelm show: run "${bad}" in ${path} is damaged (its stored JSON does not parse:`);
     expect(await cli(["show", good], cwd)).toMatchObject({ code: 0, stdout: expect.stringContaining(`optimization run ${good}: good run`) });
   });
 });

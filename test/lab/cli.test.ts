@@ -156,8 +156,9 @@ describe("typelm reproduce on the offline stand-in", () => {
     const r = await cli(["runs", "--kind", "evaluation"], cwd);
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split("\n");
-    expect(lines[0]).toMatch(/^id\s+kind\s+name\s+status\s+started\s+score$/);
-    expect(lines.slice(1).map((l) => l.split(/\s{2,}/)[2])).toEqual([
+    expect(lines[0]).toBe(`lab store: ${join(cwd, ".typelm/lab.sqlite")}`);
+    expect(lines[1]).toMatch(/^id\s+kind\s+name\s+status\s+started\s+score$/);
+    expect(lines.slice(2).map((l) => l.split(/\s{2,}/)[2])).toEqual([
       "poem-sentiment optimized", "poem-sentiment baseline", "poem-sentiment optimized", "poem-sentiment baseline",
     ]);
     const all = LabStore.open(join(cwd, ".typelm/lab.sqlite")).runs();

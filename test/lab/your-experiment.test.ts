@@ -171,7 +171,7 @@ describe("an experiment of your own: typelm run with two models, then runs, show
 
   it("show prints an evaluation's metrics and failed rows and an optimization's trials; compare pairs two evaluations", async () => {
     const runs = await runBuiltCli(["runs", "--kind", "evaluation"], cwd, env);
-    const lines = runs.stdout.trim().split("\n").slice(1).map((l) => l.split(/\s{2,}/));
+    const lines = runs.stdout.trim().split("\n").slice(2).map((l) => l.split(/\s{2,}/));
     const baselineA = lines.find((l) => l[2] === "tickets baseline (openai/model-a)")![0]!;
     const baselineB = lines.find((l) => l[2] === "tickets baseline (openai/model-b)")![0]!;
     const shown = await runBuiltCli(["show", baselineA], cwd, env);
@@ -179,7 +179,7 @@ describe("an experiment of your own: typelm run with two models, then runs, show
     expect(shown.stdout).toContain(`evaluation run ${baselineA}: tickets baseline (openai/model-a)`);
     expect(shown.stdout).toMatch(/6 examples, 0 failed/);
     expect(shown.stdout).toMatch(/accuracy\s+0\.\d{3}/);
-    const optimization = (await runBuiltCli(["runs", "--kind", "optimization"], cwd, env)).stdout.trim().split("\n")[1]!.split(/\s{2,}/)[0]!;
+    const optimization = (await runBuiltCli(["runs", "--kind", "optimization"], cwd, env)).stdout.trim().split("\n")[2]!.split(/\s{2,}/)[0]!;
     const trials = await runBuiltCli(["show", optimization], cwd, env);
     expect(trials.stdout).toMatch(/^trial\s+kind\s+score\s+reused\s+choices\s+error$/m);
     expect(trials.stdout).toMatch(/^\d+\s+bootstrap\s/m);
@@ -187,7 +187,7 @@ describe("an experiment of your own: typelm run with two models, then runs, show
     const compared = await runBuiltCli(["compare", baselineA, baselineB], cwd, env);
     expect(compared.code).toBe(0);
     const out = compared.stdout;
-    expect(out).toMatch(/^metric\s+A\s+B\s+difference\s+95% CI\s+p-value\s+test$/m);
+    expect(out).toMatch(/^metric\s+A\s+B\s+difference\s+95% CI\s+p-value\s+test\s+verdict$/m);
     expect(out).toMatch(/^accuracy\s+0\.\d{3}\s+1\.000\s+\+0\.\d{3}\s+[+-]\d\.\d{3} to [+-]\d\.\d{3}\s+\S+\s+McNemar exact\s+(not )?significant$/m);
     // model-a answered "billing" where model-b got it right: each such example is listed with its input, expected and both answers.
     expect(out).toMatch(/Examples that changed on accuracy: [1-9]\d* better, 0 worse/);
@@ -205,7 +205,7 @@ describe("typelm init, then typelm run, offline", () => {
     expect(readFileSync(join(cwd, "data/support/data.csv"), "utf8").split("\n")[0]).toBe("id,ticket,team");
     const again = await runBuiltCli(["init", "support"], cwd);
     expect(again.code).toBe(1);
-    expect(again.stderr).toContain(`typelm init: init: ${join(cwd, "experiments/support.ts")} already exists; init never overwrites`);
+    expect(again.stderr).toContain(`typelm init: ${join(cwd, "experiments/support.ts")} already exists; init never overwrites`);
     const ran = await runBuiltCli(["run", "experiments/support.ts"], cwd);
     expect(ran.stderr).not.toMatch(/^\s+at /m);
     expect(ran).toMatchObject({ code: 0 });
@@ -230,9 +230,9 @@ describe("typelm run, show and compare: bad input is one sentence and exit code 
       writeFileSync(join(cwd, "broken.ts"), "export default defineExperiment({ name: \n");
       return ["run", "broken.ts"];
     }, /^typelm run: Cannot load the experiment file .*broken\.ts: .+\n$/],
-    ["an unknown run id", () => ["show", "run-that-is-not-there"], /^typelm show: (show: no run with id "run-that-is-not-there" in .*lab\.sqlite; "typelm runs" lists the runs and their ids|show: no lab store at .*)\n$/],
+    ["an unknown run id", () => ["show", "run-that-is-not-there"], /^typelm show: (no run whose id is or starts with "run-that-is-not-there" in .*lab\.sqlite; "typelm runs" lists the runs and their ids|no lab store at .*)\n$/],
     ["compare with one id", () => ["compare", "only-one"], /^typelm compare: compare takes two evaluation run ids \(typelm runs --kind evaluation lists them\)\n$/],
-    ["init with a bad name", () => ["init", "../escape"], /^typelm init: init: "\.\.\/escape" is not a usable name: .*\n$/],
+    ["init with a bad name", () => ["init", "../escape"], /^typelm init: "\.\.\/escape" is not a usable name: .*\n$/],
   ];
   it.each(cases)("%s", async (_name, make, message) => {
     const cwd = project(`bad-${_name.replace(/\W+/g, "-")}`);
