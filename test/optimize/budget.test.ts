@@ -62,13 +62,13 @@ describe("MIPROv2 LM calls per mode", () => {
   const val = makeExamples(40, 12, "val");
   const n = poolSize(train, val);
 
-  // With a bootstrapThreshold no score reaches (the metric gives 0 or 1), no teacher run passes: every
-  // set runs on to the end of the pool, and each pool example is run once, so B = n, known in advance.
+  // With a metric that scores every run 0, no teacher run passes (a run is kept when its score is above
+  // 0): every set runs on to the end of the pool, and each pool example is run once, so B = n, known in advance.
   it.each(["light", "balanced", "heavy"] as const)("%s mode makes the calls docs/optimizers.md's formula gives (B = n: no teacher run passes)", async (mode) => {
     configure((c) => { c.lab = false; });
     const lm = taskModel();
     const promptModel = new ScriptedLM(proposals(candidateInstructions(1)));
-    const mipro = new MIPROv2({ mode, kDemos: 2, seed: 3, promptModel, memo: false, bootstrapThreshold: 2 });
+    const mipro = new MIPROv2({ mode, kDemos: 2, seed: 3, promptModel, memo: false, metric: () => 0 });
     const { usage } = await withUsage(() => mipro.compile({ moduleInstance: new Predict(Topic).configure((c) => { c.lm = lm; }), trainingExamples: train, validationExamples: val }));
     const expected = expectedCalls(mode, { P: 1, C: 1, n, val: 40, B: n });
     expect(n).toBeGreaterThan(20); // so the observation step makes 2 calls
@@ -83,7 +83,7 @@ describe("MIPROv2 LM calls per mode", () => {
     const lm = taskModel();
     const promptModel = new ScriptedLM(proposals(candidateInstructions(1)));
     const program = new TwoSteps().configure((c) => { c.lm = lm; });
-    const mipro = new MIPROv2({ mode: "light", kDemos: 2, seed: 3, promptModel, memo: false, bootstrapThreshold: 2 });
+    const mipro = new MIPROv2({ mode: "light", kDemos: 2, seed: 3, promptModel, memo: false, metric: () => 0 });
     const { usage } = await withUsage(() => mipro.compile({ moduleInstance: program, trainingExamples: train, validationExamples: val }));
     expect(usage.calls).toBe(expectedCalls("light", { P: 2, C: 2, n, val: 40, B: n }));
     expect(lm.requests.length + promptModel.requests.length).toBe(usage.calls);

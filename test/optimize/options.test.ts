@@ -74,10 +74,10 @@ describe("MIPROv2 options", () => {
     expect(await temperatures({})).toEqual({ asked: [1, 1, 1], config: 1 });
   });
 
-  it("bootstrapThreshold: a teacher run becomes demos only when the metric scores it at least that (default 1)", async () => {
-    // Half a point for a right label: below the default threshold, at a threshold of 0.5.
+  it("metricThreshold: a teacher run becomes demos when its score is above 0, or at least metricThreshold when given", async () => {
+    // Half a point for a right label: kept by default (above 0) and at a threshold of 0.5, not at 0.75.
     const half = function half(ex: FewShotExample, p: Record<string, unknown>) { return label(p, ex) ? 0.5 : 0; };
-    const boot = async (options: { bootstrapThreshold?: number }) => {
+    const boot = async (options: { metricThreshold?: number }) => {
       const lm = taskModel();
       const mipro = new MIPROv2({ kDemos: 2, numCandidates: 4, numTrials: 2, seed: 2, metric: half, progress: false, promptModel: proposer(), ...options });
       await mipro.compile({ moduleInstance: program(lm), trainingExamples: train, validationExamples: val });
@@ -86,21 +86,19 @@ describe("MIPROv2 options", () => {
       // The teacher's own requests: the first `tried` the task model got; how many it answered right.
       const teacher = lm.requests.slice(0, trial.data.tried as number);
       const right = teacher.filter((r) => labelOf(String(r.read.inputs.text)) === (lm.answer(r.read).reply as { label: string }).label).length;
-      return { kept: trial.data.kept as number, tried: trial.data.tried as number, right, config: run.config.bootstrapThreshold };
+      return { kept: trial.data.kept as number, tried: trial.data.tried as number, right, config: run.config.metricThreshold };
     };
-    const strict = await boot({});
-    // No run reaches 1, so none is kept and every set runs through the whole pool of 30.
-    expect(strict).toMatchObject({ kept: 0, tried: 30, config: 1 });
-    expect(strict.right).toBeGreaterThan(0); // runs were right, and still not kept
-    const lenient = await boot({ bootstrapThreshold: 0.5 });
+    const plain = await boot({});
+    expect(plain.kept).toBeGreaterThan(0);
+    expect(plain.kept).toBe(plain.right);
+    const lenient = await boot({ metricThreshold: 0.5 });
     expect(lenient.config).toBe(0.5);
     expect(lenient.kept).toBeGreaterThan(0);
     expect(lenient.kept).toBe(lenient.right);
-    // Above every score: nothing is kept even with the default metric (1 for a right label).
-    const lm = taskModel();
-    const never = new MIPROv2({ kDemos: 2, numCandidates: 4, numTrials: 2, seed: 2, bootstrapThreshold: 1.5, progress: false, promptModel: proposer() });
-    await never.compile({ moduleInstance: program(lm), trainingExamples: train, validationExamples: val });
-    expect(never.lastRun!.trials.find((t) => t.kind === "bootstrap")!.data).toMatchObject({ kept: 0, tried: 30 });
+    // Above every score: none is kept, so every set runs through the whole pool of 30.
+    const strict = await boot({ metricThreshold: 0.75 });
+    expect(strict).toMatchObject({ kept: 0, tried: 30, config: 0.75 });
+    expect(strict.right).toBeGreaterThan(0); // runs were right, and still not kept
   });
 
   it("minibatchSize, validationSize and fullEvalEvery: minibatches of M, a validation set of V, a full evaluation after every k-th trial", async () => {
