@@ -7,7 +7,7 @@ import type { RunKind } from "../store/records.js";
 import { LabStore } from "../store/lab-store.js";
 import { compareRuns, initExperiment, runById, runTitle, showRun } from "./commands.js";
 import { installCommand, isInstalled } from "../optional.js";
-import { BUNDLED_EXPERIMENTS, reproduce, runAndReport, type ReproduceOutcome } from "./reproduce.js";
+import { BUNDLED_EXPERIMENTS, reproduce, runAndReport, type GateOptions, type ReproduceOutcome } from "./reproduce.js";
 import { printable } from "./terminal.js";
 
 export interface CliIO {
@@ -21,11 +21,16 @@ export interface CliIO {
 
 const USAGE = `Usage:
   typelm run <experiment file> [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--batch] [--out DIR]
+             [--baseline <results.json | run id> [--max-drop D] [--junit FILE]]
       Runs an experiment file (TypeScript or JavaScript, default-exporting defineExperiment(...)) once
       per --lm and writes <DIR, default reports>/<name>/report.md and results.json.
       Model: --lm (repeat it to compare models), else TYPELM_LM, else a local Ollama that answers,
       else the offline stand-in (--lm simulated/stand-in chooses it by name). --batch sends the test
       evaluations through the provider's batch service (OpenAI, Anthropic) at half price.
+      Regression gate: --baseline <results.json | run id> compares each model's test rows with the
+      baseline's and exits 1 when the first metric is significantly worse (--max-drop D: or when the
+      interval's low end of the difference is below -D); --junit FILE writes JUnit XML; with
+      GITHUB_STEP_SUMMARY set, a Markdown table is appended to it.
   typelm reproduce [experiment] [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--batch] [--out DIR]
       Runs a bundled experiment (default poem-sentiment): ${BUNDLED_EXPERIMENTS.join(", ")}.
   typelm init <name>
@@ -51,6 +56,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       options: {
         lm: { type: "string", multiple: true }, limit: { type: "string" }, seed: { type: "string" }, "no-cache": { type: "boolean" },
         out: { type: "string" }, batch: { type: "boolean" }, kind: { type: "string" }, help: { type: "boolean", short: "h" },
+        baseline: { type: "string" }, "max-drop": { type: "string" }, junit: { type: "string" },
       },
     });
   } catch (error) {
@@ -69,11 +75,16 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     const common = () => ({
       lm: values.lm, limit: positive(values.limit, "limit"), seed: count(values.seed, "seed"), out: values.out,
       cache: values["no-cache"] !== true, batch: values.batch === true, cwd, env: io.env, ollamaProbeMs: io.ollamaProbeMs, log,
+      gate: gateOptions(values),
     });
     const reported = (outcome: ReproduceOutcome) => {
       io.stdout(`${printable(join(outcome.dir, "report.md"))}\n`);
-      return 0;
+      // The regression gate: a significant drop of the primary metric (or past --max-drop) fails the command.
+      return outcome.gate?.failed === true ? 1 : 0;
     };
+    if ((values.baseline !== undefined || values["max-drop"] !== undefined || values.junit !== undefined) && command !== "run" && command !== "reproduce") {
+      throw new ValidationError("--baseline, --max-drop and --junit go with typelm run (or reproduce)", { field: "baseline" });
+    }
     if (command === "reproduce") {
       if (rest.length > 1) throw new ValidationError(`reproduce takes one experiment; received ${rest.join(" ")}`, { field: "experiment" });
       return reported(await reproduce({ experiment: rest[0] ?? "poem-sentiment", ...common() }));
@@ -213,4 +224,23 @@ function parses(json: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** `--baseline FILE|RUN [--max-drop D] [--junit FILE]`; --max-drop and --junit need --baseline. */
+function gateOptions(values: { baseline?: string | undefined; "max-drop"?: string | undefined; junit?: string | undefined }): GateOptions | undefined {
+  if (values.baseline === undefined) {
+    if (values["max-drop"] !== undefined || values.junit !== undefined) {
+      throw new ValidationError("--max-drop and --junit need --baseline <results.json | run id>: the gate compares this run with a baseline", { field: "baseline" });
+    }
+    return undefined;
+  }
+  let maxDrop: number | undefined;
+  if (values["max-drop"] !== undefined) {
+    const text = values["max-drop"];
+    maxDrop = Number(text);
+    if (!/^(0|[1-9]\d*)?(\.\d+)?$/.test(text) || text === "" || text === "." || !(maxDrop >= 0 && maxDrop <= 1)) {
+      throw new ValidationError(`--max-drop expects a number between 0 and 1 (e.g. 0.02); received ${JSON.stringify(text)}`, { field: "maxDrop" });
+    }
+  }
+  return { baseline: values.baseline, maxDrop, junit: values.junit };
 }

@@ -180,7 +180,7 @@ export function compareRuns(a: LabRun, b: LabRun): string {
 }
 
 /** The metrics an evaluation recorded; for one that ended early, the mean of its rows' scores. */
-function metricsOf(run: EvaluationRun): Record<string, number> {
+export function metricsOf(run: EvaluationRun): Record<string, number> {
   const recorded = (run.summary as { metrics?: unknown }).metrics;
   if (recorded !== null && typeof recorded === "object" && Object.values(recorded).every((v) => typeof v === "number")) return recorded as Record<string, number>;
   const sums: Record<string, number> = {};

@@ -1,12 +1,14 @@
-import { existsSync, lstatSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, lstatSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { compare } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import { holm, type CiMethod, type Interval, type PairedTest } from "../evaluate/stats.js";
 import { redactString, redactedJson } from "../instrument/redact.js";
-import { packageRoot } from "./datasets.js";
-import type { ResultRow } from "./gate.js";
+import { packageRoot, type Dataset } from "./datasets.js";
+import { gateLines, junitXml, markdownSummary, readBaseline, runGate, type GateBaseline, type GateResult, type ResultRow } from "./gate.js";
+import { metricsOf, runById } from "./commands.js";
+import { LabStore } from "../store/lab-store.js";
 import { loadBundledExperiment, loadExperimentFile, type LoadedExperiment } from "./load-experiment.js";
 import type { ModelChoice } from "./model-choice.js";
 import { takeReportFolder } from "./report-folder.js";
@@ -19,6 +21,15 @@ export const BUNDLED_EXPERIMENTS = ["poem-sentiment", "banking77", "gsm8k", "res
 export interface RunAndReportOptions extends RunExperimentOptions {
   /** The reports folder's parent (default `<cwd>/reports`); the report goes to `<out>/<name>/`. */
   out?: string | undefined;
+  /** The regression gate (`--baseline`, `--max-drop`, `--junit`): compare this run's test rows with a baseline's. */
+  gate?: GateOptions | undefined;
+}
+
+/** `--baseline <results.json | run id> [--max-drop D] [--junit FILE]`. */
+export interface GateOptions {
+  baseline: string;
+  maxDrop?: number | undefined;
+  junit?: string | undefined;
 }
 
 export interface ReproduceOptions extends Omit<RunAndReportOptions, "lm"> {
@@ -113,6 +124,8 @@ export interface ReproduceOutcome {
   run: ExperimentRun;
   /** Requests sent to providers, all models (cache hits excluded). */
   providerCalls: number;
+  /** The regression gate's verdict, when `gate` was given. */
+  gate?: GateResult;
   /** The first model's registry version (null without an optimizer). */
   registryVersion: number | null;
   /** Charts that could not be drawn, with why. */
@@ -142,10 +155,15 @@ export async function runAndReport(file: string | LoadedExperiment, options: Run
   const loaded = typeof file === "string" ? await loadExperimentFile(file, cwd) : file;
   const dir = join(options.out === undefined ? join(cwd, "reports") : resolve(cwd, options.out), loaded.definition.name);
   checkReportWritable(dir, reportFiles(options.lm));
+  // The baseline is read and checked before anything runs (and before this run's report could replace it).
+  const baseline = options.gate === undefined ? undefined : readGateBaseline(options.gate, cwd);
   // Held from before the run until the last file is written: a second run for the same folder is refused at once.
   const folder = takeReportFolder(dir);
   try {
-    const run = await runExperiment(loaded, { ...options, cwd });
+    const run = await runExperiment(loaded, {
+      ...options, cwd,
+      ...(baseline === undefined ? {} : { checkDataset: (dataset: Dataset) => checkBaselineIds(baseline, dataset.test.map((e) => String(e.id))) }),
+    });
     const results = resultsOf(run);
     const log = options.log ?? (() => {});
     const pngs: [string, Buffer][] = [];
@@ -165,7 +183,11 @@ export async function runAndReport(file: string | LoadedExperiment, options: Run
     const first = run.models[0]!;
     const versions = run.models.filter((m) => m.registryVersion !== null).map((m) => `v${m.registryVersion}`);
     log(`wrote ${join(dir, "report.md")} and results.json` + (versions.length > 0 ? `; registry "${loaded.definition.name}" ${versions.join(", ")}` : "") + `; provider calls: ${run.providerCalls}`);
-    return { dir, results, model: first.choice, run, providerCalls: run.providerCalls, registryVersion: first.registryVersion, chartProblems: charts.problems };
+    const gate = baseline === undefined ? undefined : finishGate(baseline, run, options.gate!, cwd, options.env ?? process.env, log);
+    return {
+      dir, results, model: first.choice, run, providerCalls: run.providerCalls, registryVersion: first.registryVersion, chartProblems: charts.problems,
+      ...(gate === undefined ? {} : { gate }),
+    };
   } finally {
     folder.release();
   }
@@ -260,4 +282,63 @@ export function adjustReportComparisons(parts: readonly { comparison: Record<str
   const family = parts.flatMap((p) => Object.values(p.comparison));
   const adjusted = holm(family.map((c) => c.pValue));
   family.forEach((c, i) => { c.pAdjusted = adjusted[i]!; });
+}
+
+function readGateBaseline(gate: GateOptions, cwd: string): GateBaseline {
+  if (typeof gate.baseline !== "string" || gate.baseline === "") {
+    throw new ValidationError("--baseline expects a results.json file or an evaluation run id", { field: "baseline" });
+  }
+  if (gate.maxDrop !== undefined && !(Number.isFinite(gate.maxDrop) && gate.maxDrop >= 0 && gate.maxDrop <= 1)) {
+    throw new ValidationError(`--max-drop expects a number between 0 and 1 (e.g. 0.02); received ${String(gate.maxDrop)}`, { field: "maxDrop" });
+  }
+  return readBaseline(gate.baseline, cwd, (id) => {
+    const path = join(cwd, ".typelm", "lab.sqlite");
+    if (!existsSync(path)) throw new ValidationError(`--baseline: "${id}" is neither a file nor a run id: no lab store at ${path}`, { field: "baseline" });
+    const store = LabStore.open(path);
+    try {
+      const run = runById(store, id);
+      if (run.kind !== "evaluation") {
+        throw new ValidationError(`--baseline: run ${run.id} is an ${run.kind} run; the baseline is a results.json or an evaluation run (typelm runs --kind evaluation)`, { field: "baseline" });
+      }
+      return { id: run.id, rows: run.rows, metrics: metricsOf(run) };
+    } finally {
+      store.close();
+    }
+  });
+}
+
+/** The baseline must hold the test examples this run evaluates: said before any model call. */
+function checkBaselineIds(baseline: GateBaseline, ids: readonly string[]): void {
+  const want = new Set(ids);
+  for (const [model, report] of baseline.models) {
+    const have = new Set(report.results.map((r) => r.exampleId ?? `#${r.index}`));
+    const missing = ids.find((id) => !have.has(id));
+    const extra = [...have].find((id) => !want.has(id));
+    if (missing !== undefined || extra !== undefined) {
+      throw new ValidationError(
+        `--baseline: ${baseline.source}${model === "*" ? "" : ` (model "${model}")`} holds other test examples than this run: ` +
+          (missing !== undefined ? `"${missing}" is not in the baseline` : `"${extra}" is in the baseline but not in this run's test split`) +
+          " (same dataset, split and --limit as the baseline?)",
+        { field: "baseline" },
+      );
+    }
+  }
+}
+
+function finishGate(baseline: GateBaseline, run: ExperimentRun, gate: GateOptions, cwd: string, env: NodeJS.ProcessEnv, log: (line: string) => void): GateResult {
+  const result = runGate(
+    baseline,
+    run.models.map((m) => ({ model: m.choice.id, report: m.optimized ?? m.baseline })),
+    run.manifest.options.metrics,
+    { maxDrop: gate.maxDrop },
+  );
+  for (const line of gateLines(result)) log(line);
+  if (gate.junit !== undefined) {
+    const file = resolve(cwd, gate.junit);
+    writeFileSync(file, junitXml(result, run.definition.name));
+    log(`wrote ${file}`);
+  }
+  const summary = env.GITHUB_STEP_SUMMARY;
+  if (typeof summary === "string" && summary !== "") appendFileSync(summary, markdownSummary(result, run.definition.name));
+  return result;
 }

@@ -46,6 +46,8 @@ export interface RunExperimentOptions {
   env?: NodeJS.ProcessEnv;
   /** Progress lines (the CLI prints them on standard error). */
   log?: (line: string) => void;
+  /** Called with the dataset (after --limit) before any model call; throws to stop the run (the gate checks its baseline's ids). */
+  checkDataset?: (dataset: Dataset) => void;
   ollamaProbeMs?: number;
 }
 
@@ -120,6 +122,7 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
   if (new Set(lmIds).size !== lmIds.length) throw new ValidationError(`--lm lists the same model twice: ${lmIds.join(", ")}`, { field: "lm" });
 
   const dataset = limited(await datasetOf(def, loaded.dir), limit);
+  options.checkDataset?.(dataset);
   const metrics: MetricSpec[] = def.metrics === undefined ? ["accuracy"] : [...def.metrics];
   const optimizerName = typeof def.optimizer === "function" ? "custom" : def.optimizer ?? "mipro";
   const chooses = lmIds.length === 0 ? [undefined] : lmIds;
