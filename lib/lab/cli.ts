@@ -21,12 +21,14 @@ export interface CliIO {
 
 const USAGE = `Usage:
   typelm run <experiment file> [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--batch] [--out DIR]
-             [--baseline <results.json | run id> [--max-drop D] [--junit FILE]]
+             [--seeds N] [--baseline <results.json | run id> [--max-drop D] [--junit FILE]]
       Runs an experiment file (TypeScript or JavaScript, default-exporting defineExperiment(...)) once
       per --lm and writes <DIR, default reports>/<name>/report.md and results.json.
       Model: --lm (repeat it to compare models), else TYPELM_LM, else a local Ollama that answers,
       else the offline stand-in (--lm simulated/stand-in chooses it by name). --batch sends the test
       evaluations through the provider's batch service (OpenAI, Anthropic) at half price.
+      --seeds N runs the optimizer N times (seeds --seed ... --seed + N - 1) and reports each seed's
+      test gain and their mean, sd, min and max.
       Regression gate: --baseline <results.json | run id> compares each model's test rows with the
       baseline's and exits 1 when the first metric is significantly worse (--max-drop D: or when the
       interval's low end of the difference is below -D); --junit FILE writes JUnit XML; with
@@ -56,7 +58,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       options: {
         lm: { type: "string", multiple: true }, limit: { type: "string" }, seed: { type: "string" }, "no-cache": { type: "boolean" },
         out: { type: "string" }, batch: { type: "boolean" }, kind: { type: "string" }, help: { type: "boolean", short: "h" },
-        baseline: { type: "string" }, "max-drop": { type: "string" }, junit: { type: "string" },
+        baseline: { type: "string" }, "max-drop": { type: "string" }, junit: { type: "string" }, seeds: { type: "string" },
       },
     });
   } catch (error) {
@@ -73,7 +75,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
   try {
     const log = (line: string) => io.stderr(`${printable(line)}\n`);
     const common = () => ({
-      lm: values.lm, limit: positive(values.limit, "limit"), seed: count(values.seed, "seed"), out: values.out,
+      lm: values.lm, limit: positive(values.limit, "limit"), seed: count(values.seed, "seed"), seeds: positive(values.seeds, "seeds"), out: values.out,
       cache: values["no-cache"] !== true, batch: values.batch === true, cwd, env: io.env, ollamaProbeMs: io.ollamaProbeMs, log,
       gate: gateOptions(values),
     });

@@ -62,6 +62,8 @@ export interface ExperimentConfig<S extends SignatureClass = SignatureClass> {
   summary?: string;
   /** An output field whose confusion matrix and per-label scores the report shows (classification). */
   labelField?: string;
+  /** Run the optimizer this many times, from seeds seed … seed + seeds − 1, to see how far its gain varies (`--seeds` overrides; default 1). */
+  seeds?: number;
 }
 
 const BRAND = Symbol.for("typelm.experiment");
@@ -103,6 +105,9 @@ export function defineExperiment<S extends SignatureClass = SignatureClass>(conf
   }
   if (optimizerOptions !== undefined && (optimizerOptions === null || typeof optimizerOptions !== "object" || Array.isArray(optimizerOptions))) {
     throw new ValidationError(`${where}: "optimizerOptions" must be an object; received ${describe(optimizerOptions)}`, { field: "optimizerOptions" });
+  }
+  if (config.seeds !== undefined && !(Number.isInteger(config.seeds) && config.seeds >= 1 && config.seeds <= 1000)) {
+    throw new ValidationError(`${where}: "seeds" must be a whole number from 1 to 1000 (how many times the optimizer runs); received ${describe(config.seeds)}`, { field: "seeds" });
   }
   if (signature !== undefined && (signature === null || typeof signature !== "function" || typeof (signature as SignatureClass).output !== "object")) {
     throw new ValidationError(`${where}: "signature" must be a Signature class; received ${describe(signature)}`, { field: "signature" });

@@ -116,7 +116,10 @@ export function renderReport(input: ReportInput): string {
   // One model: its part is the top-level fields (as before results.json had `models`).
   const models = several && r.models !== undefined
     ? Object.values(r.models)
-    : [{ model: r.model, baseline: r.baseline, optimized: r.optimized, comparison: r.comparison ?? {}, optimizer: r.optimizer, program: r.program }];
+    : [{
+      model: r.model, baseline: r.baseline, optimized: r.optimized, comparison: r.comparison ?? {}, optimizer: r.optimizer, program: r.program,
+      seeds: r.models?.[r.model.id]?.seeds, gain: r.models?.[r.model.id]?.gain,
+    }];
   const names = Object.keys(r.baseline.metrics);
   if (!several) {
     const optimized = r.optimized;
@@ -195,6 +198,17 @@ export function renderReport(input: ReportInput): string {
         for (const d of p.demos) out.push(`| ${d.id === null ? "(no id)" : markdownCell(d.id)} | ${cell(d.input)} | ${cell(d.output)} |`);
         out.push("");
       }
+    }
+    if (m.seeds !== undefined && m.gain !== undefined) {
+      const metric = markdownCell(names[0] ?? "metric");
+      out.push(
+        `## Seeds${title}`, "",
+        `The optimizer ran from ${m.seeds.length} seeds; each optimized program was evaluated on the test split (${metric}). ` +
+          `The program above is the first seed's.`, "",
+        "| seed | baseline | optimized | optimized − baseline | p |", "|---|---|---|---|---|",
+      );
+      for (const x of m.seeds) out.push(`| ${x.seed} | ${fmt(x.baseline)} | ${fmt(x.optimized)} | ${signed(x.diff)} | ${pCell(x.pValue)} |`);
+      out.push("", `Gain over the seeds: mean ${signed(m.gain.mean)}, sd ${fmt(m.gain.sd)}, min ${signed(m.gain.min)}, max ${signed(m.gain.max)}.`, "");
     }
     if (m.optimizer !== null) {
       out.push(

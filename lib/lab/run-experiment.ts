@@ -4,7 +4,7 @@ import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { canonicalJson } from "../canonical-json.js";
 import { globalConfig } from "../config.js";
 import { ConfigurationError, LMError, ValidationError } from "../errors.js";
-import { describeComparison } from "../evaluate/compare.js";
+import { compare, describeComparison } from "../evaluate/compare.js";
 import { Evaluation } from "../evaluate/evaluation.js";
 import { defaultMetric, type Metric } from "../evaluate/metric.js";
 import type { EvaluationReport } from "../evaluate/report.js";
@@ -37,6 +37,8 @@ export interface RunExperimentOptions {
   limit?: number | undefined;
   /** The optimizer's seed (default 0). */
   seed?: number | undefined;
+  /** Run the optimizer this many times, seeds seed … seed + seeds − 1 (default: the experiment's `seeds`, else 1). */
+  seeds?: number | undefined;
   /** The LM response cache (default on, in the lab store's file). */
   cache?: boolean;
   /** Where `.typelm/lab.sqlite` is (default: the working directory). */
@@ -65,6 +67,19 @@ export interface ModelRunResult {
     trials: { index: number; kind: string; score: number | null; choices: Record<string, unknown>; error: string | null }[];
   } | null;
   program: Record<string, PredictorResult>;
+  /** With several seeds (`--seeds N`): each seed's optimized program on the test split against the baseline, on the first metric. */
+  seeds?: SeedResult[];
+  /** The optimized − baseline difference over the seeds. */
+  gain?: { mean: number; sd: number; min: number; max: number };
+}
+
+/** One seed's optimization, on the experiment's first metric: baseline and optimized test values, their difference and its p-value. */
+export interface SeedResult {
+  seed: number;
+  baseline: number;
+  optimized: number;
+  diff: number;
+  pValue: number;
 }
 
 /** What results.json records of the inputs, so a rerun can be checked to be the same experiment. No times, no ids. */
@@ -75,6 +90,8 @@ export interface Manifest {
   node: string;
   models: string[];
   seed: number;
+  /** How many seeds the optimizer ran from (only when more than one). */
+  seeds?: number;
   limit: number | null;
   options: { metrics: string[]; optimizer: string; optimizerOptions: unknown };
 }
@@ -115,6 +132,7 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
   const def = loaded.definition;
   const limit = checkCount(options.limit, "limit");
   const seed = checkCount(options.seed, "seed", 0) ?? 0;
+  const seedCount = checkCount(options.seeds ?? loaded.definition.seeds, "seeds") ?? 1;
   const cwd = resolve(options.cwd ?? process.cwd());
   const log = options.log ?? (() => {});
   const labPath = join(cwd, ".typelm", "lab.sqlite");
@@ -125,6 +143,9 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
   options.checkDataset?.(dataset);
   const metrics: MetricSpec[] = def.metrics === undefined ? ["accuracy"] : [...def.metrics];
   const optimizerName = typeof def.optimizer === "function" ? "custom" : def.optimizer ?? "mipro";
+  if (seedCount > 1 && optimizerName === "none") {
+    throw new ValidationError(`experiment "${def.name}": --seeds ${seedCount} runs the optimizer ${seedCount} times, but the experiment has optimizer "none"`, { field: "seeds" });
+  }
   const chooses = lmIds.length === 0 ? [undefined] : lmIds;
   const choices: ModelChoice[] = [];
   for (const id of chooses) {
@@ -156,6 +177,7 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
       let optimized: EvaluationReport | null = null;
       let run: OptimizationRun | null = null;
       let registryVersion: number | null = null;
+      const perSeed: SeedResult[] = [];
       if (optimizerName !== "none") {
         const optimizer = makeOptimizer(def, optimizerName, { choice, seed, metrics, signature: dataset.signature, trainSize: dataset.train.length });
         log(`${optimizerName}${tag} (seed ${seed}) on ${dataset.train.length} train / ${dataset.dev.length} dev examples`);
@@ -170,6 +192,18 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
           metadata: { experiment: def.name, model: choice.id, seed, limit: limit ?? null, score: headline, datasetSha256: shaOf(dataset) },
         });
         registryVersion = stored.version;
+        // More seeds: the same optimizer again from each further seed, each result on the test split against the baseline.
+        if (seedCount > 1) {
+          perSeed.push(seedResult(seed, baseline, optimized, metrics));
+          for (let s = seed + 1; s < seed + seedCount; s++) {
+            const again = makeOptimizer(def, optimizerName, { choice, seed: s, metrics, signature: dataset.signature, trainSize: dataset.train.length });
+            log(`${optimizerName}${tag} (seed ${s}, ${s - seed + 1} of ${seedCount})`);
+            const program2 = await inExperiment(def.name, () => again.compile({ moduleInstance: program, trainingExamples: dataset.train, validationExamples: dataset.dev }));
+            const report2 = await evaluate(program2, `${def.name} optimized${tag} seed ${s}`);
+            perSeed.push(seedResult(s, baseline, report2, metrics));
+            log(`optimized${tag} seed ${s}: ${formatMetrics(report2.metrics)}`);
+          }
+        }
       }
       const result: ModelRunResult = {
         model: { id: choice.id, source: choice.source, standIn: choice.standIn },
@@ -181,6 +215,7 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
           trials: (run?.trials ?? []).map((t) => ({ index: t.index, kind: t.kind, score: t.score, choices: t.choices, error: t.error })),
         },
         program: programOf(tuned),
+        ...(perSeed.length > 1 ? { seeds: perSeed, gain: gainOf(perSeed) } : {}),
       };
       for (const [metric, c] of Object.entries(result.comparison)) log(`${metric}${tag}: optimized − baseline ${describeComparison(c)}`);
       models.push({ choice, baseline, optimized, run, tuned, result, registryVersion, providerCalls: providerCalls - before });
@@ -198,6 +233,7 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
     node: process.versions.node,
     models: models.map((m) => m.choice.id),
     seed,
+    ...(seedCount > 1 ? { seeds: seedCount } : {}),
     limit: limit ?? null,
     options: {
       metrics: metrics.map(metricName),
@@ -355,4 +391,17 @@ function shownPath(file: string, cwd: string): string {
 
 function optimizerLabel(name: string): string {
   return ({ mipro: "MIPROv2", gepa: "GEPA", simple: "SimpleOptimizer" } as Record<string, string>)[name] ?? name;
+}
+
+function seedResult(seed: number, baseline: EvaluationReport, optimized: EvaluationReport, metrics: readonly MetricSpec[]): SeedResult {
+  const c = compare(baseline, optimized, { metric: metricName(metrics[0]) });
+  return { seed, baseline: c.a, optimized: c.b, diff: c.diff, pValue: c.pValue };
+}
+
+/** Mean, sample standard deviation (n − 1), min and max of the seeds' differences. */
+export function gainOf(seeds: readonly SeedResult[]): { mean: number; sd: number; min: number; max: number } {
+  const d = seeds.map((x) => x.diff);
+  const mean = d.reduce((a, b) => a + b, 0) / d.length;
+  const sd = d.length < 2 ? 0 : Math.sqrt(d.reduce((a, b) => a + (b - mean) ** 2, 0) / (d.length - 1));
+  return { mean, sd, min: Math.min(...d), max: Math.max(...d) };
 }
