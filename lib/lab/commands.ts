@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
-import { compare, formatPValue, signed, type Comparison } from "../evaluate/compare.js";
+import { adjustComparisons, compare, formatPValue, signed, type Comparison } from "../evaluate/compare.js";
 import { EvaluationReport } from "../evaluate/report.js";
 import { inferFields } from "../evaluate/stats.js";
 import { openStoreSync, storeError } from "../store/db.js";
@@ -118,9 +118,18 @@ function intervalMethod(report: EvaluationReport, metric: string): string {
 }
 
 function showOptimization(run: OptimizationRun): string[] {
-  const out = [`${run.trials.length} trials${run.bestTrial === null ? "" : `, returned trial ${run.bestTrial}`}`, ""];
+  const onTraining = (run.summary as { validation?: unknown }).validation === "training";
+  const scoredOn = onTraining ? "training examples (chosen on them)" : "validation (chosen on it)";
+  const best = run.bestTrial === null ? undefined : run.trials.find((t) => t.index === run.bestTrial);
+  const out = [
+    `${run.trials.length} trials${run.bestTrial === null ? "" : `, returned trial ${run.bestTrial}`}` +
+      (best?.score === null || best?.score === undefined ? "" : `, score ${best.score.toFixed(3)}, ${scoredOn}`),
+  ];
+  const warnings = (run.summary as { warnings?: unknown }).warnings;
+  if (Array.isArray(warnings)) for (const w of warnings) out.push(`warning: ${printable(typeof w === "string" ? w : String((w as { message?: unknown })?.message ?? JSON.stringify(w)))}`);
+  out.push(`Scores are on the ${onTraining ? "training" : "validation"} examples; * marks the returned trial, chosen on them, so its score is optimistic.`, "");
   out.push(...table(
-    ["trial", "kind", "score", "reused", "choices", "error"],
+    ["trial", "kind", onTraining ? "training score" : "validation score", "reused", "choices", "error"],
     run.trials.map((t) => [
       `${t.index}${t.index === run.bestTrial ? "*" : ""}`, printable(t.kind), t.score === null ? "-" : t.score.toFixed(3), String(t.reused ?? 0),
       printable(clip(Object.keys(t.choices).length === 0 ? "-" : JSON.stringify(t.choices), 60)), printable(clip(t.error ?? "", 80)),
@@ -142,7 +151,8 @@ export function compareRuns(a: LabRun, b: LabRun): string {
   if (shared.length === 0) {
     throw new ValidationError(`the two runs share no metric (A: ${Object.keys(ra.metrics).join(", ") || "none"}; B: ${Object.keys(rb.metrics).join(", ") || "none"})`, { field: "metric" });
   }
-  const comparisons: Comparison[] = shared.map((metric) => compare(ra, rb, { metric }));
+  // Holm over the metrics compared here; the first metric is the primary one.
+  const comparisons: Comparison[] = adjustComparisons(shared.map((metric) => compare(ra, rb, { metric })));
   const percent = Number((comparisons[0]!.confidence * 100).toPrecision(6));
   const out = [
     `A: ${printable(a.id)} ${printable(a.name)}`,
@@ -150,13 +160,17 @@ export function compareRuns(a: LabRun, b: LabRun): string {
     `${comparisons[0]!.n} examples paired by id`,
     "",
     ...table(
-      ["metric", "A", "B", "difference", `${percent}% CI`, "p-value", "test", "verdict"],
-      comparisons.map((c) => [
-        printable(c.metric), c.a.toFixed(3), c.b.toFixed(3), signed(c.diff), `${signed(c.ci[0])} to ${signed(c.ci[1])}`,
-        formatPValue(c.pValue).replace(/^p\s*(= )?/, ""), c.test, c.significant ? "significant" : "not significant",
+      ["metric", "A", "B", "difference", `${percent}% CI`, "interval", "p-value", "p (Holm)", "test", "verdict", "mde (80% power)"],
+      comparisons.map((c, i) => [
+        `${printable(c.metric)}${i === 0 && comparisons.length > 1 ? " (primary)" : ""}`, c.a.toFixed(3), c.b.toFixed(3), signed(c.diff), `${signed(c.ci[0])} to ${signed(c.ci[1])}`,
+        c.ciMethod, pText(c.pValue), pText(c.pAdjusted), c.test, c.significant ? "significant" : "not significant",
+        c.significant ? "" : c.mde === null ? "none" : c.mde.toFixed(3),
       ]),
     ),
   ];
+  if (comparisons.some((c) => !c.significant)) {
+    out.push("", "mde: the smallest true difference this many examples detect with 80% power at the 5% level (none: too few examples changed for any).");
+  }
   const first = comparisons[0]!;
   const rowsA = byId((a as EvaluationRun).rows);
   const rowsB = byId((b as EvaluationRun).rows);
@@ -285,3 +299,7 @@ t18,Two-factor authentication locked me out of my account.,account
 t19,I was billed after I cancelled my trial.,billing
 t20,The search returns no results for words with accents.,technical
 `;
+
+function pText(p: number): string {
+  return formatPValue(p).replace(/^p\s*(= )?/, "");
+}

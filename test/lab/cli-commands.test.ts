@@ -161,9 +161,10 @@ describe("typelm compare", () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.split("\n");
     const header = lines.findIndex((l) => l.startsWith("metric"));
-    expect(lines[header]).toMatch(/^metric\s+A\s+B\s+difference\s+95% CI\s+p-value\s+test\s+verdict$/);
-    // The verdict sits under its header.
+    expect(lines[header]).toMatch(/^metric\s+A\s+B\s+difference\s+95% CI\s+interval\s+p-value\s+p \(Holm\)\s+test\s+verdict\s+mde \(80% power\)$/);
+    // The verdict and the mde sit under their headers.
     expect(lines[header + 2]!.indexOf("not significant")).toBe(lines[header]!.indexOf("verdict"));
+    expect(lines[header + 2]!.slice(lines[header]!.indexOf("mde")).trim()).toBe("none");
   });
 });
 

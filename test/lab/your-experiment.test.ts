@@ -181,14 +181,15 @@ describe("an experiment of your own: typelm run with two models, then runs, show
     expect(shown.stdout).toMatch(/accuracy\s+0\.\d{3}/);
     const optimization = (await runBuiltCli(["runs", "--kind", "optimization"], cwd, env)).stdout.trim().split("\n")[2]!.split(/\s{2,}/)[0]!;
     const trials = await runBuiltCli(["show", optimization], cwd, env);
-    expect(trials.stdout).toMatch(/^trial\s+kind\s+score\s+reused\s+choices\s+error$/m);
+    expect(trials.stdout).toMatch(/^trial\s+kind\s+validation score\s+reused\s+choices\s+error$/m);
+    expect(trials.stdout).toMatch(/returned trial \d+, score \d\.\d{3}, validation \(chosen on it\)/);
     expect(trials.stdout).toMatch(/^\d+\s+bootstrap\s/m);
 
     const compared = await runBuiltCli(["compare", baselineA, baselineB], cwd, env);
     expect(compared.code).toBe(0);
     const out = compared.stdout;
-    expect(out).toMatch(/^metric\s+A\s+B\s+difference\s+95% CI\s+p-value\s+test\s+verdict$/m);
-    expect(out).toMatch(/^accuracy\s+0\.\d{3}\s+1\.000\s+\+0\.\d{3}\s+[+-]\d\.\d{3} to [+-]\d\.\d{3}\s+\S+\s+McNemar exact\s+(not )?significant$/m);
+    expect(out).toMatch(/^metric\s+A\s+B\s+difference\s+95% CI\s+interval\s+p-value\s+p \(Holm\)\s+test\s+verdict\s+mde \(80% power\)$/m);
+    expect(out).toMatch(/^accuracy \(primary\)\s+0\.\d{3}\s+1\.000\s+\+0\.\d{3}\s+[+-]\d\.\d{3} to [+-]\d\.\d{3}\s+clopper-pearson\s+\S+\s+\S+\s+mcnemar-exact\s+(significant|not significant\s+(none|0\.\d{3}))$/m);
     // model-a answered "billing" where model-b got it right: each such example is listed with its input, expected and both answers.
     expect(out).toMatch(/Examples that changed on accuracy: [1-9]\d* better, 0 worse/);
     expect(out).toMatch(/\+ t\d\d \(0\.00 -> 1\.00\)\n {4}input: {4}\{"ticket":"Hello, it is about [^"]+"\}\n {4}expected: \{"team":"(technical|account)"\}\n {4}A: {8}\{"team":"billing"\}\n {4}B: {8}\{"team":"(technical|account)"\}/);
