@@ -48,8 +48,10 @@ export interface BatchProgress {
 /**
  * Sends collected requests through the provider's batch service (the official SDKs, via the LM's
  * `BatchClient`). Each batch is written to the lab store (its id and the request keys it holds) as
- * soon as the provider accepted it, before the first poll; a batch the run already submitted and
- * that holds these requests is waited for again instead of being submitted twice (a resumed run).
+ * soon as the provider accepted it, before the first poll. A batch an earlier process of the run
+ * submitted (a resumed run) that holds these requests is waited for, or read again, instead of
+ * being submitted twice; a batch read by this transport is never attached again, so a request that
+ * failed in it goes into a new batch.
  */
 export function providerTransport(options: {
   settings: BatchSettings;
@@ -59,6 +61,8 @@ export function providerTransport(options: {
 }): BatchTransport {
   const { settings, store, runId } = options;
   const recorded = store !== null && runId !== null;
+  /** Batches whose results this transport has read. */
+  const read = new Set<string>();
   return {
     async send(requests: readonly CollectedRequest[], { round }): Promise<Map<string, BatchAnswer>> {
       const first = requests[0]!;
@@ -71,13 +75,16 @@ export function providerTransport(options: {
         const r = byKey.get(k);
         return r === undefined ? [] : [{ customId: k, request: r.request }];
       });
-      // Batches of this run that hold requests asked for again (a resumed run): wait for those.
+      // Batches an earlier, interrupted process of this run submitted that hold requests asked for
+      // again (a resumed run): wait for those, or read them again when they completed, so none of
+      // their requests is paid twice. A batch whose results were read here is never attached again:
+      // a request that failed in it goes into the next batch.
       const open = new Set(byKey.keys());
       const batches: { id: string; customIds: string[] }[] = [];
       if (recorded) {
-        for (const b of store!.batches(runId!)) {
-          // A completed batch's results can be read again: its requests are never paid twice either.
-          if (b.status === "failed" || b.provider !== first.lm.provider || b.model !== first.lm.model) continue;
+        // Newest first: the latest batch holding a request is its latest attempt.
+        for (const b of store!.batches(runId!).reverse()) {
+          if (read.has(b.batchId) || b.status === "failed" || b.provider !== first.lm.provider || b.model !== first.lm.model) continue;
           if (!b.customIds.some((k) => open.has(k))) continue;
           batches.push({ id: b.batchId, customIds: b.customIds });
           for (const k of b.customIds) open.delete(k);
@@ -106,6 +113,7 @@ export function providerTransport(options: {
           throw error;
         }
         const results = await client.results(batch.id, asBatch(batch.customIds));
+        read.add(batch.id);
         for (const [key, result] of results) {
           if (!byKey.has(key)) continue;
           answers.set(key, result.ok ? { ok: true, reply: result.reply } : { ok: false, error: result.error });

@@ -94,6 +94,20 @@ describe("Evaluation with batch", () => {
     expect(given.results.filter((r) => r.error === null)).toHaveLength(5);
   });
 
+  it("with the run recorded (lab store on), a request that failed inside a batch goes into a new batch, not the finished one again", async () => {
+    const lab = LabStore.open(join(dir, "retried.sqlite"));
+    const isYak = (_id: string, request: unknown) => JSON.stringify(request).includes("yak");
+    fake.batch({ failIds: isYak, lineError: { status: 500, message: "server hiccup" } });
+    const before = fake.batches.length;
+    const program = new Predict(Upper).configure((c) => { c.lm = lm(); });
+    const report = await new Evaluation({ lab, batch: fast, progress: false }).evaluate({ moduleInstance: program, testExamples: shoutExamples });
+    // The provider saw a second batch holding only the failed request, and that answer is the row's.
+    expect(fake.batches.slice(before).map((b) => b.customIds.length)).toEqual([6, 1]);
+    expect(report.failures).toHaveLength(0);
+    expect(report.results[2]!.prediction).toEqual({ loud: "YAK" });
+    expect(lab.batches(report.runId!).map((b) => [b.round, b.customIds.length, b.status])).toEqual([[0, 6, "completed"], [1, 1, "completed"]]);
+  });
+
   it("a batch that fails as a whole is an LMError with the provider's reason, and the run is recorded as failed", async () => {
     const lab = LabStore.open(join(dir, "failed.sqlite"));
     fake.batch({ fail: "input file has an invalid line" });
