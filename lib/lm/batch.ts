@@ -5,7 +5,9 @@ import { redactError, shownUrl } from "../instrument/redact.js";
 import { LM } from "./lm.js";
 import { currentPolicy } from "./policy.js";
 import { PROVIDERS, type ProviderDefinition, type ProviderReply } from "./providers/index.js";
-import type { BatchCall, BatchConnection, BatchLimits, BatchService, BatchStatus, BatchWriter, CallSettings, RawBatchResult } from "./providers/provider.js";
+import type {
+  BatchCall, BatchConnection, BatchLimits, BatchService, BatchStatus, BatchWriter, CallSettings, RawBatchResult, UnreadableResultLine,
+} from "./providers/provider.js";
 import { withRetry } from "./retry.js";
 import type { LMRequest } from "./types.js";
 
@@ -231,7 +233,9 @@ export class BatchClient {
   /**
    * The outcome of each of `requests` in an ended batch, by custom id, read as a stream. A reply is
    * read exactly as the live call reads one (an Anthropic reply without the forced tool call is a
-   * failure, as it is live). A request the batch has no result for is a failure too.
+   * failure, as it is live). A request the batch has no result for is a failure too, and so is one
+   * whose result line could not be read (the error names the line; the other lines are kept) or
+   * that has two different results in the batch (neither is used).
    */
   async results(batchId: string, requests: Iterable<BatchRequest>): Promise<Map<string, BatchResult>> {
     const status = await this.poll(batchId);
@@ -244,14 +248,37 @@ export class BatchClient {
     const asked = new Map<string, LMRequest>();
     for (const { customId, request } of requests) asked.set(customId, request);
     const out = new Map<string, BatchResult>();
+    // Each asked request's distinct results, as text: a download read again repeats lines unchanged,
+    // while two different results for one request leave nothing to trust.
+    const seen = new Map<string, Set<string>>();
+    const broken = new Map<string, UnreadableResultLine>();
+    const unattributed = new Map<string, UnreadableResultLine>();
     await this.#connection.results(batchId, (raw) => {
       const request = asked.get(raw.customId);
-      if (request !== undefined) out.set(raw.customId, this.#result(raw, request));
+      if (request === undefined) return;
+      const texts = seen.get(raw.customId) ?? new Set<string>();
+      seen.set(raw.customId, texts.add(JSON.stringify(raw)));
+      if (texts.size === 1) out.set(raw.customId, this.#result(raw, request));
+    }, (line) => {
+      if (line.customId !== undefined && asked.has(line.customId)) {
+        if (!broken.has(line.customId)) broken.set(line.customId, line);
+      } else if (line.customId === undefined) {
+        unattributed.set(`${line.file}:${line.line}`, line);
+      }
     });
+    for (const [customId, texts] of seen) {
+      if (texts.size > 1) out.set(customId, { ok: false, error: `batch ${batchId} returned ${texts.size} different results for this request (custom_id "${customId}"); none is used` });
+    }
+    for (const [customId, line] of broken) {
+      out.set(customId, { ok: false, error: redactError(`line ${line.line} of batch ${batchId}'s ${line.file} could not be read: ${line.reason}`) });
+    }
+    const unread = [...unattributed.values()];
+    const why = unread.length === 0 ? ""
+      : `; ${unread.length === 1 ? "line" : "lines"} ${unread.map((u) => `${u.line} of its ${u.file}`).join(", ")} could not be read (${redactError(unread[0]!.reason)})`;
     for (const customId of asked.keys()) {
       if (out.has(customId)) continue;
       out.set(customId, {
-        ok: false, error: `no result for this request in batch ${batchId} (status ${status.status})`,
+        ok: false, error: `no result for this request in batch ${batchId} (status ${status.status})${why}`,
         ...(status.status === "expired" ? { expired: true } : {}),
       });
     }

@@ -108,6 +108,42 @@ describe("Evaluation with batch", () => {
     expect(lab.batches(report.runId!).map((b) => [b.round, b.customIds.length, b.status])).toEqual([[0, 6, "completed"], [1, 1, "completed"]]);
   });
 
+  it("a malformed line in a batch's results fails only its request, which goes into the next batch; the good answers are kept and cached", async () => {
+    const cache = join(dir, "malformed-cache.sqlite");
+    const isYak = (_id: string, request: unknown) => JSON.stringify(request).includes("yak");
+    fake.batch({ malformedIds: isYak });
+    const before = fake.batches.length;
+    const program = () => new Predict(Upper).configure((c) => { c.lm = lm({ cache }); });
+    const lab = LabStore.open(join(dir, "malformed.sqlite"));
+    const report = await new Evaluation({ lab, batch: fast, progress: false }).evaluate({ moduleInstance: program(), testExamples: shoutExamples });
+    expect(fake.batches.slice(before).map((b) => [b.customIds.length, b.downloads])).toEqual([[6, 1], [1, 1]]);
+    expect(report.failures).toHaveLength(0);
+    expect(report.metrics.accuracy).toBe(1);
+    // Every answer, the five good lines of the first batch included, is in the cache: a rerun sends nothing.
+    const again = await new Evaluation({ lab: null, batch: fast, progress: false }).evaluate({ moduleInstance: program(), testExamples: shoutExamples });
+    expect(fake.batches.length - before).toBe(2);
+    expect(again.metrics.accuracy).toBe(1);
+
+    // Without retries the row's error names the line that could not be read.
+    fake.batch({ malformedIds: isYak });
+    const given = await new Evaluation({ lab: null, batch: { ...fast, maxRetries: 0 }, progress: false })
+      .evaluate({ moduleInstance: new Predict(Upper).configure((c) => { c.lm = lm(); }), testExamples: shoutExamples });
+    expect(given.failures.map((r) => r.exampleId)).toEqual(["w2"]);
+    expect(given.failures[0]!.error).toMatch(/line 3 of batch \S+'s output file could not be read: .*\(after 1 batch\)/);
+  });
+
+  it("two different results for one request in a batch's results: that request goes into the next batch", async () => {
+    const isYak = (_id: string, request: unknown) => JSON.stringify(request).includes("yak");
+    fake.batch({ duplicateIds: isYak });
+    const before = fake.batches.length;
+    const lab = LabStore.open(join(dir, "duplicate.sqlite"));
+    const report = await new Evaluation({ lab, batch: fast, progress: false })
+      .evaluate({ moduleInstance: new Predict(Upper).configure((c) => { c.lm = lm(); }), testExamples: shoutExamples });
+    expect(fake.batches.slice(before).map((b) => b.customIds.length)).toEqual([6, 1]);
+    expect(report.failures).toHaveLength(0);
+    expect(report.results[2]!.prediction).toEqual({ loud: "YAK" });
+  });
+
   it("a batch that fails as a whole is an LMError with the provider's reason, and the run is recorded as failed", async () => {
     const lab = LabStore.open(join(dir, "failed.sqlite"));
     fake.batch({ fail: "input file has an invalid line" });

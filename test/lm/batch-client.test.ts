@@ -11,7 +11,8 @@ import { LM } from "../../lib/lm/lm.js";
 import { anthropicBatchStatus, anthropicResultLine } from "../../lib/lm/providers/anthropic-batch.js";
 import { PROVIDERS } from "../../lib/lm/providers/index.js";
 import { openaiBatchStatus, openaiResultLine } from "../../lib/lm/providers/openai-batch.js";
-import type { CallSettings } from "../../lib/lm/providers/provider.js";
+import { readResultLines } from "../../lib/lm/providers/jsonl-batch.js";
+import type { CallSettings, UnreadableResultLine } from "../../lib/lm/providers/provider.js";
 import type { LMRequest, LMResponse } from "../../lib/lm/types.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/fake-provider.js";
 import { PROVIDER_MODELS, TEST_KEY } from "./helpers.js";
@@ -133,6 +134,25 @@ function settings(model: string): CallSettings {
   return { model, temperature: undefined, maxTokens: undefined, timeoutMs: 60_000 };
 }
 
+describe("reading a results file line by line", () => {
+  it("hands on every readable line and reports each other one with its line number, its reason and the custom id its start names", async () => {
+    const good = (id: string) => JSON.stringify({ id: "r", custom_id: id, response: { status_code: 200, body: { ok: 1 } }, error: null });
+    const text = [good("ex-0"), "not json at all", "", '{"id":"r","custom_id":"ex-2","response":{"status_co', JSON.stringify({ id: "r", response: null }), good("ex-4")].join("\n") + "\n";
+    const body = new Blob([text]).stream();
+    const read: string[] = [];
+    const unreadable: UnreadableResultLine[] = [];
+    await readResultLines(body, "output file", openaiResultLine, (r) => read.push(r.customId), (u) => unreadable.push(u));
+    expect(read).toEqual(["ex-0", "ex-4"]);
+    expect(unreadable.map(({ line, file, customId }) => ({ line, file, customId }))).toEqual([
+      { line: 2, file: "output file", customId: undefined },
+      { line: 4, file: "output file", customId: "ex-2" },
+      { line: 5, file: "output file", customId: undefined },
+    ]);
+    expect(unreadable[0]!.reason).toMatch(/JSON/);
+    expect(unreadable[2]!.reason).toMatch(/without a custom_id/);
+  });
+});
+
 describe("polling back-off", () => {
   it("doubles the wait from pollInterval up to a minute", () => {
     const waits = [5];
@@ -244,6 +264,37 @@ describe.each(WIRES)("%s batches against the fake provider", (wire) => {
     expect((error as LMError).message).toMatch(new RegExp(`^${wire} batch ${batch!.id} for model "[^"]+" ended expired: `));
     expect((error as LMError).retryable).toBe(true);
     expect((error as LMError).provider).toBe(wire);
+  });
+
+  it("a malformed line in the results fails only its own request, naming the line; the others are answered from one download", async () => {
+    server.batch({ malformedIds: ["ex-1"] });
+    const requests = requestsOf(["good", "bad", "fine"]);
+    const client = clientFor(wire);
+    const [batch] = await client.submit(requests);
+    await client.wait(batch!.id);
+    const results = await client.results(batch!.id, requests);
+    expect(results.get("ex-0")).toMatchObject({ ok: true });
+    expect(results.get("ex-2")).toMatchObject({ ok: true });
+    const bad = results.get("ex-1")!;
+    expect(bad.ok).toBe(false);
+    const where = wire === "openai" ? "output file" : "results";
+    expect(bad.ok ? "" : bad.error).toMatch(new RegExp(`^line 2 of batch ${batch!.id}'s ${where} could not be read: `));
+    // Read once: a bad line is not a broken download to fetch again.
+    expect(server.batches[0]!.downloads).toBe(1);
+  });
+
+  it("a request with two different results in the batch is a failure saying so, not the last line's answer", async () => {
+    server.batch({ duplicateIds: ["ex-1"] });
+    const requests = requestsOf(["good", "bad", "fine"]);
+    const client = clientFor(wire);
+    const [batch] = await client.submit(requests);
+    await client.wait(batch!.id);
+    const results = await client.results(batch!.id, requests);
+    expect(results.get("ex-0")).toMatchObject({ ok: true });
+    expect(results.get("ex-2")).toMatchObject({ ok: true });
+    const twice = results.get("ex-1")!;
+    expect(twice.ok).toBe(false);
+    expect(twice.ok ? "" : twice.error).toBe(`batch ${batch!.id} returned 2 different results for this request (custom_id "ex-1"); none is used`);
   });
 
   it("refuses to read results before the batch has ended", async () => {

@@ -1,6 +1,8 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { MessageBatch, MessageBatchIndividualResponse } from "@anthropic-ai/sdk/resources/messages/batches";
 import type { MessageCreateParamsNonStreaming } from "@anthropic-ai/sdk/resources/messages/messages";
+import { LMError } from "../../errors.js";
+import { readResultLines } from "./jsonl-batch.js";
 import type { BatchCall, BatchConnection, BatchLimits, BatchStatus, BatchWriter, RawBatchResult } from "./provider.js";
 
 /**
@@ -23,11 +25,19 @@ export function anthropicBatches(client: () => Promise<Anthropic>, call: BatchCa
       const batch = await call("batch status", (signal, timeout) => anthropic.messages.batches.retrieve(batchId, {}, { signal, timeout, maxRetries: 0 }));
       return anthropicBatchStatus(batch);
     },
-    async results(batchId, each) {
+    async results(batchId, each, unreadable) {
       const anthropic = await client();
+      const batch = await call("batch status", (signal, timeout) => anthropic.messages.batches.retrieve(batchId, {}, { signal, timeout, maxRetries: 0 }));
+      const url = batch.results_url;
+      if (!url) throw new LMError(`anthropic batch ${batchId} has no results_url (processing status ${batch.processing_status})`, { provider: "anthropic", retryable: false });
       await call("batch results", async (signal, timeout) => {
-        const stream = await anthropic.messages.batches.results(batchId, {}, { signal, timeout, maxRetries: 0 });
-        for await (const line of stream) each(anthropicResultLine(line));
+        // The raw JSONL (as the SDK's batches.results() fetches it), read line by line here so that one
+        // line that does not parse costs its own request only, not the rest of the file.
+        const response = await anthropic.get<Response>(url, {
+          headers: { Accept: "application/binary" }, __binaryResponse: true, signal, timeout, maxRetries: 0,
+        });
+        if (response.body === null) return;
+        await readResultLines(response.body, "results", (value) => anthropicResultLine(value as MessageBatchIndividualResponse), each, unreadable);
       }, { bulk: true });
     },
   };

@@ -1,10 +1,10 @@
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type OpenAI from "openai";
 import type { Batch } from "openai/resources/batches";
 import { builtin } from "../../load-sync.js";
 import { loadOptional } from "../../optional.js";
+import { readResultLines } from "./jsonl-batch.js";
 import type { BatchCall, BatchConnection, BatchLimits, BatchState, BatchStatus, BatchWriter, RawBatchResult } from "./provider.js";
 
 /**
@@ -29,17 +29,16 @@ export function openaiBatches(client: () => Promise<OpenAI>, call: BatchCall): B
       const batch = await call("batch status", (signal, timeout) => openai.batches.retrieve(batchId, { signal, timeout, maxRetries: 0 }));
       return openaiBatchStatus(batch);
     },
-    async results(batchId, each) {
+    async results(batchId, each, unreadable) {
       const openai = await client();
       const batch = await call("batch status", (signal, timeout) => openai.batches.retrieve(batchId, { signal, timeout, maxRetries: 0 }));
       // Answers are in the output file; requests that errored, expired or were cancelled in the error file.
-      for (const fileId of [batch.output_file_id, batch.error_file_id]) {
+      for (const [file, fileId] of [["output file", batch.output_file_id], ["error file", batch.error_file_id]] as const) {
         if (!fileId) continue;
         await call("batch results", async (signal, timeout) => {
           const response = await openai.files.content(fileId, { signal, timeout, maxRetries: 0 });
           if (response.body === null) return;
-          const lines = builtin("node:readline").createInterface({ input: builtin("node:stream").Readable.fromWeb(response.body as WebReadableStream), crlfDelay: Infinity });
-          for await (const line of lines) if (line.trim() !== "") each(openaiResultLine(JSON.parse(line)));
+          await readResultLines(response.body, file, openaiResultLine, each, unreadable);
         }, { bulk: true });
       }
     },
