@@ -1,24 +1,29 @@
 import { ValidationError } from "../errors.js";
-import type { BatchRequest } from "../lm/batch.js";
+import { batchEnded, type BatchRequest } from "../lm/batch.js";
 import type { BatchAnswer, CollectedRequest } from "../lm/batch-scope.js";
 import type { LabStore } from "../store/lab-store.js";
 import type { BatchTransport } from "./batch-rounds.js";
 
-/** `batch: true | { pollInterval, maxRequestsPerBatch, maxRetries }` as the options take it. */
-export type BatchOption = boolean | { pollInterval?: number; maxRequestsPerBatch?: number; maxRetries?: number };
+/** `batch: true | { pollInterval, maxRequestsPerBatch, maxRetries, maxWait }` as the options take it. */
+export type BatchOption = boolean | { pollInterval?: number; maxRequestsPerBatch?: number; maxRetries?: number; maxWait?: number };
 
 export interface BatchSettings {
   pollInterval: number | undefined;
   maxRequestsPerBatch: number | undefined;
   maxRetries: number;
+  /** Seconds to wait for one batch before giving up on it (default 24 hours, the providers' window). */
+  maxWait: number;
 }
+
+/** The providers' own completion window: a batch not done by then will not be. */
+const DEFAULT_MAX_WAIT_S = 24 * 60 * 60;
 
 /** The `batch` option checked: null when off. */
 export function batchSettings(owner: string, option: BatchOption | undefined): BatchSettings | null {
   if (option === undefined || option === false) return null;
-  if (option === true) return { pollInterval: undefined, maxRequestsPerBatch: undefined, maxRetries: 2 };
+  if (option === true) return { pollInterval: undefined, maxRequestsPerBatch: undefined, maxRetries: 2, maxWait: DEFAULT_MAX_WAIT_S };
   if (option === null || typeof option !== "object" || Array.isArray(option)) {
-    throw new ValidationError(`${owner} option batch must be true, false or { pollInterval, maxRequestsPerBatch, maxRetries }; received ${JSON.stringify(option)}`, { field: "batch" });
+    throw new ValidationError(`${owner} option batch must be true, false or { pollInterval, maxRequestsPerBatch, maxRetries, maxWait }; received ${JSON.stringify(option)}`, { field: "batch" });
   }
   const positive = (name: string, value: unknown, integer: boolean): number | undefined => {
     if (value === undefined) return undefined;
@@ -35,6 +40,7 @@ export function batchSettings(owner: string, option: BatchOption | undefined): B
     pollInterval: positive("pollInterval", option.pollInterval, false),
     maxRequestsPerBatch: positive("maxRequestsPerBatch", option.maxRequestsPerBatch, true),
     maxRetries: retries ?? 2,
+    maxWait: positive("maxWait", option.maxWait, false) ?? DEFAULT_MAX_WAIT_S,
   };
 }
 
@@ -43,6 +49,8 @@ export interface BatchProgress {
   batchId: string;
   status: string;
   counts: { total: number; completed: number; failed: number };
+  /** Seconds this run has been waiting for the batch. */
+  waited: number;
 }
 
 /**
@@ -104,12 +112,18 @@ export function providerTransport(options: {
       }
       const answers = new Map<string, BatchAnswer>();
       for (const batch of batches) {
+        const since = Date.now();
         try {
           await client.wait(batch.id, {
-            onPoll: (status) => options.onProgress?.({ round, batchId: batch.id, status: status.status, counts: status.counts }),
+            maxWait: settings.maxWait,
+            onPoll: (status) => options.onProgress?.({
+              round, batchId: batch.id, status: status.status, counts: status.counts, waited: Math.round((Date.now() - since) / 1000),
+            }),
           });
         } catch (error) {
-          if (recorded) store!.finishBatch(runId!, batch.id, "failed");
+          // A batch that may still be running (maxWait, an unknown status, the network) stays
+          // "submitted", so resuming the run waits for it instead of paying for it again.
+          if (recorded && batchEnded(error)) store!.finishBatch(runId!, batch.id, "failed");
           throw error;
         }
         const results = await client.results(batch.id, asBatch(batch.customIds));

@@ -46,6 +46,11 @@ export interface FakeBatchScript {
    * last user message replaced by "a different question"), from the same reply machinery.
    */
   duplicateIds?: FakeBatchLineMatch;
+  /**
+   * Every poll reports this status (OpenAI `status`, Anthropic `processing_status`) instead of the
+   * real one, and the batch never ends: a status the service does not document, for testing clients.
+   */
+  unknownStatus?: string;
   /** Order of the result lines: as submitted (default) or reversed, so a client must match by custom id. */
   order?: "submitted" | "reversed";
   /** How many batches, in submission order, this script covers (default 1). */
@@ -215,7 +220,7 @@ export function createBatchService(options: BatchServiceOptions): BatchService {
 
   /** Moves the batch on by one poll: processes the lines due by now and ends it when its time has come. */
   const advance = async (state: BatchState): Promise<void> => {
-    if (state.end !== undefined) return;
+    if (state.end !== undefined || state.script.unknownStatus !== undefined) return;
     const due = (state.script.polls ?? 0) + 1;
     // A cancelled batch ends at the first poll after the cancel, keeping the lines already processed.
     if (state.cancelAskedAt !== undefined) {
@@ -276,6 +281,7 @@ export function createBatchService(options: BatchServiceOptions): BatchService {
 
   /** The status a poll reports now. */
   const statusOf = (state: BatchState): string => {
+    if (state.script.unknownStatus !== undefined) return state.script.unknownStatus;
     if (state.end !== undefined) return state.end;
     if (state.cancelAskedAt !== undefined) return state.wire === "openai" ? "cancelling" : "canceling";
     if (state.wire === "anthropic") return "in_progress";

@@ -156,6 +156,25 @@ describe("Evaluation with batch", () => {
     expect(lab.batches(run.id).map((b) => b.status)).toEqual(["failed"]);
   });
 
+  it("maxWait ends a batch's wait with an LMError; the batch stays submitted, so resume waits for it and pays nothing twice", async () => {
+    const lab = LabStore.open(join(dir, "max-wait.sqlite"));
+    fake.batch({ polls: 12 });
+    const before = { uploads: fake.uploads, batches: fake.batches.length };
+    const program = () => new Predict(Upper).configure((c) => { c.lm = lm(); });
+    const error = await new Evaluation({ lab, batch: { pollInterval: 0.01, maxWait: 0.1 }, progress: false })
+      .evaluate({ moduleInstance: program(), testExamples: shoutExamples }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LMError);
+    expect((error as Error).message).toMatch(/batch \S+ for model "gpt-4o-mini" has not ended after 0.1 s \(maxWait 0.1 s\)/);
+    const runId = lab.runs({ kind: "evaluation" })[0]!.id;
+    expect(lab.run(runId)!.status).toBe("failed");
+    expect(lab.batches(runId).map((b) => b.status)).toEqual(["submitted"]);
+    const report = await new Evaluation({ lab, batch: { pollInterval: 0.001 }, progress: false })
+      .evaluate({ moduleInstance: program(), testExamples: shoutExamples, resume: runId });
+    expect(report.metrics.accuracy).toBe(1);
+    expect([fake.uploads - before.uploads, fake.batches.length - before.batches]).toEqual([1, 1]);
+    expect(() => new Evaluation({ batch: { maxWait: -1 } })).toThrow(/batch.maxWait must be a positive number; received -1/);
+  });
+
   it("progress: each poll emits evaluation.batch with the batch's counts, and the notebook display shows them without counting examples", async () => {
     const { applyEvent, progressBundle } = await import("../../lib/notebook/progress.js");
     const { Instrumentation } = await import("../../lib/instrument/bus.js");
