@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigurationError, Evaluation, FewShotExample, LabStore, LM, LMError, Predict, resetConfiguration } from "../../lib/index.js";
+import { ConfigurationError, Evaluation, FewShotExample, LabStore, LM, LMError, Predict, resetConfiguration, ValidationError } from "../../lib/index.js";
 import type { EvaluationRun } from "../../lib/index.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
 import { ShoutAndCount, Upper, answerFor } from "./batch-task.js";
@@ -173,6 +173,33 @@ describe("Evaluation with batch", () => {
     expect(report.metrics.accuracy).toBe(1);
     expect([fake.uploads - before.uploads, fake.batches.length - before.batches]).toEqual([1, 1]);
     expect(() => new Evaluation({ batch: { maxWait: -1 } })).toThrow(/batch.maxWait must be a positive number; received -1/);
+  });
+
+  it("resuming a run whose lab_batches row was changed outside typelm: an error naming the store, the run and the row, not a SyntaxError", async () => {
+    const path = join(dir, "tampered.sqlite");
+    const lab = LabStore.open(path);
+    const runId = lab.startRun({ kind: "evaluation", name: "evaluation", config: { module: "Predict", metrics: ["accuracy"], examples: 6 } });
+    lab.recordBatch(runId, { batchId: "batch_abc", provider: "openai", model: "gpt-4o-mini", endpoint: fake.openaiBaseURL, round: 0, customIds: ["k1"] });
+    const { default: Database } = await import("better-sqlite3");
+    const resume = () => new Evaluation({ lab, batch: fast, progress: false })
+      .evaluate({ moduleInstance: new Predict(Upper).configure((c) => { c.lm = lm(); }), testExamples: shoutExamples, resume: runId });
+    for (const [column, value, why] of [
+      ["custom_ids_json", '["k1", "k2"', /custom_ids_json is not JSON \(.+\); expected a JSON array of request keys/],
+      ["custom_ids_json", '{"k1": 1}', /custom_ids_json is \{"k1":1\}; expected a JSON array of request keys \(strings\)/],
+      ["round", "two", /round is "two"; expected a whole number ≥ 0/],
+      ["provider", "", /provider is ""; expected a non-empty text/],
+    ] as const) {
+      const db = new Database(path);
+      db.prepare("UPDATE lab_batches SET custom_ids_json = '[\"k1\"]', round = 0, provider = 'openai'").run();
+      db.prepare(`UPDATE lab_batches SET ${column} = ?`).run(value);
+      const rowid = (db.prepare("SELECT rowid FROM lab_batches WHERE batch_id = 'batch_abc'").get() as { rowid: number }).rowid;
+      db.close();
+      const error = await resume().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      const message = (error as Error).message;
+      expect(message).toContain(`The lab store at ${path}: run ${runId}, lab_batches row ${rowid} (batch "batch_abc") cannot be read: `);
+      expect(message).toMatch(why);
+    }
   });
 
   it("progress: each poll emits evaluation.batch with the batch's counts, and the notebook display shows them without counting examples", async () => {
