@@ -247,3 +247,43 @@ describe("Evaluation against a provider allowing one request at a time (token bu
     expect(fake.rateLimited).toBeLessThan(200 / 2);
   });
 });
+
+describe("Evaluation against a provider answering 429 with retry-after: 0", () => {
+  let fake: FakeProvider;
+  beforeAll(async () => {
+    fake = await startSentimentProvider();
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
+  afterEach(() => {
+    LM.resetConfiguration();
+    fake.reset();
+    resetConfiguration();
+  });
+
+  it("waits the backoff's minimum before each retry: 8 examples refused for 0.5 s make 2 requests each, not a burst per re-run", async () => {
+    const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-test-SECRET-123456", baseURL: fake.openaiBaseURL });
+    const module = new Predict(Classify).configure((c) => { c.lm = lm; });
+    await module.call({ sentence: "warm-up" }); // loads the SDK before the refusals
+    fake.reset();
+    const examples = Array.from({ length: 8 }, (_, n) => new FewShotExample({
+      input: { sentence: `sentence ${n} is ${n % 2 === 1 ? "odd" : "even"}` }, output: { sentiment: n % 2 === 1 ? "negative" : "positive" },
+    }));
+    // Every request is refused with "retry-after: 0" for half a second, then answered.
+    fake.fail({ status: 429, times: 10_000, retryAfter: 0 });
+    let refused = 0;
+    const window = setTimeout(() => {
+      refused = fake.requests.length;
+      fake.reset();
+    }, 500);
+    const report = await new Evaluation({ concurrency: 8, record: false, progress: false }).evaluate({ moduleInstance: module, testExamples: examples });
+    clearTimeout(window);
+    const requests = refused + fake.requests.length;
+    expect(report.failures).toHaveLength(0);
+    // Each example: refused once, then answered after the floor (750 ms with retryDelay 1 s). Without
+    // the floor each example's call sent its 4 attempts back to back, again at each re-run (72 in all).
+    expect(refused).toBe(8);
+    expect(requests).toBe(16);
+  });
+});
