@@ -152,6 +152,28 @@ describe("Pacer: the gate in front of a rate-limited provider", () => {
     expect(pacer.refused).toBe(1);
   });
 
+  it("a 60 s retry-after holds the gate for 60 s, then lets attempts go about one a second, not one a minute", async () => {
+    const clock = new VirtualClock();
+    const pacer = new Pacer(clock);
+    const refused = await pacer.ready();
+    pacer.limited(refused, 60_000);
+    expect(pacer.delayMs()).toBe(60_000);
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) void Promise.resolve(pacer.ready(i === 0)).then(() => times.push(clock.time));
+    await clock.run(59_999);
+    expect(times).toEqual([]);
+    await clock.run(70_000);
+    // The refused call at the server's time, the four others one interval apart; an interval set
+    // by the 60 s wait itself would have let the second go at about 118 s.
+    expect(times).toHaveLength(5);
+    expect(times[0]).toBe(60_000);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    for (const gap of gaps) {
+      expect(gap).toBeGreaterThan(900);
+      expect(gap).toBeLessThanOrEqual(1000);
+    }
+  });
+
   it("against a bucket of one token, learns the provider's interval from the admitted attempts and has few attempts refused", async () => {
     const clock = new VirtualClock();
     const pacer = new Pacer(clock);
