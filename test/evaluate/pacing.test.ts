@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
 import { setImmediate as tick } from "node:timers/promises";
-import { Evaluation, FewShotExample, LM, Predict, resetConfiguration } from "../../lib/index.js";
+import { Evaluation, FewShotExample, LM, Predict, resetConfiguration, type Module } from "../../lib/index.js";
 import { Pacer, type PacerClock } from "../../lib/evaluate/pacer.js";
 import { withRetry } from "../../lib/lm/retry.js";
 import { currentPolicy } from "../../lib/lm/policy.js";
@@ -238,10 +238,24 @@ describe("withRetry with a pacing listener", () => {
   });
 });
 
-describe("Evaluation against a provider allowing one request at a time (token bucket, burst 1)", () => {
+/** `count` examples of the sentiment task ("odd" in the sentence makes it negative). */
+function sentences(count: number): FewShotExample[] {
+  return Array.from({ length: count }, (_, n) => new FewShotExample({
+    input: { sentence: `sentence ${n} is ${n % 2 === 1 ? "odd" : "even"}` }, output: { sentiment: n % 2 === 1 ? "negative" : "positive" },
+  }));
+}
+
+describe("Evaluation against a provider that refuses requests (429)", () => {
   let fake: FakeProvider;
+  let module: Module;
   beforeAll(async () => {
     fake = await startSentimentProvider();
+  });
+  beforeEach(async () => {
+    const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-test-SECRET-123456", baseURL: fake.openaiBaseURL });
+    module = new Predict(Classify).configure((c) => { c.lm = lm; });
+    await module.call({ sentence: "warm-up" }); // loads the SDK before any refusal
+    fake.reset();
   });
   afterAll(async () => {
     await fake.close();
@@ -253,45 +267,17 @@ describe("Evaluation against a provider allowing one request at a time (token bu
     resetConfiguration();
   });
 
-  it("paces its calls: 0 failed examples and far fewer 429 answers than examples", async () => {
-    const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-test-SECRET-123456", baseURL: fake.openaiBaseURL });
-    const module = new Predict(Classify).configure((c) => { c.lm = lm; });
-    await module.call({ sentence: "warm-up" }); // loads the SDK before the limit
+  it("one request at a time (token bucket, burst 1): paces its calls: 0 failed examples and far fewer 429 answers than examples", async () => {
     fake.rateLimit({ requestsPerSecond: 100, burst: 1 });
-    const examples = Array.from({ length: 200 }, (_, n) => new FewShotExample({
-      input: { sentence: `sentence ${n} is ${n % 2 === 1 ? "odd" : "even"}` }, output: { sentiment: n % 2 === 1 ? "negative" : "positive" },
-    }));
-    const report = await new Evaluation({ concurrency: 16, record: false, progress: false }).evaluate({ moduleInstance: module, testExamples: examples });
+    const report = await new Evaluation({ concurrency: 16, record: false, progress: false }).evaluate({ moduleInstance: module, testExamples: sentences(200) });
     expect(report.failures).toHaveLength(0);
     expect(report.accuracy).toBe(1);
     expect(fake.rateLimited).toBeGreaterThan(0);
     // Each call firing when its own wait ends gets about one 429 per example (over 200 here).
     expect(fake.rateLimited).toBeLessThan(200 / 2);
   });
-});
 
-describe("Evaluation against a provider answering 429 with retry-after: 0", () => {
-  let fake: FakeProvider;
-  beforeAll(async () => {
-    fake = await startSentimentProvider();
-  });
-  afterAll(async () => {
-    await fake.close();
-  });
-  afterEach(() => {
-    LM.resetConfiguration();
-    fake.reset();
-    resetConfiguration();
-  });
-
-  it("waits the backoff's minimum before each retry: 8 examples refused for 0.5 s make 2 requests each, not a burst per re-run", async () => {
-    const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-test-SECRET-123456", baseURL: fake.openaiBaseURL });
-    const module = new Predict(Classify).configure((c) => { c.lm = lm; });
-    await module.call({ sentence: "warm-up" }); // loads the SDK before the refusals
-    fake.reset();
-    const examples = Array.from({ length: 8 }, (_, n) => new FewShotExample({
-      input: { sentence: `sentence ${n} is ${n % 2 === 1 ? "odd" : "even"}` }, output: { sentiment: n % 2 === 1 ? "negative" : "positive" },
-    }));
+  it("retry-after: 0: waits the backoff's minimum before each retry: 8 examples refused for 0.5 s make 2 requests each, not a burst per re-run", async () => {
     // Every request is refused with "retry-after: 0" for half a second, then answered.
     fake.fail({ status: 429, times: 10_000, retryAfter: 0 });
     let refused = 0;
@@ -299,7 +285,7 @@ describe("Evaluation against a provider answering 429 with retry-after: 0", () =
       refused = fake.requests.length;
       fake.reset();
     }, 500);
-    const report = await new Evaluation({ concurrency: 8, record: false, progress: false }).evaluate({ moduleInstance: module, testExamples: examples });
+    const report = await new Evaluation({ concurrency: 8, record: false, progress: false }).evaluate({ moduleInstance: module, testExamples: sentences(8) });
     clearTimeout(window);
     const requests = refused + fake.requests.length;
     expect(report.failures).toHaveLength(0);

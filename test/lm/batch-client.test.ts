@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@jest/glo
 import type { MessageBatch } from "@anthropic-ai/sdk/resources/messages/batches";
 import type { Batch } from "openai/resources/batches";
 import { LMError, OutputError } from "../../lib/errors.js";
-import { BatchClient, batchEnded, nextPollDelay, sleepSteps, type BatchRequest, type BatchStatus, type SubmittedBatch } from "../../lib/lm/batch.js";
+import { BatchClient, batchEnded, nextPollDelay, sleepSteps, type BatchRequest, type BatchResult, type BatchStatus, type SubmittedBatch } from "../../lib/lm/batch.js";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,7 +14,7 @@ import { openaiBatchStatus, openaiResultLine } from "../../lib/lm/providers/open
 import { readResultLines } from "../../lib/lm/providers/jsonl-batch.js";
 import type { CallSettings, UnreadableResultLine } from "../../lib/lm/providers/provider.js";
 import type { LMRequest, LMResponse } from "../../lib/lm/types.js";
-import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/fake-provider.js";
+import { startFakeProvider, type FakeBatchScript, type FakeProvider, type FakeRequest } from "../../lib/testing/fake-provider.js";
 import { PROVIDER_MODELS, TEST_KEY } from "./helpers.js";
 
 const openaiBatch = (fields: Partial<Batch>): Batch => ({
@@ -285,8 +285,9 @@ describe.each(WIRES)("%s batches against the fake provider", (wire) => {
     expect((error as LMError).provider).toBe(wire);
   });
 
-  it("a malformed line in the results fails only its own request, naming the line; the others are answered from one download", async () => {
-    server.batch({ malformedIds: ["ex-1"] });
+  /** Submits three requests under `script`, waits, and reads their results. */
+  const resultsUnder = async (script: FakeBatchScript): Promise<{ batchId: string; results: Map<string, BatchResult> }> => {
+    server.batch(script);
     const requests = requestsOf(["good", "bad", "fine"]);
     const client = clientFor(wire);
     const [batch] = await client.submit(requests);
@@ -294,26 +295,24 @@ describe.each(WIRES)("%s batches against the fake provider", (wire) => {
     const results = await client.results(batch!.id, requests);
     expect(results.get("ex-0")).toMatchObject({ ok: true });
     expect(results.get("ex-2")).toMatchObject({ ok: true });
+    return { batchId: batch!.id, results };
+  };
+
+  it("a malformed line in the results fails only its own request, naming the line; the others are answered from one download", async () => {
+    const { batchId, results } = await resultsUnder({ malformedIds: ["ex-1"] });
     const bad = results.get("ex-1")!;
     expect(bad.ok).toBe(false);
     const where = wire === "openai" ? "output file" : "results";
-    expect(bad.ok ? "" : bad.error).toMatch(new RegExp(`^line 2 of batch ${batch!.id}'s ${where} could not be read: `));
+    expect(bad.ok ? "" : bad.error).toMatch(new RegExp(`^line 2 of batch ${batchId}'s ${where} could not be read: `));
     // Read once: a bad line is not a broken download to fetch again.
     expect(server.batches[0]!.downloads).toBe(1);
   });
 
   it("a request with two different results in the batch is a failure saying so, not the last line's answer", async () => {
-    server.batch({ duplicateIds: ["ex-1"] });
-    const requests = requestsOf(["good", "bad", "fine"]);
-    const client = clientFor(wire);
-    const [batch] = await client.submit(requests);
-    await client.wait(batch!.id);
-    const results = await client.results(batch!.id, requests);
-    expect(results.get("ex-0")).toMatchObject({ ok: true });
-    expect(results.get("ex-2")).toMatchObject({ ok: true });
+    const { batchId, results } = await resultsUnder({ duplicateIds: ["ex-1"] });
     const twice = results.get("ex-1")!;
     expect(twice.ok).toBe(false);
-    expect(twice.ok ? "" : twice.error).toBe(`batch ${batch!.id} returned 2 different results for this request (custom_id "ex-1"); none is used`);
+    expect(twice.ok ? "" : twice.error).toBe(`batch ${batchId} returned 2 different results for this request (custom_id "ex-1"); none is used`);
   });
 
   it("a batch reporting a status the service does not document ends the wait with an LMError naming the status and the batch", async () => {
