@@ -193,6 +193,19 @@ class Markers {
     } catch {
       return false;
     }
+    // Another process may have claimed it between our reading and the move: then the file moved is
+    // that process's new marker, which goes back untouched.
+    let same = false;
+    try {
+      const now = JSON.parse(readFileSync(moved, "utf8")) as Marker;
+      same = now.pid === marker.pid && now.startedAt === marker.startedAt;
+    } catch {
+      same = false;
+    }
+    if (!same) {
+      renameSync(moved, file);
+      return false;
+    }
     this.hold(marker.runId, marker.name, marker.identity);
     rmSync(moved, { force: true });
     return true;
