@@ -58,8 +58,8 @@ export interface BatchProgress {
  * `BatchClient`). Each batch is written to the lab store (its id and the request keys it holds) as
  * soon as the provider accepted it, before the first poll. A batch an earlier process of the run
  * submitted (a resumed run) that holds these requests is waited for, or read again, instead of
- * being submitted twice; a batch read by this transport is never attached again, so a request that
- * failed in it goes into a new batch.
+ * being submitted twice; a request whose result this transport read from a batch is never taken
+ * from it again, so a request that failed in it goes into a new batch.
  */
 export function providerTransport(options: {
   settings: BatchSettings;
@@ -69,8 +69,8 @@ export function providerTransport(options: {
 }): BatchTransport {
   const { settings, store, runId } = options;
   const recorded = store !== null && runId !== null;
-  /** Batches whose results this transport has read. */
-  const read = new Set<string>();
+  /** By batch id, the requests whose results this transport has read from it. */
+  const read = new Map<string, Set<string>>();
   return {
     async send(requests: readonly CollectedRequest[], { round }): Promise<Map<string, BatchAnswer>> {
       const first = requests[0]!;
@@ -85,17 +85,20 @@ export function providerTransport(options: {
       });
       // Batches an earlier, interrupted process of this run submitted that hold requests asked for
       // again (a resumed run): wait for those, or read them again when they completed, so none of
-      // their requests is paid twice. A batch whose results were read here is never attached again:
-      // a request that failed in it goes into the next batch.
+      // their requests is paid twice. A request whose result this transport has read from a batch is
+      // never taken from that batch again: when it failed there, it goes into the next batch.
       const open = new Set(byKey.keys());
-      const batches: { id: string; customIds: string[] }[] = [];
+      /** Each batch to read, with the requests whose answer is taken from it. */
+      const batches: { id: string; keys: string[] }[] = [];
       if (recorded) {
         // Newest first: the latest batch holding a request is its latest attempt.
         for (const b of store!.batches(runId!).reverse()) {
-          if (read.has(b.batchId) || b.status === "failed" || b.provider !== first.lm.provider || b.model !== first.lm.model) continue;
-          if (!b.customIds.some((k) => open.has(k))) continue;
-          batches.push({ id: b.batchId, customIds: b.customIds });
-          for (const k of b.customIds) open.delete(k);
+          if (b.status === "failed" || b.provider !== first.lm.provider || b.model !== first.lm.model) continue;
+          const done = read.get(b.batchId);
+          const keys = b.customIds.filter((k) => open.has(k) && done?.has(k) !== true);
+          if (keys.length === 0) continue;
+          batches.push({ id: b.batchId, keys });
+          for (const k of keys) open.delete(k);
         }
       }
       if (open.size > 0) {
@@ -108,7 +111,7 @@ export function providerTransport(options: {
             }
           },
         });
-        batches.push(...submitted);
+        batches.push(...submitted.map((b) => ({ id: b.id, keys: b.customIds })));
       }
       const answers = new Map<string, BatchAnswer>();
       for (const batch of batches) {
@@ -126,12 +129,11 @@ export function providerTransport(options: {
           if (recorded && batchEnded(error)) store!.finishBatch(runId!, batch.id, "failed");
           throw error;
         }
-        const results = await client.results(batch.id, asBatch(batch.customIds));
-        read.add(batch.id);
-        for (const [key, result] of results) {
-          if (!byKey.has(key)) continue;
-          answers.set(key, result.ok ? { ok: true, reply: result.reply } : { ok: false, error: result.error });
-        }
+        const results = await client.results(batch.id, asBatch(batch.keys));
+        const done = read.get(batch.id) ?? new Set<string>();
+        read.set(batch.id, done);
+        for (const k of batch.keys) done.add(k);
+        for (const [key, result] of results) answers.set(key, result.ok ? { ok: true, reply: result.reply } : { ok: false, error: result.error });
         if (recorded) store!.finishBatch(runId!, batch.id, "completed");
       }
       return answers;

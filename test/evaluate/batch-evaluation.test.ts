@@ -238,42 +238,63 @@ describe("Evaluation with batch", () => {
   });
 });
 
+/**
+ * Runs the evaluation of `words` in a child process (the built package, a lab store at `lab`, no
+ * cache) and kills it with SIGKILL once `batches` batches are in the lab store and the last one has
+ * been polled twice; returns the run's id. `twoStep`: ShoutAndCount instead of one Predict.
+ */
+async function killedWhileWaiting(lab: string, options: { twoStep: boolean; batches: number }): Promise<string> {
+  const child = join(dir, "child.mjs");
+  const dist = join(process.cwd(), "dist/pkg/index.js");
+  const zod = join(process.cwd(), "node_modules/zod/index.js");
+  writeFileSync(child, `
+import { Evaluation, FewShotExample, LabStore, LM, Module, Predict, Signature } from ${JSON.stringify(dist)};
+import { z } from ${JSON.stringify(zod)};
+const Upper = Signature.define({ name: "Upper", description: "Shout the word.", input: { word: z.string() }, output: { loud: z.string() } });
+const Count = Signature.define({ name: "Count", description: "Count the letters.", input: { loud: z.string() }, output: { letters: z.number() } });
+class ShoutAndCount extends Module {
+  shout = new Predict(Upper);
+  count = new Predict(Count);
+  async forward(inputs) {
+    const { loud } = await this.shout.call(inputs);
+    const { letters } = await this.count.call({ loud });
+    return { loud, letters };
+  }
+}
+const twoStep = process.env.TWO_STEP === "1";
+const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-batch-eval-key", baseURL: process.env.FAKE_URL, temperature: 0 });
+const examples = ${JSON.stringify(words)}.map((w, i) => new FewShotExample({ id: "w" + i, input: { word: w }, output: twoStep ? { loud: w.toUpperCase(), letters: 3 } : { loud: w.toUpperCase() } }));
+const program = (twoStep ? new ShoutAndCount() : new Predict(Upper)).configure((c) => { c.lm = lm; });
+await new Evaluation({ lab: LabStore.open(process.env.LAB), batch: { pollInterval: 0.05 }, progress: false }).evaluate({ moduleInstance: program, testExamples: examples });
+`);
+  const before = fake.batches.length;
+  const env = { ...process.env, FAKE_URL: fake.openaiBaseURL, LAB: lab, TWO_STEP: options.twoStep ? "1" : "0" };
+  const proc = spawn(process.execPath, [child], { cwd: process.cwd(), env, stdio: "pipe" });
+  let stderr = "";
+  proc.stderr.on("data", (d) => { stderr += String(d); });
+  // Wait until the batches are in the lab store and the last has been polled, then kill the process outright.
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (existsSync(lab) && fake.batches.length >= before + options.batches && fake.batches[before + options.batches - 1]!.polls >= 2) {
+      const runs = LabStore.open(lab).runs({ kind: "evaluation" });
+      if (runs.length > 0 && LabStore.open(lab).batches(runs[0]!.id).length >= options.batches) break;
+    }
+    if (Date.now() > deadline) throw new Error(`the child never submitted its batches: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const exited = new Promise((r) => proc.on("exit", r));
+  proc.kill("SIGKILL");
+  await exited;
+  return LabStore.open(lab).runs({ kind: "evaluation" })[0]!.id;
+}
+
 describe("Evaluation with batch, killed after the batch was submitted", () => {
   it("resume waits for the submitted batch: no second upload, every row recorded", async () => {
     const lab = join(dir, "killed.sqlite");
-    const child = join(dir, "child.mjs");
-    const dist = join(process.cwd(), "dist/pkg/index.js");
-    const zod = join(process.cwd(), "node_modules/zod/index.js");
-    // The child submits one batch that stays in progress for many polls, and is killed while it waits.
-    writeFileSync(child, `
-import { Evaluation, FewShotExample, LabStore, LM, Predict, Signature } from ${JSON.stringify(dist)};
-import { z } from ${JSON.stringify(zod)};
-const Upper = Signature.define({ name: "Upper", description: "Shout the word.", input: { word: z.string() }, output: { loud: z.string() } });
-const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-batch-eval-key", baseURL: process.env.FAKE_URL, temperature: 0 });
-const examples = ${JSON.stringify(words)}.map((w, i) => new FewShotExample({ id: "w" + i, input: { word: w }, output: { loud: w.toUpperCase() } }));
-await new Evaluation({ lab: LabStore.open(process.env.LAB), batch: { pollInterval: 0.05 }, progress: false })
-  .evaluate({ moduleInstance: new Predict(Upper).configure((c) => { c.lm = lm; }), testExamples: examples });
-`);
     fake.batch({ polls: 8 }); // the child polls at 0.05 s doubling: about 13 s to the end, killed long before
     const before = { uploads: fake.uploads, batches: fake.batches.length };
-    const proc = spawn(process.execPath, [child], { cwd: process.cwd(), env: { ...process.env, FAKE_URL: fake.openaiBaseURL, LAB: lab }, stdio: "pipe" });
-    let stderr = "";
-    proc.stderr.on("data", (d) => { stderr += String(d); });
-    // Wait until the batch is in the lab store and has been polled, then kill the process outright.
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      if (existsSync(lab) && fake.batches.length > before.batches && fake.batches[fake.batches.length - 1]!.polls >= 2) {
-        const runs = LabStore.open(lab).runs({ kind: "evaluation" });
-        if (runs.length > 0 && LabStore.open(lab).batches(runs[0]!.id).length > 0) break;
-      }
-      if (Date.now() > deadline) throw new Error(`the child never submitted its batch: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    const exited = new Promise((r) => proc.on("exit", r));
-    proc.kill("SIGKILL");
-    await exited;
+    const runId = await killedWhileWaiting(lab, { twoStep: false, batches: 1 });
     const store = LabStore.open(lab);
-    const runId = store.runs({ kind: "evaluation" })[0]!.id;
     expect(store.run(runId)!.status).toBe("running");
     expect(store.batches(runId)).toEqual([expect.objectContaining({ status: "submitted" })]);
     expect(fake.uploads - before.uploads).toBe(1);
@@ -288,5 +309,28 @@ await new Evaluation({ lab: LabStore.open(process.env.LAB), batch: { pollInterva
     expect(run.status).toBe("completed");
     expect(run.rows).toHaveLength(6);
     expect(store.batches(runId).map((b) => b.status)).toEqual(["completed"]);
+  }, 60000);
+
+  it("a two-step run killed in its second round: resume reads both earlier batches, takes the failed request's retry from the newer, and sends only what was never sent", async () => {
+    const lab = join(dir, "killed-two-step.sqlite");
+    // Round 0: the six shouts, yak's fails. Round 1: yak's shout again and the five counts, killed while it runs.
+    const isYakShout = (_id: string, request: unknown) => JSON.stringify(request).includes("yak");
+    fake.batch({ failIds: isYakShout, lineError: { status: 500, message: "server hiccup" } });
+    fake.batch({ polls: 8 });
+    const before = { uploads: fake.uploads, batches: fake.batches.length };
+    const runId = await killedWhileWaiting(lab, { twoStep: true, batches: 2 });
+    const store = LabStore.open(lab);
+    expect(store.batches(runId).map((b) => [b.round, b.customIds.length, b.status])).toEqual([[0, 6, "completed"], [1, 6, "submitted"]]);
+
+    const program = new ShoutAndCount().configure((c) => { c.lm = lm(); });
+    const report = await new Evaluation({ lab: store, batch: { pollInterval: 0.001 }, progress: false })
+      .evaluate({ moduleInstance: program, testExamples: countExamples, resume: runId });
+    expect(report.failures).toHaveLength(0);
+    expect(report.metrics.accuracy).toBe(1);
+    // One new batch, holding yak's count alone: the one request no batch held yet.
+    const sent = fake.batches.slice(before.batches);
+    expect(sent.map((b) => b.customIds.length)).toEqual([6, 6, 1]);
+    expect(JSON.stringify(sent[2]!.requests[0]!.messages)).toContain("YAK");
+    expect(fake.uploads - before.uploads).toBe(3);
   }, 60000);
 });
