@@ -103,7 +103,7 @@ export async function runInRounds<T, R>(
         const failed = (failures.get(request.key) ?? 0) + 1;
         failures.set(request.key, failed);
         // Past the retries the error is the answer; until then the request is collected again next round.
-        if (failed > maxRetries) answers.set(request.key, { ok: false, error: `${answer.error} (after ${failed} batches)` });
+        if (failed > maxRetries) answers.set(request.key, { ok: false, error: `${answer.error} (after ${failed} ${failed === 1 ? "batch" : "batches"})` });
       }
     }
     open = waiting.sort((a, b) => a - b);

@@ -32,7 +32,8 @@ export interface EvaluationOptions {
   /**
    * Send the model requests through the provider's batch service (OpenAI Batch API, Anthropic
    * Message Batches) at the batch price: `true`, or `{ pollInterval (seconds, default 5),
-   * maxRequestsPerBatch, maxRetries (default 2) }`. The module runs in rounds, one batch per round;
+   * maxRequestsPerBatch, maxRetries (default 2), maxWait (seconds one batch may take, default 24 h) }`.
+   * The module runs in rounds, one batch per round;
    * cached replies stay out of batches and batch replies enter the LM cache. Each batch is written to
    * the lab store before the first poll, so `resume` waits for it instead of paying twice. Ollama has
    * no batch service (`ConfigurationError`).

@@ -5,7 +5,6 @@ import { canonicalJson } from "../canonical-json.js";
 import { globalConfig } from "../config.js";
 import { ConfigurationError, LMError, ValidationError } from "../errors.js";
 import { compare, describeComparison } from "../evaluate/compare.js";
-import { Evaluation } from "../evaluate/evaluation.js";
 import { defaultMetric, type Metric } from "../evaluate/metric.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { MetricSpec } from "../evaluate/scoring.js";
@@ -27,6 +26,7 @@ import type { LoadedExperiment } from "./load-experiment.js";
 import { resultRows } from "./gate.js";
 import { chooseModel, type ModelChoice } from "./model-choice.js";
 import { recordedOptions } from "./recorded-options.js";
+import { evaluateInRun } from "./resume-run.js";
 import { adjustReportComparisons, comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
 
 /** Options of `runExperiment`: the models, example limit, seed, response cache, working directory, batches and a progress log. */
@@ -167,8 +167,10 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
       globalConfig.lm = choice.lm;
       const program = typeof def.program === "function" ? def.program({ signature: dataset.signature }) : def.program.clone();
       await preflight(program, dataset.test[0], choice);
-      const evaluate = (moduleInstance: Module, name: string) => new Evaluation({ name, lab, ...(options.batch === true ? { batch: true } : {}) }).evaluate({
-        moduleInstance, testExamples: dataset.test, metrics,
+      // With --batch, running the same command again resumes an interrupted evaluation (resume-run.ts).
+      const evaluate = (moduleInstance: Module, name: string) => evaluateInRun({
+        name, lab, batch: options.batch === true, log, moduleInstance, testExamples: dataset.test, metrics,
+        command: { model: choice.id, experiment: loaded.sha256, dataset: dataset.info.files, seed, limit: limit ?? null },
       });
       log(`baseline${tag}: evaluating ${dataset.test.length} test examples`);
       const baseline = await evaluate(program, `${def.name} baseline${tag}`);

@@ -5,7 +5,9 @@ import { redactError, shownUrl } from "../instrument/redact.js";
 import { LM } from "./lm.js";
 import { currentPolicy } from "./policy.js";
 import { PROVIDERS, type ProviderDefinition, type ProviderReply } from "./providers/index.js";
-import type { BatchCall, BatchConnection, BatchLimits, BatchService, BatchStatus, BatchWriter, CallSettings, RawBatchResult } from "./providers/provider.js";
+import type {
+  BatchCall, BatchConnection, BatchLimits, BatchService, BatchStatus, BatchWriter, CallSettings, RawBatchResult, UnreadableResultLine,
+} from "./providers/provider.js";
 import { withRetry } from "./retry.js";
 import type { LMRequest } from "./types.js";
 
@@ -50,6 +52,39 @@ export interface BatchClientOptions {
 }
 
 const DEFAULT_POLL_INTERVAL_S = 5;
+/** While a wait between polls is longer than this (ms), `wait` tells its listener again after each such stretch. */
+const HEARTBEAT_MS = 60_000;
+/** Errors of `wait` for a batch that ended without results to read (see `batchEnded`). */
+const endedBatchErrors = new WeakSet<object>();
+
+/**
+ * True when `error` is `BatchClient.wait`'s error for a batch that has ended without results to
+ * read (failed, cancelled, or expired with nothing answered): nothing more will come of it. False
+ * for a wait that stopped while the batch may still be running (maxWait, an unknown status, the
+ * network).
+ */
+export function batchEnded(error: unknown): boolean {
+  return typeof error === "object" && error !== null && endedBatchErrors.has(error);
+}
+
+/** A wait of `ms` between two polls cut into stretches of at most `heartbeatMs` (a minute), so a listener can be told between them. */
+export function sleepSteps(ms: number, heartbeatMs = HEARTBEAT_MS): number[] {
+  const steps: number[] = [];
+  let rest = ms;
+  while (rest > heartbeatMs) {
+    steps.push(heartbeatMs);
+    rest -= heartbeatMs;
+  }
+  steps.push(Math.max(0, rest));
+  return steps;
+}
+
+/** Seconds as a person reads them: "90 s", "3 min", "2.5 h". */
+function waited(seconds: number): string {
+  if (seconds < 120) return `${Number(seconds.toFixed(3))} s`;
+  if (seconds < 7200) return `${Number((seconds / 60).toFixed(1))} min`;
+  return `${Number((seconds / 3600).toFixed(1))} h`;
+}
 /** Polling backs off to this, so a batch that takes hours costs one status request a minute. */
 const MAX_POLL_INTERVAL_S = 60;
 /** An upload, batch creation or results download moves a whole batch: it gets at least this long. */
@@ -204,12 +239,19 @@ export class BatchClient {
   /**
    * Polls until the batch has ended, waiting `pollInterval` seconds at first and twice as long each
    * time after, up to a minute; `onPoll` (and the `lm.batch.poll` event) hears each status, for
-   * progress displays. Resolves with the final status when results can be read: completed, or
-   * expired with some requests answered (the rest are marked `expired` in `results`). Throws an
-   * `LMError` with the provider's reason when the batch failed (its input was refused), was
-   * cancelled, or expired before answering anything.
+   * progress displays, and `onPoll` hears the last one again each minute of a longer wait. Resolves
+   * with the final status when results can be read: completed, or expired with some requests
+   * answered (the rest are marked `expired` in `results`). Throws an `LMError` with the provider's
+   * reason when the batch failed (its input was refused), was cancelled, or expired before
+   * answering anything (`batchEnded(error)` is then true); with the batch and its status when it
+   * has not ended after `maxWait` seconds, or reports a status the provider does not document.
    */
-  async wait(batchId: string, options: { signal?: AbortSignal; onPoll?: (status: BatchStatus) => void } = {}): Promise<BatchStatus> {
+  async wait(
+    batchId: string, options: { signal?: AbortSignal; onPoll?: (status: BatchStatus) => void; maxWait?: number } = {},
+  ): Promise<BatchStatus> {
+    const maxWait = options.maxWait === undefined ? undefined : positive("maxWait", options.maxWait);
+    const deadline = maxWait === undefined ? Infinity : Date.now() + maxWait * 1000;
+    const timers = options.signal === undefined ? undefined : { signal: options.signal };
     let delay = this.pollInterval;
     for (;;) {
       const status = await this.poll(batchId);
@@ -217,13 +259,29 @@ export class BatchClient {
       options.onPoll?.(status);
       if (ENDED.has(status.status)) {
         if (status.status === "completed" || (status.status === "expired" && status.counts.completed > 0)) return status;
-        throw new LMError(
+        const error = new LMError(
           `${this.provider} batch ${batchId} for model "${this.model}" ended ${status.status}` +
             `${status.reason === undefined ? "" : `: ${redactError(status.reason)}`}; expected a completed batch`,
           { provider: this.provider, retryable: status.status === "expired" },
         );
+        endedBatchErrors.add(error);
+        throw error;
       }
-      await sleep(delay * 1000, undefined, options.signal === undefined ? undefined : { signal: options.signal });
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new LMError(
+          `${this.provider} batch ${batchId} for model "${this.model}" has not ended after ${waited(maxWait!)} (maxWait ${maxWait} s): ` +
+            `status ${status.status}, ${status.counts.completed} of ${status.counts.total} requests answered. It is still at the provider: ` +
+            "resume the run to wait for it again (nothing is paid twice), or cancel it there",
+          { provider: this.provider, retryable: false },
+        );
+      }
+      // Waits longer than a minute are told again each minute, so a log shows the wait goes on.
+      const steps = sleepSteps(Math.min(delay * 1000, left));
+      for (const [i, ms] of steps.entries()) {
+        await sleep(ms, undefined, timers);
+        if (i < steps.length - 1) options.onPoll?.(status);
+      }
       delay = nextPollDelay(delay, this.pollInterval);
     }
   }
@@ -231,7 +289,9 @@ export class BatchClient {
   /**
    * The outcome of each of `requests` in an ended batch, by custom id, read as a stream. A reply is
    * read exactly as the live call reads one (an Anthropic reply without the forced tool call is a
-   * failure, as it is live). A request the batch has no result for is a failure too.
+   * failure, as it is live). A request the batch has no result for is a failure too, and so is one
+   * whose result line could not be read (the error names the line; the other lines are kept) or
+   * that has two different results in the batch (neither is used).
    */
   async results(batchId: string, requests: Iterable<BatchRequest>): Promise<Map<string, BatchResult>> {
     const status = await this.poll(batchId);
@@ -244,14 +304,37 @@ export class BatchClient {
     const asked = new Map<string, LMRequest>();
     for (const { customId, request } of requests) asked.set(customId, request);
     const out = new Map<string, BatchResult>();
+    // Each asked request's distinct results, as text: a download read again repeats lines unchanged,
+    // while two different results for one request leave nothing to trust.
+    const seen = new Map<string, Set<string>>();
+    const broken = new Map<string, UnreadableResultLine>();
+    const unattributed = new Map<string, UnreadableResultLine>();
     await this.#connection.results(batchId, (raw) => {
       const request = asked.get(raw.customId);
-      if (request !== undefined) out.set(raw.customId, this.#result(raw, request));
+      if (request === undefined) return;
+      const texts = seen.get(raw.customId) ?? new Set<string>();
+      seen.set(raw.customId, texts.add(JSON.stringify(raw)));
+      if (texts.size === 1) out.set(raw.customId, this.#result(raw, request));
+    }, (line) => {
+      if (line.customId !== undefined && asked.has(line.customId)) {
+        if (!broken.has(line.customId)) broken.set(line.customId, line);
+      } else if (line.customId === undefined) {
+        unattributed.set(`${line.file}:${line.line}`, line);
+      }
     });
+    for (const [customId, texts] of seen) {
+      if (texts.size > 1) out.set(customId, { ok: false, error: `batch ${batchId} returned ${texts.size} different results for this request (custom_id "${customId}"); none is used` });
+    }
+    for (const [customId, line] of broken) {
+      out.set(customId, { ok: false, error: redactError(`line ${line.line} of batch ${batchId}'s ${line.file} could not be read: ${line.reason}`) });
+    }
+    const unread = [...unattributed.values()];
+    const why = unread.length === 0 ? ""
+      : `; ${unread.length === 1 ? "line" : "lines"} ${unread.map((u) => `${u.line} of its ${u.file}`).join(", ")} could not be read (${redactError(unread[0]!.reason)})`;
     for (const customId of asked.keys()) {
       if (out.has(customId)) continue;
       out.set(customId, {
-        ok: false, error: `no result for this request in batch ${batchId} (status ${status.status})`,
+        ok: false, error: `no result for this request in batch ${batchId} (status ${status.status})${why}`,
         ...(status.status === "expired" ? { expired: true } : {}),
       });
     }

@@ -17,17 +17,20 @@ export type Attempt<T> = (signal: AbortSignal, timeoutMs: number) => Promise<T>;
 
 /** Upper bound of one computed backoff wait, so a long run of failures cannot stall for minutes. */
 const MAX_BACKOFF_MS = 30_000;
+/** The backoff's jitter takes a wait down to this share of its step at most. */
+const MIN_JITTER_SHARE = 0.75;
 
 /**
  * Runs `attempt` under the library's retry policy: a timeout per attempt, retries on 408/409/429/5xx,
- * connection failures and timeouts, waits from `retry-after-ms` / `retry-after` or else exponential
- * backoff with jitter. Emits `lm.request.start` / `lm.request.end` per attempt. After the last
+ * connection failures and timeouts, waits from `retry-after-ms` / `retry-after` (at least
+ * `retryFloorMs`) or else exponential backoff with jitter. Emits `lm.request.start` / `lm.request.end` per attempt. After the last
  * attempt, or on a failure not worth retrying, throws `LMError` whose message holds no secret.
  *
  * Inside an evaluation (a rate listener in scope, lib/lm/rate-signal.ts) each 429 and success is
  * reported as it happens, and when the listener paces, every attempt first waits at its gate: a 429
  * that named its wait is then waited out there (the gate holds all calls to the provider until the
- * token the server named), not by a sleep of this call alone.
+ * token the server named), not by a sleep of this call alone. A named wait under the floor is not
+ * waited at the gate: the call sleeps its floor, then goes back through the gate.
  */
 export async function withRetry<T>(target: RetryTarget, policy: Readonly<LMPolicy>, attempt: Attempt<T>): Promise<T> {
   const timeoutMs = policy.httpTimeout * 1000;
@@ -70,8 +73,9 @@ export async function withRetry<T>(target: RetryTarget, policy: Readonly<LMPolic
         // Our own errors (e.g. an OutputError for a reply without the forced tool call) pass through.
         if (error instanceof TypelmError) throw error;
         if (!willRetry) throw toLMError(target, failure, number, policy);
-        // A paced 429 with the server's time waits at the gate, which holds every call until then.
-        const gated = refused && paced !== undefined && failure.retryAfterMs !== undefined;
+        // A paced 429 with the server's time waits at the gate, which holds every call until then; a
+        // time under the floor is no time: this call waits its floor on its own, then comes back.
+        const gated = refused && paced !== undefined && failure.retryAfterMs !== undefined && failure.retryAfterMs >= retryFloorMs(policy.retryDelay);
         return { done: false as const, delayMs: gated ? undefined : delayMs ?? 0 };
       } finally {
         clearTimeout(timer);
@@ -82,12 +86,26 @@ export async function withRetry<T>(target: RetryTarget, policy: Readonly<LMPolic
   }
 }
 
-/** Wait before retry number `attempt` (1-based): the server's word when given, else backoff. */
+/**
+ * Wait before retry number `attempt` (1-based): the server's word when given, but never less than
+ * `retryFloorMs`; else backoff.
+ */
 export function backoffMs(failure: Failure, attempt: number, retryDelaySeconds: number, random = Math.random): number {
-  if (failure.retryAfterMs !== undefined) return failure.retryAfterMs;
+  if (failure.retryAfterMs !== undefined) return Math.max(failure.retryAfterMs, retryFloorMs(retryDelaySeconds));
   const base = Math.min(retryDelaySeconds * 1000 * 2 ** (attempt - 1), MAX_BACKOFF_MS);
   // Jitter in [75%, 100%] keeps clients that failed together from retrying in lockstep.
-  return base * (1 - 0.25 * random());
+  return base * (1 - (1 - MIN_JITTER_SHARE) * random());
+}
+
+/**
+ * The shortest wait between two attempts of one request, whatever the server says: the normal
+ * backoff's minimum (its first step less the most jitter takes off, 750 ms with the default
+ * `retryDelay` of 1 s). A `retry-after` of 0 (or a date in the past, or a few milliseconds) would
+ * otherwise send every retry back to back: 8 examples made 672 requests against a server that kept
+ * answering 429 with `retry-after: 0`.
+ */
+export function retryFloorMs(retryDelaySeconds: number): number {
+  return retryDelaySeconds * 1000 * MIN_JITTER_SHARE;
 }
 
 function toLMError(target: RetryTarget, failure: Failure, attempts: number, policy: Readonly<LMPolicy>): LMError {

@@ -2,7 +2,7 @@ import { nodeCrypto } from "../load-sync.js";
 import { resolve } from "node:path";
 import type { Statement } from "better-sqlite3";
 import { configuredStorePath, globalConfig } from "../config.js";
-import { ConfigurationError, ValidationError } from "../errors.js";
+import { ConfigurationError, preview, ValidationError } from "../errors.js";
 import { isPlainObject } from "../plain-object.js";
 import { redactedJson, redactError } from "../instrument/redact.js";
 import { openStoreSync, storeError } from "./db.js";
@@ -235,15 +235,28 @@ export class LabStore {
     this.#write("finish a batch in", () => this.#database().prepare("UPDATE lab_batches SET status = ? WHERE run_id = ? AND batch_id = ?").run(status, runId, batchId), runId);
   }
 
-  /** The batches a run submitted, oldest first ([] for an unknown run). */
+  /**
+   * The batches a run submitted, oldest first ([] for an unknown run). A row that does not read as
+   * one (changed outside typelm) is a `ValidationError` naming the store, the run and the row.
+   */
   batches(runId: string): RunBatch[] {
-    const raw = this.#read(() => this.#database().prepare<[string], BatchRaw>(
-      "SELECT batch_id, provider, model, endpoint, round, custom_ids_json, status, created_at FROM lab_batches WHERE run_id = ? ORDER BY created_at, rowid",
+    const raw = this.#read(() => this.#database().prepare<[string], BatchRaw & { rowid: number }>(
+      "SELECT rowid, batch_id, provider, model, endpoint, round, custom_ids_json, status, created_at FROM lab_batches WHERE run_id = ? ORDER BY created_at, rowid",
     ).all(runId));
-    return raw.map((b) => ({
-      batchId: b.batch_id, provider: b.provider, model: b.model, endpoint: b.endpoint, round: b.round,
-      customIds: parse(b.custom_ids_json), status: b.status, createdAt: b.created_at,
-    }));
+    return raw.map((b) => {
+      const wrong = batchRowProblem(b);
+      if (wrong !== undefined) {
+        throw new ValidationError(
+          `The lab store at ${this.path}: run ${runId}, lab_batches row ${b.rowid} (batch ${JSON.stringify(redactError(String(b.batch_id)))}) cannot be read: ${wrong}. ` +
+            "The row was changed outside typelm; restore it, or delete it to have its requests sent again",
+          { field: "lab_batches" },
+        );
+      }
+      return {
+        batchId: b.batch_id, provider: b.provider, model: b.model, endpoint: b.endpoint, round: b.round,
+        customIds: parse(b.custom_ids_json), status: b.status, createdAt: b.created_at,
+      };
+    });
   }
 
   // ---- readers -------------------------------------------------------------------------------
@@ -425,6 +438,27 @@ function shown(value: unknown): string {
 /** An error as a row keeps it: secrets masked, and any URL in it without its credentials. */
 function text(value: string | null | undefined): string | null {
   return value == null ? null : redactError(value);
+}
+
+const BATCH_STATUSES: readonly unknown[] = ["submitted", "completed", "failed"];
+
+/** What is wrong with a `lab_batches` row, or undefined when it reads as a batch. */
+function batchRowProblem(b: BatchRaw): string | undefined {
+  for (const column of ["batch_id", "provider", "model", "endpoint"] as const) {
+    if (typeof b[column] !== "string" || b[column] === "") return `${column} is ${JSON.stringify(b[column])}; expected a non-empty text`;
+  }
+  if (!Number.isInteger(b.round) || b.round < 0) return `round is ${JSON.stringify(b.round)}; expected a whole number ≥ 0`;
+  if (!BATCH_STATUSES.includes(b.status)) return `status is ${JSON.stringify(b.status)}; expected "submitted", "completed" or "failed"`;
+  let ids: unknown;
+  try {
+    ids = JSON.parse(String(b.custom_ids_json));
+  } catch (error) {
+    return `custom_ids_json is not JSON (${error instanceof Error ? error.message : String(error)}); expected a JSON array of request keys`;
+  }
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string")) {
+    return `custom_ids_json is ${preview(ids)}; expected a JSON array of request keys (strings)`;
+  }
+  return undefined;
 }
 
 function parse<T>(text: string): T {

@@ -35,6 +35,22 @@ export interface FakeBatchScript {
   fail?: string | { message: string; code?: string };
   /** The whole batch expires: every line expires; OpenAI `expired`, Anthropic `ended` with expired results. */
   expire?: boolean;
+  /**
+   * Result lines written broken: the line of a picked request is cut off half-way, so it is not JSON
+   * (its custom id is still readable at its start). The other lines are whole.
+   */
+  malformedIds?: FakeBatchLineMatch;
+  /**
+   * Result lines written twice with different answers: a picked request's result line is followed
+   * by a second line with its custom id, a success holding the reply to a different question (its
+   * last user message replaced by "a different question"), from the same reply machinery.
+   */
+  duplicateIds?: FakeBatchLineMatch;
+  /**
+   * Every poll reports this status (OpenAI `status`, Anthropic `processing_status`) instead of the
+   * real one, and the batch never ends: a status the service does not document, for testing clients.
+   */
+  unknownStatus?: string;
   /** Order of the result lines: as submitted (default) or reversed, so a client must match by custom id. */
   order?: "submitted" | "reversed";
   /** How many batches, in submission order, this script covers (default 1). */
@@ -57,6 +73,8 @@ export interface FakeBatch {
   readonly polls: number;
   /** Whether the client asked to cancel it. */
   readonly cancelRequested: boolean;
+  /** How many times its results were downloaded (OpenAI: each output or error file read; Anthropic: each results request). */
+  readonly downloads: number;
 }
 
 type Outcome =
@@ -69,6 +87,8 @@ interface Line {
   customId: string;
   request: FakeRequest;
   outcome?: Outcome;
+  /** A second, different result for the same custom id (`duplicateIds`). */
+  second?: Outcome;
 }
 
 interface BatchError {
@@ -133,6 +153,8 @@ export interface BatchService {
 
 export function createBatchService(options: BatchServiceOptions): BatchService {
   const files = new Map<string, StoredFile>();
+  /** The batch whose results an output or error file holds, by file id. */
+  const resultsOf = new Map<string, BatchState>();
   const states = new Map<string, BatchState>();
   const records: FakeBatch[] = [];
   const scripts: { script: FakeBatchScript; remaining: number }[] = [];
@@ -157,7 +179,7 @@ export function createBatchService(options: BatchServiceOptions): BatchService {
   const newState = (wire: FakeBatchWire, id: string, script: FakeBatchScript, lines: Line[]): BatchState => {
     const status = wire === "openai" ? "validating" : "in_progress";
     const state: BatchState = {
-      record: { id, wire, customIds: lines.map((l) => l.customId), requests: lines.map((l) => l.request), statuses: [status], status, polls: 0, cancelRequested: false },
+      record: { id, wire, customIds: lines.map((l) => l.customId), requests: lines.map((l) => l.request), statuses: [status], status, polls: 0, cancelRequested: false, downloads: 0 },
       wire, script, lines, createdAt: Date.now(), queue: Promise.resolve(),
     };
     const fail = script.fail;
@@ -190,11 +212,15 @@ export function createBatchService(options: BatchServiceOptions): BatchService {
         line.outcome = { kind: "errored", status: 500, message: `fake provider: the reply function threw: ${error instanceof Error ? error.message : String(error)}` };
       }
     }
+    if (matches(script.duplicateIds, line)) {
+      const other: FakeRequest = { ...line.request, messages: [...line.request.messages.slice(0, -1), { role: "user", content: "a different question" }] };
+      line.second = { kind: "succeeded", body: await options.answer(other) };
+    }
   };
 
   /** Moves the batch on by one poll: processes the lines due by now and ends it when its time has come. */
   const advance = async (state: BatchState): Promise<void> => {
-    if (state.end !== undefined) return;
+    if (state.end !== undefined || state.script.unknownStatus !== undefined) return;
     const due = (state.script.polls ?? 0) + 1;
     // A cancelled batch ends at the first poll after the cancel, keeping the lines already processed.
     if (state.cancelAskedAt !== undefined) {
@@ -220,34 +246,42 @@ export function createBatchService(options: BatchServiceOptions): BatchService {
   const finish = (state: BatchState, end: string): void => {
     state.end = end;
     state.endedAt = Date.now();
-    const lines = state.script.order === "reversed" ? [...state.lines].reverse() : state.lines;
+    const { script } = state;
+    const submitted = script.order === "reversed" ? [...state.lines].reverse() : state.lines;
+    // A duplicated line is followed by its second result: the same custom id with a different answer.
+    const lines: { line: Line; outcome: Outcome | undefined }[] = submitted.flatMap((line) =>
+      line.outcome === undefined || line.second === undefined ? [{ line, outcome: line.outcome }] : [{ line, outcome: line.outcome }, { line, outcome: line.second }]);
+    /** The line as written: cut off half-way when the script breaks it. */
+    const written = (line: Line, text: string): string => (matches(script.malformedIds, line) ? text.slice(0, Math.floor(text.length / 2)) : text);
     if (state.wire === "anthropic") {
-      state.results = lines.map((line) => JSON.stringify({ custom_id: line.customId, result: anthropicResult(line.outcome ?? { kind: "canceled" }) }) + "\n").join("");
+      state.results = lines.map(({ line, outcome }) =>
+        written(line, JSON.stringify({ custom_id: line.customId, result: anthropicResult(outcome ?? { kind: "canceled" }) })) + "\n").join("");
       return;
     }
     if (state.failure !== undefined || state.openai === undefined) return;
     const output: string[] = [];
     const errors: string[] = [];
-    for (const line of lines) {
-      const outcome = line.outcome;
+    for (const { line, outcome } of lines) {
       if (outcome === undefined) continue;
       const id = nextId("batch_req_fake");
       if (outcome.kind === "succeeded") {
-        output.push(JSON.stringify({ id, custom_id: line.customId, response: { status_code: 200, request_id: nextId("req_fake"), body: outcome.body }, error: null }));
+        output.push(written(line, JSON.stringify({ id, custom_id: line.customId, response: { status_code: 200, request_id: nextId("req_fake"), body: outcome.body }, error: null })));
       } else if (outcome.kind === "errored") {
-        errors.push(JSON.stringify({ id, custom_id: line.customId, response: { status_code: outcome.status, request_id: nextId("req_fake"), body: errorBody("openai", outcome.status, outcome.message) }, error: null }));
+        errors.push(written(line, JSON.stringify({ id, custom_id: line.customId, response: { status_code: outcome.status, request_id: nextId("req_fake"), body: errorBody("openai", outcome.status, outcome.message) }, error: null })));
       } else {
         const [code, message] = outcome.kind === "expired" ? ["batch_expired", EXPIRED_MESSAGE] : ["batch_cancelled", CANCELLED_MESSAGE];
-        errors.push(JSON.stringify({ id, custom_id: line.customId, response: null, error: { code, message } }));
+        errors.push(written(line, JSON.stringify({ id, custom_id: line.customId, response: null, error: { code, message } })));
       }
     }
     // As at OpenAI, a file exists only when it has lines.
     if (output.length > 0) state.openai.outputFileId = storeFile(`${state.record.id}_output.jsonl`, "batch_output", Buffer.from(output.join("\n") + "\n")).id;
     if (errors.length > 0) state.openai.errorFileId = storeFile(`${state.record.id}_error.jsonl`, "batch_output", Buffer.from(errors.join("\n") + "\n")).id;
+    for (const id of [state.openai.outputFileId, state.openai.errorFileId]) if (id !== undefined) resultsOf.set(id, state);
   };
 
   /** The status a poll reports now. */
   const statusOf = (state: BatchState): string => {
+    if (state.script.unknownStatus !== undefined) return state.script.unknownStatus;
     if (state.end !== undefined) return state.end;
     if (state.cancelAskedAt !== undefined) return state.wire === "openai" ? "cancelling" : "canceling";
     if (state.wire === "anthropic") return "in_progress";
@@ -428,8 +462,10 @@ export function createBatchService(options: BatchServiceOptions): BatchService {
     }],
     ["GET", /^\/v1\/files\/([^/]+)\/content$/, (id, _h, _r, res) => {
       const file = files.get(id);
-      if (file === undefined) missingFile(res, id);
-      else sendBytes(res, file.content);
+      if (file === undefined) return missingFile(res, id);
+      const batch = resultsOf.get(id);
+      if (batch !== undefined) batch.record.downloads += 1;
+      sendBytes(res, file.content);
     }],
     ["POST", /^\/v1\/batches$/, (_, headers, raw, res) => createOpenAIBatch(headers, json(raw), res)],
     ["GET", /^\/v1\/batches$/, (_i, _h, _r, res) => sendJson(res, 200, listOf(newestFirst("openai").map((s) => openaiBatch(s, statusOf(s))), true))],
@@ -441,7 +477,10 @@ export function createBatchService(options: BatchServiceOptions): BatchService {
     ["POST", /^\/v1\/messages\/batches\/([^/]+)\/cancel$/, (id, _h, _r, res) => pollOrCancel(id, "anthropic", true, res)],
     ["GET", /^\/v1\/messages\/batches\/([^/]+)\/results$/, (id, _h, _r, res) => {
       const state = states.get(id);
-      if (state?.wire === "anthropic" && state.results !== undefined) return sendBytes(res, Buffer.from(state.results));
+      if (state?.wire === "anthropic" && state.results !== undefined) {
+        state.record.downloads += 1;
+        return sendBytes(res, Buffer.from(state.results));
+      }
       const why = state?.wire === "anthropic" ? `Batch ${id} is still processing; its results exist once it has ended` : `No batch with id ${id}`;
       sendJson(res, 404, errorBody("anthropic", 404, why));
     }],

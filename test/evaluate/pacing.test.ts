@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
 import { setImmediate as tick } from "node:timers/promises";
-import { Evaluation, FewShotExample, LM, Predict, resetConfiguration } from "../../lib/index.js";
+import { Evaluation, FewShotExample, LM, Predict, resetConfiguration, type Module } from "../../lib/index.js";
 import { Pacer, type PacerClock } from "../../lib/evaluate/pacer.js";
 import { withRetry } from "../../lib/lm/retry.js";
 import { currentPolicy } from "../../lib/lm/policy.js";
@@ -152,6 +152,28 @@ describe("Pacer: the gate in front of a rate-limited provider", () => {
     expect(pacer.refused).toBe(1);
   });
 
+  it("a 60 s retry-after holds the gate for 60 s, then lets attempts go about one a second, not one a minute", async () => {
+    const clock = new VirtualClock();
+    const pacer = new Pacer(clock);
+    const refused = await pacer.ready();
+    pacer.limited(refused, 60_000);
+    expect(pacer.delayMs()).toBe(60_000);
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) void Promise.resolve(pacer.ready(i === 0)).then(() => times.push(clock.time));
+    await clock.run(59_999);
+    expect(times).toEqual([]);
+    await clock.run(70_000);
+    // The refused call at the server's time, the four others one interval apart; an interval set
+    // by the 60 s wait itself would have let the second go at about 118 s.
+    expect(times).toHaveLength(5);
+    expect(times[0]).toBe(60_000);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    for (const gap of gaps) {
+      expect(gap).toBeGreaterThan(900);
+      expect(gap).toBeLessThanOrEqual(1000);
+    }
+  });
+
   it("against a bucket of one token, learns the provider's interval from the admitted attempts and has few attempts refused", async () => {
     const clock = new VirtualClock();
     const pacer = new Pacer(clock);
@@ -216,10 +238,24 @@ describe("withRetry with a pacing listener", () => {
   });
 });
 
-describe("Evaluation against a provider allowing one request at a time (token bucket, burst 1)", () => {
+/** `count` examples of the sentiment task ("odd" in the sentence makes it negative). */
+function sentences(count: number): FewShotExample[] {
+  return Array.from({ length: count }, (_, n) => new FewShotExample({
+    input: { sentence: `sentence ${n} is ${n % 2 === 1 ? "odd" : "even"}` }, output: { sentiment: n % 2 === 1 ? "negative" : "positive" },
+  }));
+}
+
+describe("Evaluation against a provider that refuses requests (429)", () => {
   let fake: FakeProvider;
+  let module: Module;
   beforeAll(async () => {
     fake = await startSentimentProvider();
+  });
+  beforeEach(async () => {
+    const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-test-SECRET-123456", baseURL: fake.openaiBaseURL });
+    module = new Predict(Classify).configure((c) => { c.lm = lm; });
+    await module.call({ sentence: "warm-up" }); // loads the SDK before any refusal
+    fake.reset();
   });
   afterAll(async () => {
     await fake.close();
@@ -231,19 +267,31 @@ describe("Evaluation against a provider allowing one request at a time (token bu
     resetConfiguration();
   });
 
-  it("paces its calls: 0 failed examples and far fewer 429 answers than examples", async () => {
-    const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-test-SECRET-123456", baseURL: fake.openaiBaseURL });
-    const module = new Predict(Classify).configure((c) => { c.lm = lm; });
-    await module.call({ sentence: "warm-up" }); // loads the SDK before the limit
+  it("one request at a time (token bucket, burst 1): paces its calls: 0 failed examples and far fewer 429 answers than examples", async () => {
     fake.rateLimit({ requestsPerSecond: 100, burst: 1 });
-    const examples = Array.from({ length: 200 }, (_, n) => new FewShotExample({
-      input: { sentence: `sentence ${n} is ${n % 2 === 1 ? "odd" : "even"}` }, output: { sentiment: n % 2 === 1 ? "negative" : "positive" },
-    }));
-    const report = await new Evaluation({ concurrency: 16, record: false, progress: false }).evaluate({ moduleInstance: module, testExamples: examples });
+    const report = await new Evaluation({ concurrency: 16, record: false, progress: false }).evaluate({ moduleInstance: module, testExamples: sentences(200) });
     expect(report.failures).toHaveLength(0);
     expect(report.accuracy).toBe(1);
     expect(fake.rateLimited).toBeGreaterThan(0);
     // Each call firing when its own wait ends gets about one 429 per example (over 200 here).
     expect(fake.rateLimited).toBeLessThan(200 / 2);
+  });
+
+  it("retry-after: 0: waits the backoff's minimum before each retry: 8 examples refused for 0.5 s make 2 requests each, not a burst per re-run", async () => {
+    // Every request is refused with "retry-after: 0" for half a second, then answered.
+    fake.fail({ status: 429, times: 10_000, retryAfter: 0 });
+    let refused = 0;
+    const window = setTimeout(() => {
+      refused = fake.requests.length;
+      fake.reset();
+    }, 500);
+    const report = await new Evaluation({ concurrency: 8, record: false, progress: false }).evaluate({ moduleInstance: module, testExamples: sentences(8) });
+    clearTimeout(window);
+    const requests = refused + fake.requests.length;
+    expect(report.failures).toHaveLength(0);
+    // Each example: refused once, then answered after the floor (750 ms with retryDelay 1 s). Without
+    // the floor each example's call sent its 4 attempts back to back, again at each re-run (72 in all).
+    expect(refused).toBe(8);
+    expect(requests).toBe(16);
   });
 });

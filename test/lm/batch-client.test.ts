@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@jest/glo
 import type { MessageBatch } from "@anthropic-ai/sdk/resources/messages/batches";
 import type { Batch } from "openai/resources/batches";
 import { LMError, OutputError } from "../../lib/errors.js";
-import { BatchClient, nextPollDelay, type BatchRequest, type BatchStatus, type SubmittedBatch } from "../../lib/lm/batch.js";
+import { BatchClient, batchEnded, nextPollDelay, sleepSteps, type BatchRequest, type BatchResult, type BatchStatus, type SubmittedBatch } from "../../lib/lm/batch.js";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,9 +11,10 @@ import { LM } from "../../lib/lm/lm.js";
 import { anthropicBatchStatus, anthropicResultLine } from "../../lib/lm/providers/anthropic-batch.js";
 import { PROVIDERS } from "../../lib/lm/providers/index.js";
 import { openaiBatchStatus, openaiResultLine } from "../../lib/lm/providers/openai-batch.js";
-import type { CallSettings } from "../../lib/lm/providers/provider.js";
+import { readResultLines } from "../../lib/lm/providers/jsonl-batch.js";
+import type { CallSettings, UnreadableResultLine } from "../../lib/lm/providers/provider.js";
 import type { LMRequest, LMResponse } from "../../lib/lm/types.js";
-import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/fake-provider.js";
+import { startFakeProvider, type FakeBatchScript, type FakeProvider, type FakeRequest } from "../../lib/testing/fake-provider.js";
 import { PROVIDER_MODELS, TEST_KEY } from "./helpers.js";
 
 const openaiBatch = (fields: Partial<Batch>): Batch => ({
@@ -47,6 +48,12 @@ describe("OpenAI batch status, normalised", () => {
     expect(status.reason).toBe("line 3: Line is not valid JSON.; Model not found.");
   });
 
+  it("a status the Batch API does not document is an LMError naming it and the batch, not a batch still in progress", () => {
+    const read = () => openaiBatchStatus(openaiBatch({ status: "paused" as Batch["status"] }));
+    expect(read).toThrow(LMError);
+    expect(read).toThrow(/^openai batch batch_1 reports status "paused", which is not one of the Batch API's \(validating, in_progress, .*\); stopped waiting for it/);
+  });
+
   it("says how many requests were answered when the completion window ran out", () => {
     expect(openaiBatchStatus(openaiBatch({ status: "expired" })).reason).toBe("the 24h completion window ran out with 4 of 10 requests answered");
   });
@@ -57,6 +64,12 @@ describe("Anthropic batch status, normalised", () => {
     const counts = { processing: 5, succeeded: 3, errored: 1, canceled: 0, expired: 0 };
     expect(anthropicBatchStatus(anthropicBatch({}, counts))).toEqual({ id: "msgbatch_1", status: "in_progress", counts: { total: 9, completed: 3, failed: 1 } });
     expect(anthropicBatchStatus(anthropicBatch({ processing_status: "canceling" }, counts)).status).toBe("in_progress");
+  });
+
+  it("a processing status Message Batches does not document is an LMError naming it and the batch", () => {
+    const read = () => anthropicBatchStatus(anthropicBatch({ processing_status: "archived" as MessageBatch["processing_status"] }));
+    expect(read).toThrow(LMError);
+    expect(read).toThrow(/^anthropic batch msgbatch_1 reports processing_status "archived", which is not one of Message Batches' \(in_progress, canceling, ended\)/);
   });
 
   it("an ended batch is completed, cancelled when cancelled, expired when requests ran out of time", () => {
@@ -133,11 +146,37 @@ function settings(model: string): CallSettings {
   return { model, temperature: undefined, maxTokens: undefined, timeoutMs: 60_000 };
 }
 
+describe("reading a results file line by line", () => {
+  it("hands on every readable line and reports each other one with its line number, its reason and the custom id its start names", async () => {
+    const good = (id: string) => JSON.stringify({ id: "r", custom_id: id, response: { status_code: 200, body: { ok: 1 } }, error: null });
+    const text = [good("ex-0"), "not json at all", "", '{"id":"r","custom_id":"ex-2","response":{"status_co', JSON.stringify({ id: "r", response: null }), good("ex-4")].join("\n") + "\n";
+    const body = new Blob([text]).stream();
+    const read: string[] = [];
+    const unreadable: UnreadableResultLine[] = [];
+    await readResultLines(body, "output file", openaiResultLine, (r) => read.push(r.customId), (u) => unreadable.push(u));
+    expect(read).toEqual(["ex-0", "ex-4"]);
+    expect(unreadable.map(({ line, file, customId }) => ({ line, file, customId }))).toEqual([
+      { line: 2, file: "output file", customId: undefined },
+      { line: 4, file: "output file", customId: "ex-2" },
+      { line: 5, file: "output file", customId: undefined },
+    ]);
+    expect(unreadable[0]!.reason).toMatch(/JSON/);
+    expect(unreadable[2]!.reason).toMatch(/without a custom_id/);
+  });
+});
+
 describe("polling back-off", () => {
   it("doubles the wait from pollInterval up to a minute", () => {
     const waits = [5];
     for (let i = 0; i < 6; i++) waits.push(nextPollDelay(waits.at(-1)!, 5));
     expect(waits).toEqual([5, 10, 20, 40, 60, 60, 60]);
+  });
+
+  it("cuts a wait longer than a minute into minutes, so the waiting is told at least once a minute", () => {
+    expect(sleepSteps(5_000)).toEqual([5_000]);
+    expect(sleepSteps(60_000)).toEqual([60_000]);
+    expect(sleepSteps(150_000)).toEqual([60_000, 60_000, 30_000]);
+    expect(sleepSteps(300, 100)).toEqual([100, 100, 100]);
   });
 
   it("keeps a pollInterval longer than a minute as it is", () => {
@@ -173,7 +212,7 @@ beforeEach(() => {
 type Wire = "openai" | "anthropic";
 const WIRES: Wire[] = ["openai", "anthropic"];
 const baseURL = (wire: Wire): string => (wire === "openai" ? server.openaiBaseURL : server.url);
-const clientFor = (wire: Wire, options: { maxRequestsPerBatch?: number; temperature?: number } = {}): BatchClient =>
+const clientFor = (wire: Wire, options: { maxRequestsPerBatch?: number; temperature?: number; pollInterval?: number } = {}): BatchClient =>
   new BatchClient(PROVIDER_MODELS[wire], { apiKey: TEST_KEY, baseURL: baseURL(wire), pollInterval: 0.001, ...options });
 const liveLM = (wire: Wire): LM => new LM(PROVIDER_MODELS[wire], { apiKey: TEST_KEY, baseURL: baseURL(wire) });
 
@@ -244,6 +283,61 @@ describe.each(WIRES)("%s batches against the fake provider", (wire) => {
     expect((error as LMError).message).toMatch(new RegExp(`^${wire} batch ${batch!.id} for model "[^"]+" ended expired: `));
     expect((error as LMError).retryable).toBe(true);
     expect((error as LMError).provider).toBe(wire);
+  });
+
+  /** Submits three requests under `script`, waits, and reads their results. */
+  const resultsUnder = async (script: FakeBatchScript): Promise<{ batchId: string; results: Map<string, BatchResult> }> => {
+    server.batch(script);
+    const requests = requestsOf(["good", "bad", "fine"]);
+    const client = clientFor(wire);
+    const [batch] = await client.submit(requests);
+    await client.wait(batch!.id);
+    const results = await client.results(batch!.id, requests);
+    expect(results.get("ex-0")).toMatchObject({ ok: true });
+    expect(results.get("ex-2")).toMatchObject({ ok: true });
+    return { batchId: batch!.id, results };
+  };
+
+  it("a malformed line in the results fails only its own request, naming the line; the others are answered from one download", async () => {
+    const { batchId, results } = await resultsUnder({ malformedIds: ["ex-1"] });
+    const bad = results.get("ex-1")!;
+    expect(bad.ok).toBe(false);
+    const where = wire === "openai" ? "output file" : "results";
+    expect(bad.ok ? "" : bad.error).toMatch(new RegExp(`^line 2 of batch ${batchId}'s ${where} could not be read: `));
+    // Read once: a bad line is not a broken download to fetch again.
+    expect(server.batches[0]!.downloads).toBe(1);
+  });
+
+  it("a request with two different results in the batch is a failure saying so, not the last line's answer", async () => {
+    const { batchId, results } = await resultsUnder({ duplicateIds: ["ex-1"] });
+    const twice = results.get("ex-1")!;
+    expect(twice.ok).toBe(false);
+    expect(twice.ok ? "" : twice.error).toBe(`batch ${batchId} returned 2 different results for this request (custom_id "ex-1"); none is used`);
+  });
+
+  it("a batch reporting a status the service does not document ends the wait with an LMError naming the status and the batch", async () => {
+    server.batch({ unknownStatus: "on_hold" });
+    const client = clientFor(wire);
+    const [batch] = await client.submit(requestsOf(["a"]));
+    const error = await client.wait(batch!.id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LMError);
+    expect((error as Error).message).toContain(`${wire} batch ${batch!.id} reports ${wire === "openai" ? "status" : "processing_status"} "on_hold"`);
+    expect(server.batches[0]!.polls).toBe(1);
+    expect(batchEnded(error)).toBe(false);
+  });
+
+  it("maxWait ends the wait with an LMError naming the batch, its status and the limit; the batch is not taken for ended", async () => {
+    server.batch({ polls: 1000 });
+    const client = clientFor(wire, { pollInterval: 0.02 });
+    const [batch] = await client.submit(requestsOf(["a", "b"]));
+    const started = performance.now();
+    const error = await client.wait(batch!.id, { maxWait: 0.15 }).catch((e: unknown) => e);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(error).toBeInstanceOf(LMError);
+    expect((error as Error).message).toMatch(new RegExp(`^${wire} batch ${batch!.id} for model "[^"]+" has not ended after 0.15 s \\(maxWait 0.15 s\\): status (validating|in_progress), 0 of 2 requests answered\\. It is still at the provider`));
+    expect(batchEnded(error)).toBe(false);
+    await expect(client.wait(batch!.id, { maxWait: 0 })).rejects.toThrow(/maxWait: expected a positive number of seconds/);
   });
 
   it("refuses to read results before the batch has ended", async () => {

@@ -5,7 +5,7 @@ import { LMError } from "../../lib/errors.js";
 import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
 import { retryAfterFrom, classifyFailure } from "../../lib/lm/failure.js";
 import { LM } from "../../lib/lm/lm.js";
-import { backoffMs } from "../../lib/lm/retry.js";
+import { backoffMs, retryFloorMs } from "../../lib/lm/retry.js";
 import type { FakeProvider } from "../../lib/testing/fake-provider.js";
 import { lmFor, PROVIDER_NAMES, TEST_KEY, withFakeProvider } from "./helpers.js";
 
@@ -45,6 +45,19 @@ describe.each(PROVIDER_NAMES)("retries through the %s SDK", (provider) => {
     expect(fake.requests).toHaveLength(3);
     // Two waits of 50 ms from retry-after (backoff alone would be 10 + 20 ms at most).
     expect(performance.now() - started).toBeGreaterThanOrEqual(95);
+  });
+
+  it("waits at least the backoff's minimum between retries when retry-after is 0 or negative", async () => {
+    LM.configure((c) => { c.retryDelay = 0.1; }); // floor: 75 ms
+    for (const retryAfter of ["0", "-5"]) {
+      fake.reset();
+      fake.fail({ status: 429, times: 3, retryAfter }).reply("ok");
+      const started = performance.now();
+      expect((await lmFor(provider, fake).chat({ messages })).content).toBe("ok");
+      expect(fake.requests).toHaveLength(4);
+      // Three waits of at least 75 ms; back to back they took a few ms.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(225);
+    }
   });
 
   it("honours retry-after-ms", async () => {
@@ -164,6 +177,10 @@ describe("retry policy", () => {
     expect(backoffMs(noRetryAfter, 3, 1, () => 1)).toBe(3000);
     expect(backoffMs(noRetryAfter, 20, 1, () => 0)).toBe(30_000);
     expect(backoffMs({ ...noRetryAfter, retryAfterMs: 1234 }, 3, 1, () => 0)).toBe(1234);
+    // The server's wait, but never under the backoff's minimum (75% of retryDelay).
+    expect(backoffMs({ ...noRetryAfter, retryAfterMs: 0 }, 1, 1, () => 0)).toBe(750);
+    expect(backoffMs({ ...noRetryAfter, retryAfterMs: 20 }, 2, 0.2, () => 0)).toBe(150);
+    expect(retryFloorMs(1)).toBe(750);
   });
 
   it("reads retry-after-ms, retry-after in seconds and retry-after as an HTTP date", () => {

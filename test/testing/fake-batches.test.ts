@@ -170,6 +170,21 @@ describe("OpenAI Batch API", () => {
     expect(errors[1].error.code).toBe("batch_expired");
   });
 
+  it("writes a picked result line cut off half-way and a picked one twice with different answers; counts downloads", async () => {
+    fake.batch({ malformedIds: ["b"], duplicateIds: ["c"] });
+    const { batch } = await pollOpenAI((await submit([["a", chatBody("1")], ["b", chatBody("2")], ["c", chatBody("3")]])).id);
+    expect(fake.batches[0]!.downloads).toBe(0);
+    const text = await (await openai.files.content(batch.output_file_id!)).text();
+    const lines = text.trim().split("\n");
+    expect(lines).toHaveLength(4);
+    expect(JSON.parse(lines[0]!).custom_id).toBe("a");
+    expect(() => JSON.parse(lines[1]!)).toThrow(SyntaxError);
+    expect(lines[1]).toMatch(/^\{"id":"[^"]+","custom_id":"b"/);
+    const copies = lines.slice(2).map((l) => JSON.parse(l));
+    expect(copies.map((l) => [l.custom_id, l.response.body.choices[0].message.content])).toEqual([["c", "answer to 3"], ["c", "answer to a different question"]]);
+    expect(fake.batches[0]!.downloads).toBe(1);
+  });
+
   it("errors only the line whose reply function throws", async () => {
     fake.reply("fine").reply(() => { throw new Error("no reply for this one"); });
     const { batch } = await pollOpenAI((await submit([["a", chatBody("1")], ["b", chatBody("2")], ["c", chatBody("3")]])).id);
@@ -289,6 +304,20 @@ describe("Anthropic Message Batches", () => {
     const lines = await results(created.id);
     expect(lines.map((l) => [l.custom_id, l.result.type])).toEqual([["a", "succeeded"], ["b", "errored"], ["c", "expired"]]);
     expect(lines[1]!.result).toMatchObject({ type: "errored", error: { type: "error", error: { type: "api_error", message: "Overloaded" } } });
+  });
+
+  it("writes a picked result line cut off half-way and a picked one twice with different answers; counts downloads", async () => {
+    fake.batch({ malformedIds: ["b"], duplicateIds: ["c"] });
+    const created = await anthropic.messages.batches.create({ requests: ["a", "b", "c"].map((custom_id) => ({ custom_id, params: claudeParams(custom_id) })) });
+    await pollAnthropic(created.id);
+    const text = await (await fetch(`${fake.url}/v1/messages/batches/${created.id}/results`)).text();
+    const lines = text.trim().split("\n");
+    expect(lines).toHaveLength(4);
+    expect(() => JSON.parse(lines[1]!)).toThrow(SyntaxError);
+    expect(lines[1]).toMatch(/^\{"custom_id":"b"/);
+    const copies = [lines[0]!, lines[2]!, lines[3]!].map((l) => JSON.parse(l));
+    expect(copies.map((l) => [l.custom_id, l.result.message.content[0].text])).toEqual([["a", "answer to a"], ["c", "answer to c"], ["c", "answer to a different question"]]);
+    expect(fake.batches[0]!.downloads).toBe(1);
   });
 
   it("refuses a whole batch scripted to fail with a 400 carrying the reason", async () => {

@@ -1,6 +1,9 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { MessageBatch, MessageBatchIndividualResponse } from "@anthropic-ai/sdk/resources/messages/batches";
 import type { MessageCreateParamsNonStreaming } from "@anthropic-ai/sdk/resources/messages/messages";
+import { LMError } from "../../errors.js";
+import { redactError } from "../../instrument/redact.js";
+import { readResultLines } from "./jsonl-batch.js";
 import type { BatchCall, BatchConnection, BatchLimits, BatchStatus, BatchWriter, RawBatchResult } from "./provider.js";
 
 /**
@@ -23,11 +26,19 @@ export function anthropicBatches(client: () => Promise<Anthropic>, call: BatchCa
       const batch = await call("batch status", (signal, timeout) => anthropic.messages.batches.retrieve(batchId, {}, { signal, timeout, maxRetries: 0 }));
       return anthropicBatchStatus(batch);
     },
-    async results(batchId, each) {
+    async results(batchId, each, unreadable) {
       const anthropic = await client();
+      const batch = await call("batch status", (signal, timeout) => anthropic.messages.batches.retrieve(batchId, {}, { signal, timeout, maxRetries: 0 }));
+      const url = batch.results_url;
+      if (!url) throw new LMError(`anthropic batch ${batchId} has no results_url (processing status ${batch.processing_status})`, { provider: "anthropic", retryable: false });
       await call("batch results", async (signal, timeout) => {
-        const stream = await anthropic.messages.batches.results(batchId, {}, { signal, timeout, maxRetries: 0 });
-        for await (const line of stream) each(anthropicResultLine(line));
+        // The raw JSONL (as the SDK's batches.results() fetches it), read line by line here so that one
+        // line that does not parse costs its own request only, not the rest of the file.
+        const response = await anthropic.get<Response>(url, {
+          headers: { Accept: "application/binary" }, __binaryResponse: true, signal, timeout, maxRetries: 0,
+        });
+        if (response.body === null) return;
+        await readResultLines(response.body, "results", (value) => anthropicResultLine(value as MessageBatchIndividualResponse), each, unreadable);
       }, { bulk: true });
     },
   };
@@ -37,6 +48,7 @@ export function anthropicBatches(client: () => Promise<Anthropic>, call: BatchCa
  * Where an Anthropic batch is, in typelm's words. Anthropic validates a batch when it is created
  * (a bad one is refused there), so it is never "validating" or "failed"; an ended batch is
  * "cancelled" when someone cancelled it, "expired" when requests ran out of the 24-hour window.
+ * A processing status the service does not document is an `LMError` naming it and the batch.
  */
 export function anthropicBatchStatus(batch: MessageBatch): BatchStatus {
   const c = batch.request_counts;
@@ -45,7 +57,14 @@ export function anthropicBatchStatus(batch: MessageBatch): BatchStatus {
     completed: c.succeeded,
     failed: c.errored + c.canceled + c.expired,
   };
-  if (batch.processing_status !== "ended") return { id: batch.id, status: "in_progress", counts };
+  if (batch.processing_status === "in_progress" || batch.processing_status === "canceling") return { id: batch.id, status: "in_progress", counts };
+  if (batch.processing_status !== "ended") {
+    throw new LMError(
+      `anthropic batch ${batch.id} reports processing_status ${JSON.stringify(redactError(String(batch.processing_status)))}, which is not one of ` +
+        "Message Batches' (in_progress, canceling, ended); stopped waiting for it. It may still be running at the provider: resume the run to wait for it again once it reports a known status",
+      { provider: "anthropic", retryable: false },
+    );
+  }
   if (batch.cancel_initiated_at !== null) return { id: batch.id, status: "cancelled", counts, reason: "the batch was cancelled" };
   if (c.expired > 0) {
     return {

@@ -1,10 +1,12 @@
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type OpenAI from "openai";
 import type { Batch } from "openai/resources/batches";
 import { builtin } from "../../load-sync.js";
 import { loadOptional } from "../../optional.js";
+import { LMError } from "../../errors.js";
+import { redactError } from "../../instrument/redact.js";
+import { readResultLines } from "./jsonl-batch.js";
 import type { BatchCall, BatchConnection, BatchLimits, BatchState, BatchStatus, BatchWriter, RawBatchResult } from "./provider.js";
 
 /**
@@ -29,17 +31,16 @@ export function openaiBatches(client: () => Promise<OpenAI>, call: BatchCall): B
       const batch = await call("batch status", (signal, timeout) => openai.batches.retrieve(batchId, { signal, timeout, maxRetries: 0 }));
       return openaiBatchStatus(batch);
     },
-    async results(batchId, each) {
+    async results(batchId, each, unreadable) {
       const openai = await client();
       const batch = await call("batch status", (signal, timeout) => openai.batches.retrieve(batchId, { signal, timeout, maxRetries: 0 }));
       // Answers are in the output file; requests that errored, expired or were cancelled in the error file.
-      for (const fileId of [batch.output_file_id, batch.error_file_id]) {
+      for (const [file, fileId] of [["output file", batch.output_file_id], ["error file", batch.error_file_id]] as const) {
         if (!fileId) continue;
         await call("batch results", async (signal, timeout) => {
           const response = await openai.files.content(fileId, { signal, timeout, maxRetries: 0 });
           if (response.body === null) return;
-          const lines = builtin("node:readline").createInterface({ input: builtin("node:stream").Readable.fromWeb(response.body as WebReadableStream), crlfDelay: Infinity });
-          for await (const line of lines) if (line.trim() !== "") each(openaiResultLine(JSON.parse(line)));
+          await readResultLines(response.body, file, openaiResultLine, each, unreadable);
         }, { bulk: true });
       }
     },
@@ -58,9 +59,20 @@ const STATES: Readonly<Record<Batch["status"], BatchState>> = {
   cancelled: "cancelled",
 };
 
+/**
+ * The batch's state in typelm's words. A status the Batch API does not document is an `LMError`
+ * naming it and the batch: waiting on a state nobody knows the end of would poll for ever.
+ */
 export function openaiBatchStatus(batch: Batch): BatchStatus {
   const counts = batch.request_counts ?? { total: 0, completed: 0, failed: 0 };
-  const status: BatchState = STATES[batch.status] ?? "in_progress";
+  const status: BatchState | undefined = Object.hasOwn(STATES, batch.status) ? STATES[batch.status] : undefined;
+  if (status === undefined) {
+    throw new LMError(
+      `openai batch ${batch.id} reports status ${JSON.stringify(redactError(String(batch.status)))}, which is not one of the Batch API's ` +
+        `(${Object.keys(STATES).join(", ")}); stopped waiting for it. It may still be running at the provider: resume the run to wait for it again once it reports a known status`,
+      { provider: "openai", retryable: false },
+    );
+  }
   const out: BatchStatus = { id: batch.id, status, counts: { total: counts.total, completed: counts.completed, failed: counts.failed } };
   if (status === "failed") {
     const errors = (batch.errors?.data ?? []).map((e) => `${e.line == null ? "" : `line ${e.line}: `}${e.message ?? e.code ?? "error"}`);

@@ -64,6 +64,17 @@ export type RawBatchResult =
   | { customId: string; ok: true; body: unknown }
   | { customId: string; ok: false; error: string; expired?: boolean; status?: number };
 
+/** A line of a batch's results that could not be read: where it is, why, and whose it is when that shows. */
+export interface UnreadableResultLine {
+  /** Which results it is in ("output file", "error file", "results"). */
+  file: string;
+  /** 1-based line number in that file. */
+  line: number;
+  reason: string;
+  /** The custom id, when the line's start still names it. */
+  customId?: string;
+}
+
 /**
  * Runs one provider call (an upload, a batch creation, a status or results request) under the
  * LM's retry policy; `attempt` receives the attempt's signal and time limit. `bulk` marks a call
@@ -91,9 +102,10 @@ export interface BatchConnection {
   status(batchId: string): Promise<BatchStatus>;
   /**
    * Reads every request's outcome of a batch that has ended, as a stream, handing each to `each`.
-   * A download cut short is read again from the start, so `each` may see a custom id twice.
+   * A download cut short is read again from the start, so `each` may see a custom id twice. A line
+   * that is not a readable result goes to `unreadable` and the reading goes on.
    */
-  results(batchId: string, each: (result: RawBatchResult) => void): Promise<void>;
+  results(batchId: string, each: (result: RawBatchResult) => void, unreadable: (line: UnreadableResultLine) => void): Promise<void>;
 }
 
 /** What a provider's batch service needs from typelm: the line format, the reply reader and the SDK side. */
