@@ -105,7 +105,7 @@ describe("typelm reproduce writes the statistics", () => {
       expect(c.ci[0]).toBeLessThanOrEqual(c.ci[1]);
       expect(c.significant).toBe(c.pValue < 0.05);
       expect(r.baseline.ci[metric]!.length).toBe(2);
-      expect(md).toMatch(new RegExp(`\\*\\*${metric}\\*\\*, optimized − baseline: [+-]?\\d\\.\\d{3} \\(95% CI [+-]?\\d\\.\\d{3} to [+-]?\\d\\.\\d{3}\\), p [=<] [\\d.]+(, Holm-adjusted p [=<] [\\d.]+)?, ${test}: (not )?significant at the 5% level(; mde[^(]*\\(80% power\\)|; mde: none \\([^)]*\\))? \\(${c.better} examples better, ${c.worse} worse, of 12\\)\\.`));
+      expect(md).toMatch(new RegExp(`\\*\\*${metric}\\*\\*, optimized − baseline: [+-]?\\d\\.\\d{3} \\(95% CI [+-]?\\d\\.\\d{3} to [+-]?\\d\\.\\d{3}, ${c.ciMethod}\\), p [=<] [\\d.]+(, Holm-adjusted p [=<] [\\d.]+)?, ${test}: (not )?significant at the 5% level(; mde[^(]*\\(80% power\\)|; mde: none \\([^)]*\\))? \\(${c.better} examples better, ${c.worse} worse, of 12\\)\\.`));
     }
     expect(json).not.toMatch(/durationMs|startedAt|runId|cost/);
     // A second run, in a fresh folder, gives the same bytes.
