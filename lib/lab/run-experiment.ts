@@ -8,7 +8,7 @@ import { describeComparison } from "../evaluate/compare.js";
 import { Evaluation } from "../evaluate/evaluation.js";
 import { defaultMetric, type Metric } from "../evaluate/metric.js";
 import type { EvaluationReport } from "../evaluate/report.js";
-import type { MetricSpec } from "../evaluate/scoring.js";
+import { resolveMetrics, type MetricSpec } from "../evaluate/scoring.js";
 import { Instrumentation } from "../instrument/bus.js";
 import type { Module } from "../module.js";
 import { GEPA } from "../optimize/gepa/gepa.js";
@@ -21,7 +21,7 @@ import type { OptimizationRun } from "../store/records.js";
 import { Registry } from "../store/registry.js";
 import { loadDataset, packageRoot, type Dataset } from "./datasets.js";
 import type { ExperimentDefinition, ExperimentOptimizer, ExperimentSplits } from "./define.js";
-import { isExperiment } from "./define.js";
+import { checkLabelField, isExperiment } from "./define.js";
 import type { LoadedExperiment } from "./load-experiment.js";
 import { chooseModel, type ModelChoice } from "./model-choice.js";
 import { comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
@@ -119,10 +119,18 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
   const dataset = limited(await datasetOf(def, loaded.dir), limit);
   const metrics: MetricSpec[] = def.metrics === undefined ? ["accuracy"] : [...def.metrics];
   const optimizerName = typeof def.optimizer === "function" ? "custom" : def.optimizer ?? "mipro";
+  // What defineExperiment could not check without the dataset, before any model call: the label
+  // field against the dataset's signature, the metrics together (no two of one name).
+  if (def.labelField !== undefined) checkLabelField(`experiment "${def.name}"`, def.labelField, dataset.signature);
+  resolveMetrics(metrics, []);
   const chooses = lmIds.length === 0 ? [undefined] : lmIds;
   const choices: ModelChoice[] = [];
   for (const id of chooses) {
     choices.push(await chooseModel({ lm: id, env: options.env, cachePath: options.cache === false ? undefined : labPath, ollamaProbeMs: options.ollamaProbeMs }));
+  }
+  // The named optimizer's constructor checks its options' values (a kDemos of -1, an unknown mode).
+  if (optimizerName !== "none" && optimizerName !== "custom") {
+    makeOptimizer(def, optimizerName, { choice: choices[0]!, seed, metrics, signature: dataset.signature, trainSize: dataset.train.length });
   }
 
   const saved = { lm: globalConfig.lm, lab: globalConfig.lab };
@@ -249,20 +257,24 @@ function makeOptimizer(
   const given = (def.optimizerOptions ?? {}) as Record<string, unknown>;
   const common = { seed: c.seed, metric, ...given };
   switch (name) {
-    case "mipro": {
-      // A small --limit leaves fewer training examples than the demos asked for: use them all rather than stop after the baseline.
-      const kDemos = Math.min(typeof given.kDemos === "number" ? given.kDemos : 4, c.trainSize);
-      return new MIPROv2({ promptModel: c.choice.lm, ...common, kDemos });
-    }
+    case "mipro":
+      return new MIPROv2({ promptModel: c.choice.lm, ...common, kDemos: demos(given.kDemos, c.trainSize) });
     case "gepa":
       return new GEPA({ reflectionLM: c.choice.lm, ...common }) as unknown as ExperimentOptimizer;
-    case "simple": {
-      const kDemos = Math.min(typeof given.kDemos === "number" ? given.kDemos : 4, c.trainSize);
-      return new SimpleOptimizer({ ...common, kDemos }) as unknown as ExperimentOptimizer;
-    }
+    case "simple":
+      return new SimpleOptimizer({ ...common, kDemos: demos(given.kDemos, c.trainSize) }) as unknown as ExperimentOptimizer;
     default:
       throw new ValidationError(`experiment "${def.name}": unknown optimizer "${name}"; the known ones are "mipro", "gepa", "simple", "none"`, { field: "optimizer" });
   }
+}
+
+/**
+ * A small --limit leaves fewer training examples than the demos asked for: use them all rather than
+ * stop after the baseline. A kDemos that is no count goes to the constructor as given, which refuses it.
+ */
+function demos(given: unknown, trainSize: number): number {
+  if (given === undefined) return Math.min(4, trainSize);
+  return typeof given === "number" && Number.isInteger(given) && given >= 0 ? Math.min(given, trainSize) : given as number;
 }
 
 /** One call before the run, so a model that cannot be reached stops it with a clear error instead of a run of failed rows. */
