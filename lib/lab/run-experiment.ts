@@ -6,7 +6,8 @@ import { globalConfig } from "../config.js";
 import { ConfigurationError, LMError, ValidationError } from "../errors.js";
 import { describeComparison } from "../evaluate/compare.js";
 import { Evaluation } from "../evaluate/evaluation.js";
-import { defaultMetric, type Metric } from "../evaluate/metric.js";
+import type { Metric } from "../evaluate/metric.js";
+import { describeFields } from "../evaluate/fields.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import { resolveMetrics, type MetricSpec } from "../evaluate/scoring.js";
 import { Instrumentation } from "../instrument/bus.js";
@@ -130,7 +131,7 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
   }
   // The named optimizer's constructor checks its options' values (a kDemos of -1, an unknown mode).
   if (optimizerName !== "none" && optimizerName !== "custom") {
-    makeOptimizer(def, optimizerName, { choice: choices[0]!, seed, metrics, signature: dataset.signature, trainSize: dataset.train.length });
+    makeOptimizer(def, optimizerName, { choice: choices[0]!, seed, metric: () => 0, signature: dataset.signature, trainSize: dataset.train.length });
   }
 
   const saved = { lm: globalConfig.lm, lab: globalConfig.lab };
@@ -159,7 +160,8 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
       let run: OptimizationRun | null = null;
       let registryVersion: number | null = null;
       if (optimizerName !== "none") {
-        const optimizer = makeOptimizer(def, optimizerName, { choice, seed, metrics, signature: dataset.signature, trainSize: dataset.train.length });
+        const metric = optimizerMetric(metrics[0]!, program, [...dataset.train, ...dataset.dev]);
+        const optimizer = makeOptimizer(def, optimizerName, { choice, seed, metric, signature: dataset.signature, trainSize: dataset.train.length });
         log(`${optimizerName}${tag} (seed ${seed}) on ${dataset.train.length} train / ${dataset.dev.length} dev examples`);
         tuned = await optimizer.compile({ moduleInstance: program, trainingExamples: dataset.train, validationExamples: dataset.dev });
         run = (optimizer.lastRun as OptimizationRun | null | undefined) ?? null;
@@ -227,7 +229,9 @@ function inlineDataset(name: string, splits: ExperimentSplits, signature: Signat
     if (!(e instanceof FewShotExample) && (e === null || typeof e !== "object" || typeof (e as FewShotExample).input !== "object")) {
       throw new ValidationError(`experiment "${name}": dataset.${split}[${i}] is not an example ({ input, output })`, { field: `dataset.${split}` });
     }
-    return e.id === undefined || e.id === null ? new FewShotExample({ id: `${split}-${i + 1}`, input: e.input, output: e.output }) : e;
+    // Plain { id, input, output } objects (a JavaScript file) become examples too: the optimizers take only those.
+    const id = e.id === undefined || e.id === null ? `${split}-${i + 1}` : e.id;
+    return e instanceof FewShotExample && e.id === id ? e : new FewShotExample({ id, input: e.input, output: e.output });
   });
   const data = { train: take("train"), dev: take("dev"), test: take("test") };
   const hash = (xs: FewShotExample[]) => nodeCrypto().createHash("sha256").update(canonicalJson(xs.map((e) => ({ id: e.id, input: e.input, output: e.output })))).digest("hex");
@@ -243,10 +247,9 @@ function inlineDataset(name: string, splits: ExperimentSplits, signature: Signat
 
 function makeOptimizer(
   def: ExperimentDefinition, name: string,
-  c: { choice: ModelChoice; seed: number; metrics: MetricSpec[]; signature: SignatureClass; trainSize: number },
+  c: { choice: ModelChoice; seed: number; metric: Metric; signature: SignatureClass; trainSize: number },
 ): ExperimentOptimizer {
-  const first = c.metrics[0];
-  const metric: Metric = typeof first === "function" ? first : defaultMetric;
+  const metric = c.metric;
   if (typeof def.optimizer === "function") {
     const made = def.optimizer({ signature: c.signature, lm: c.choice.lm, seed: c.seed, metric });
     if (made === null || typeof made !== "object" || typeof (made as ExperimentOptimizer).compile !== "function") {
@@ -266,6 +269,22 @@ function makeOptimizer(
     default:
       throw new ValidationError(`experiment "${def.name}": unknown optimizer "${name}"; the known ones are "mipro", "gepa", "simple", "none"`, { field: "optimizer" });
   }
+}
+
+/**
+ * What the optimizer maximizes: the experiment's first metric, scored per example as the evaluation
+ * scores a row. A function is used as it is; a built-in name becomes a function of that name (the
+ * optimization run's `config.metric`): accuracy 1 when every expected field equals the prediction's,
+ * exact_match after SQuAD normalisation, token_f1 the mean token F1 over the fields, and f1_score,
+ * whose macro-F1 exists only over a whole set, 1/0 for a label field's correctness and token F1 for
+ * free text. Fields are told label or free text from the program and the examples the optimizer sees.
+ */
+function optimizerMetric(spec: MetricSpec, program: Module, examples: readonly FewShotExample[]): Metric {
+  if (typeof spec === "function") return spec;
+  const resolved = resolveMetrics([spec], describeFields(program, examples))[0]!;
+  const metric: Metric = async (example, prediction) => (await resolved.score(example, prediction, [])).score;
+  Object.defineProperty(metric, "name", { value: resolved.name });
+  return metric;
 }
 
 /**
