@@ -104,10 +104,11 @@ export interface ExperimentRun {
  * optimized program on test, the registry entry. Returns everything the report needs; writes nothing
  * but the lab store and the registry (`writeExperimentReport` writes the report).
  */
-export async function runExperiment(experiment: LoadedExperiment | ExperimentDefinition, options: RunExperimentOptions = {}): Promise<ExperimentRun> {
+export async function runExperiment<S extends SignatureClass>(experiment: LoadedExperiment | ExperimentDefinition<S>, options: RunExperimentOptions = {}): Promise<ExperimentRun> {
+  // Any signature's experiment: the program function's parameter makes ExperimentDefinition<S> no ExperimentDefinition.
   const loaded: Pick<LoadedExperiment, "definition" | "dir" | "file" | "sha256"> = isExperiment(experiment)
-    ? { definition: experiment, dir: resolve(options.cwd ?? process.cwd()), file: "", sha256: "" }
-    : experiment;
+    ? { definition: experiment as unknown as ExperimentDefinition, dir: resolve(options.cwd ?? process.cwd()), file: "", sha256: "" }
+    : experiment as LoadedExperiment;
   const def = loaded.definition;
   const limit = checkCount(options.limit, "limit");
   const seed = checkCount(options.seed, "seed", 0) ?? 0;
@@ -141,14 +142,25 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
   try {
     globalConfig.lab = { path: labPath };
     const lab = LabStore.open(labPath);
+    // Every model answers the check before anything runs: one that cannot be used stops the command
+    // before another model's run has been paid for.
+    const programs: Module[] = [];
+    const checkCalls: number[] = [];
     for (const choice of choices) {
       const before = providerCalls;
+      globalConfig.lm = choice.lm;
+      const program = typeof def.program === "function" ? def.program({ signature: dataset.signature }) : def.program.clone();
+      await preflight(program, dataset.test[0], choice);
+      programs.push(program);
+      checkCalls.push(providerCalls - before);
+    }
+    for (const [index, choice] of choices.entries()) {
+      const before = providerCalls - checkCalls[index]!;
       const tag = choices.length > 1 ? ` (${choice.id})` : "";
       log(`model: ${choice.description}`);
       // Optimizers propose and reflect with the configured LM and record into the configured store.
       globalConfig.lm = choice.lm;
-      const program = typeof def.program === "function" ? def.program({ signature: dataset.signature }) : def.program.clone();
-      await preflight(program, dataset.test[0], choice);
+      const program = programs[index]!;
       const evaluate = (moduleInstance: Module, name: string) => new Evaluation({ name, lab, ...(options.batch === true ? { batch: true } : {}) }).evaluate({
         moduleInstance, testExamples: dataset.test, metrics,
       });

@@ -1,7 +1,7 @@
 // Type-level tests of defineExperiment: compiled by `tsc --noEmit`, never executed.
 // Each `@ts-expect-error` line must fail to compile, or tsc reports an unused directive.
 import { z } from "zod";
-import { defineExperiment, MIPROv2, Predict, Signature } from "../../lib/index.js";
+import { defineExperiment, MIPROv2, Predict, runExperiment, Signature } from "../../lib/index.js";
 
 const Triage = Signature.define({
   name: "Triage",
@@ -40,4 +40,11 @@ export function metricNames(): void {
   defineExperiment({ ...base, metrics: ["accuracy", "f1_score", "exact_match", "token_f1", (example, prediction) => example.output["team"] === prediction["team"]] });
   // @ts-expect-error a misspelt built-in metric
   defineExperiment({ ...base, metrics: ["acuracy"] });
+}
+
+export async function runsWithItsSignature(): Promise<void> {
+  // A definition whose signature is a specific one (its program function typed by it) runs as it is.
+  const experiment = defineExperiment({ ...base, program: ({ signature }) => new Predict(signature), optimizer: "none" });
+  const run = await runExperiment(experiment, { limit: 2 });
+  void run.models;
 }
