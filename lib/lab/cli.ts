@@ -17,6 +17,8 @@ export interface CliIO {
   env?: NodeJS.ProcessEnv;
   /** How long to wait for a local Ollama (ms). */
   ollamaProbeMs?: number;
+  /** How long the check before a run waits for each model's first answer (ms). */
+  modelCheckMs?: number;
 }
 
 const USAGE = `Usage:
@@ -66,7 +68,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     const log = (line: string) => io.stderr(`${printable(line)}\n`);
     const common = () => ({
       lm: values.lm, limit: positive(values.limit, "limit"), seed: count(values.seed, "seed"), out: values.out,
-      cache: values["no-cache"] !== true, batch: values.batch === true, cwd, env: io.env, ollamaProbeMs: io.ollamaProbeMs, log,
+      cache: values["no-cache"] !== true, batch: values.batch === true, cwd, env: io.env, ollamaProbeMs: io.ollamaProbeMs, modelCheckMs: io.modelCheckMs, log,
     });
     const reported = (outcome: ReproduceOutcome) => {
       io.stdout(`${printable(join(outcome.dir, "report.md"))}\n`);

@@ -5,6 +5,7 @@ import { dirname, extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { spawnSync } from "node:child_process";
 import { TypelmError, ValidationError } from "../errors.js";
+import { waitingFor } from "./pending.js";
 import { userFrame } from "./user-code.js";
 import { isExperiment, type ExperimentDefinition } from "./define.js";
 
@@ -60,7 +61,10 @@ async function loadExperiment(path: string, cwd: string, compiled: string | unde
   let loaded: unknown;
   try {
     // The content's hash in the URL: an edited file is loaded afresh in the same process (a notebook).
-    loaded = await import(`${pathToFileURL(compiled ?? file).href}?sha256=${sha256}`);
+    loaded = await waitingFor(
+      `the experiment file ${file} to finish loading (its top-level await waits for a promise that nothing settles)`,
+      () => import(`${pathToFileURL(compiled ?? file).href}?sha256=${sha256}`),
+    );
   } catch (error) {
     throw new ValidationError(`Cannot load the experiment file ${file}: ${loadFailure(error, file, bytes)}`, { field: "file", cause: error });
   }

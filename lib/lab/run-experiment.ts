@@ -25,6 +25,7 @@ import type { ExperimentDefinition, ExperimentOptimizer, ExperimentSplits } from
 import { checkLabelField, isExperiment } from "./define.js";
 import type { LoadedExperiment } from "./load-experiment.js";
 import { chooseModel, type ModelChoice } from "./model-choice.js";
+import { waitingFor } from "./pending.js";
 import { comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
 
 /** Options of `runExperiment`: the models, example limit, seed, response cache, working directory, batches and a progress log. */
@@ -45,6 +46,8 @@ export interface RunExperimentOptions {
   /** Progress lines (the CLI prints them on standard error). */
   log?: (line: string) => void;
   ollamaProbeMs?: number;
+  /** How long the check before the run waits for each model's first answer (ms, default 120,000). */
+  modelCheckMs?: number;
 }
 
 /** One model's part of a run. */
@@ -150,7 +153,7 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
       const before = providerCalls;
       globalConfig.lm = choice.lm;
       const program = typeof def.program === "function" ? def.program({ signature: dataset.signature }) : def.program.clone();
-      await preflight(program, dataset.test[0], choice);
+      await preflight(program, dataset.test[0], choice, options.modelCheckMs ?? MODEL_CHECK_MS);
       programs.push(program);
       checkCalls.push(providerCalls - before);
     }
@@ -308,12 +311,31 @@ function demos(given: unknown, trainSize: number): number {
   return typeof given === "number" && Number.isInteger(given) && given >= 0 ? Math.min(given, trainSize) : given as number;
 }
 
-/** One call before the run, so a model that cannot be reached stops it with a clear error instead of a run of failed rows. */
-async function preflight(program: Module, example: FewShotExample | undefined, model: ModelChoice): Promise<void> {
+/** How long the check before the run waits for the program's call on the first test example (ms). */
+const MODEL_CHECK_MS = 120_000;
+
+/**
+ * One call before the run, so a model that cannot be reached stops it with a clear error instead of a
+ * run of failed rows; one that does not answer within `timeoutMs` stops it too.
+ */
+async function preflight(program: Module, example: FewShotExample | undefined, model: ModelChoice, timeoutMs: number): Promise<void> {
   if (example === undefined) throw new ValidationError("The test split is empty: nothing to evaluate (is --limit 0?)", { field: "limit" });
-  try {
-    await program.call(example.input);
-  } catch (error) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeUp = new Promise<"time up">((settle) => { timer = setTimeout(settle, timeoutMs, "time up"); });
+  const outcome = await waitingFor(`the model ${model.id} to answer the check before the run`, () => Promise.race([
+    program.call(example.input).then(() => ({ error: undefined }), (error: unknown) => ({ error })),
+    timeUp,
+  ])).finally(() => clearTimeout(timer));
+  if (outcome === "time up") {
+    throw new ConfigurationError(
+      `The model ${model.id} (from ${model.source}) did not answer the check before the run within ${formatSeconds(timeoutMs)}: ` +
+        `the program's call on the first test example${example.id === undefined ? "" : ` (id "${example.id}")`} had not finished. ` +
+        "Check that the server is running and answers (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST) and that the program waits for nothing else, " +
+        "or choose another model with --lm provider/model.",
+    );
+  }
+  const { error } = outcome;
+  if (error !== undefined) {
     if (!(error instanceof LMError || error instanceof ConfigurationError)) return; // it answered; a bad reply is scored later
     throw new ConfigurationError(
       `The model ${model.id} (from ${model.source}) could not be used: ${error.message.replace(/\.+$/, "")}. ` +
@@ -322,6 +344,10 @@ async function preflight(program: Module, example: FewShotExample | undefined, m
       { cause: error },
     );
   }
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 export function evaluationResult(report: EvaluationReport, field: string | undefined): EvaluationResult {

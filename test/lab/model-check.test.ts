@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LabStore } from "../../lib/index.js";
+import { z } from "zod";
+import { ConfigurationError, defineExperiment, FewShotExample, LabStore, LM, Module, Predict, Signature } from "../../lib/index.js";
+import { runExperiment } from "../../lib/lab/run-experiment.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { startFakeProvider, type FakeProvider } from "../../lib/testing/index.js";
 import { offline, runBuiltCli } from "../helpers/cli.js";
@@ -75,4 +77,97 @@ describe("typelm run with several --lm", () => {
     expect(existsSync(lab) ? LabStore.open(lab).runs() : []).toEqual([]);
     expect(existsSync(join(cwd, "reports"))).toBe(false);
   }, 60000);
+});
+
+describe("a command that cannot finish fails and says what it waited for", () => {
+  const cases: [string, string][] = [
+    ["tla.ts", `import { defineExperiment } from "typelm";\nawait new Promise<void>(() => {});\nexport default defineExperiment({ name: "x", dataset: "x", program: () => { throw new Error("unused"); } });\n`],
+    ["tla.mjs", `await new Promise(() => {});\nexport default 1;\n`],
+  ];
+  it.each(cases)("an experiment file whose top-level await never settles (%s)", async (file, text) => {
+    const cwd = project(`tla-${file.replace(".", "-")}`);
+    writeFileSync(join(cwd, file), text);
+    const r = await runBuiltCli(["run", file], cwd);
+    expect(r.stderr).toBe(
+      `typelm run: stopped before it finished: it was waiting for the experiment file ${join(cwd, file)} to finish loading ` +
+        "(its top-level await waits for a promise that nothing settles), and nothing is left that could end the wait\n",
+    );
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+  }, 60000);
+});
+
+const Triage = Signature.define({
+  name: "Triage",
+  description: "Route a support ticket to its team.",
+  input: { ticket: z.string() },
+  output: { team: z.enum(["billing", "technical"]) },
+});
+const example = (id: string, ticket: string, team: string) => new FewShotExample({ id, input: { ticket }, output: { team } });
+const splits = {
+  train: [example("a", "my invoice", "billing"), example("b", "the app crashes", "technical")],
+  dev: [example("d", "error 500", "technical")],
+  test: [example("f", "sync is broken", "technical"), example("g", "my card", "billing")],
+};
+
+/** A program whose call never ends and leaves nothing on the event loop: only the check's own time limit ends the wait. */
+class NeverAnswers extends Module {
+  predict = new Predict(Triage);
+  override async forward(): Promise<Record<string, unknown>> {
+    return new Promise(() => {});
+  }
+}
+
+describe("the check before the run has a time limit", () => {
+  let fake: FakeProvider;
+  const saved = { url: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
+  beforeAll(async () => {
+    fake = await startFakeProvider({ defaultReply: { team: "billing" } });
+    process.env.OPENAI_BASE_URL = fake.openaiBaseURL;
+    process.env.OPENAI_API_KEY = "sk-fake-timeout";
+  });
+  afterAll(async () => {
+    await fake.close();
+    LM.resetConfiguration();
+    for (const [name, value] of [["OPENAI_BASE_URL", saved.url], ["OPENAI_API_KEY", saved.key]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  async function refusal(run: Promise<unknown>): Promise<ConfigurationError> {
+    const error = await run.then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigurationError);
+    return error as ConfigurationError;
+  }
+
+  it("a model whose server never answers stops the run when the time is up, naming the model", async () => {
+    const cwd = join(dir, "silent-server");
+    mkdirSync(cwd, { recursive: true });
+    stores.push(join(cwd, ".typelm/lab.sqlite"));
+    // The LM's own limit (one attempt of 20 s) is far beyond the check's.
+    LM.configure((policy) => { policy.httpTimeout = 20; policy.maxRetries = 0; });
+    fake.hang({ times: 1 });
+    const experiment = defineExperiment({ name: "silent", dataset: splits, signature: Triage, program: new Predict(Triage), optimizer: "none" });
+    const started = Date.now();
+    const error = await refusal(runExperiment(experiment, { lm: "openai/model-a", cwd, env: offline, modelCheckMs: 500 }));
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(error.message).toBe(
+      'The model openai/model-a (from --lm) did not answer the check before the run within 0.5 s: the program\'s call on the first test example (id "f") had not finished. ' +
+        "Check that the server is running and answers (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST) and that the program waits for nothing else, " +
+        "or choose another model with --lm provider/model.",
+    );
+    expect(fake.requests).toHaveLength(1);
+    // Nothing ran after the check.
+    expect(LabStore.open(join(cwd, ".typelm/lab.sqlite")).runs()).toEqual([]);
+  }, 30000);
+
+  it("so does a program that never finishes its call (the offline stand-in as the model)", async () => {
+    const cwd = join(dir, "never");
+    mkdirSync(cwd, { recursive: true });
+    stores.push(join(cwd, ".typelm/lab.sqlite"));
+    const experiment = defineExperiment({ name: "never", dataset: splits, signature: Triage, program: new NeverAnswers(), optimizer: "none" });
+    const error = await refusal(runExperiment(experiment, { cwd, env: offline, ollamaProbeMs: 200, modelCheckMs: 300 }));
+    expect(error.message).toMatch(/^The model simulated\/stand-in \(from stand-in\) did not answer the check before the run within 0\.3 s: the program's call on the first test example \(id "f"\) had not finished\./);
+  }, 30000);
 });
