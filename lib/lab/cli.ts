@@ -9,6 +9,7 @@ import { compareRuns, initExperiment, runById, showRun } from "./commands.js";
 import { installCommand, isInstalled } from "../optional.js";
 import { BUNDLED_EXPERIMENTS, reproduce, runAndReport, type ReproduceOutcome } from "./reproduce.js";
 import { printable } from "./terminal.js";
+import { userCodeFailure } from "./user-code.js";
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -142,11 +143,14 @@ function count(text: string | undefined, name: string): number | undefined {
 }
 
 /**
- * A failure as one line: typelm's own errors say what went wrong and how to fix it; anything else is
- * a bug or an environment problem, named by its class so it can be reported.
+ * A failure as one line: typelm's own errors say what went wrong and how to fix it; an error the
+ * experiment's own code threw says so, with its message and line; anything else is a bug or an
+ * environment problem, named by its class so it can be reported.
  */
 function failure(error: unknown): string {
   if (error instanceof TypelmError) return error.message;
+  const theirs = userCodeFailure(error);
+  if (theirs !== undefined) return theirs;
   // Not `instanceof Error`: errors from Node's own modules may come from another realm.
   const e = error as { name?: unknown; message?: unknown } | null;
   if (typeof e?.message === "string") {

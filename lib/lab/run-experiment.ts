@@ -21,11 +21,12 @@ import { LabStore } from "../store/lab-store.js";
 import type { OptimizationRun } from "../store/records.js";
 import { Registry } from "../store/registry.js";
 import { loadDataset, packageRoot, type Dataset } from "./datasets.js";
-import type { ExperimentDefinition, ExperimentOptimizer, ExperimentSplits } from "./define.js";
+import type { ExperimentDefinition, ExperimentOptimizer, ExperimentSplits, ProgramContext } from "./define.js";
 import { checkLabelField, isExperiment } from "./define.js";
 import type { LoadedExperiment } from "./load-experiment.js";
 import { chooseModel, type ModelChoice } from "./model-choice.js";
 import { waitingFor } from "./pending.js";
+import { inUserCode } from "./user-code.js";
 import { comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
 
 /** Options of `runExperiment`: the models, example limit, seed, response cache, working directory, batches and a progress log. */
@@ -152,7 +153,9 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
     for (const choice of choices) {
       const before = providerCalls;
       globalConfig.lm = choice.lm;
-      const program = typeof def.program === "function" ? def.program({ signature: dataset.signature }) : def.program.clone();
+      const program = typeof def.program === "function"
+        ? inUserCode("the experiment's program function", () => (def.program as (context: ProgramContext) => Module)({ signature: dataset.signature }))
+        : def.program.clone();
       await preflight(program, dataset.test[0], choice, options.modelCheckMs ?? MODEL_CHECK_MS);
       programs.push(program);
       checkCalls.push(providerCalls - before);
@@ -178,7 +181,9 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
         const metric = optimizerMetric(metrics[0]!, program, [...dataset.train, ...dataset.dev]);
         const optimizer = makeOptimizer(def, optimizerName, { choice, seed, metric, signature: dataset.signature, trainSize: dataset.train.length });
         log(`${optimizerName}${tag} (seed ${seed}) on ${dataset.train.length} train / ${dataset.dev.length} dev examples`);
-        tuned = await optimizer.compile({ moduleInstance: program, trainingExamples: dataset.train, validationExamples: dataset.dev });
+        const compile = () => optimizer.compile({ moduleInstance: program, trainingExamples: dataset.train, validationExamples: dataset.dev });
+        // A named optimizer is typelm's; an optimizer function's is the experiment's own code.
+        tuned = await (optimizerName === "custom" ? inUserCode("the experiment's optimizer (its compile())", compile) : compile());
         run = (optimizer.lastRun as OptimizationRun | null | undefined) ?? null;
         log(`optimized${tag}: evaluating ${dataset.test.length} test examples`);
         optimized = await evaluate(tuned, `${def.name} optimized${tag}`);
@@ -266,7 +271,8 @@ function makeOptimizer(
 ): ExperimentOptimizer {
   const metric = c.metric;
   if (typeof def.optimizer === "function") {
-    const made = def.optimizer({ signature: c.signature, lm: c.choice.lm, seed: c.seed, metric });
+    const optimizer = def.optimizer;
+    const made = inUserCode("the experiment's optimizer function", () => optimizer({ signature: c.signature, lm: c.choice.lm, seed: c.seed, metric }));
     if (made === null || typeof made !== "object" || typeof (made as ExperimentOptimizer).compile !== "function") {
       throw new ValidationError(`experiment "${def.name}": the optimizer function must return an optimizer (an object with compile()); it returned ${typeof made}`, { field: "optimizer" });
     }
