@@ -185,8 +185,8 @@ function checkOptimizerOptions(where: string, optimizer: unknown, options: unkno
   for (const key of Object.keys(options)) {
     if (valid.includes(key)) continue;
     throw new ValidationError(
-      `${where}: unknown option "${key}" in optimizerOptions for "${named}" (${OPTIMIZER_CLASSES[named]})${didYouMean(key, valid)}; ` +
-        `its options are ${valid.join(", ")}`,
+      `${where}: unknown optimizerOptions key "${key}"${didYouMean(key, valid)}: ${OPTIMIZER_CLASSES[named]}, the "${named}" optimizer, ` +
+        `takes ${valid.join(", ")}`,
       { field: `optimizerOptions.${key}` },
     );
   }
@@ -207,7 +207,7 @@ export function checkLabelField(where: string, field: string, signature: Signatu
 }
 
 /**
- * `; did you mean "x"?` for the known name nearest to a mistyped one (same letters in another case
+ * ` (did you mean "x"?)` for the known name nearest to a mistyped one (same letters in another case
  * or with - for _, a prefix, or at most a third of its letters changed), else "".
  */
 export function didYouMean(given: unknown, known: readonly string[]): string {
@@ -219,7 +219,7 @@ export function didYouMean(given: unknown, known: readonly string[]): string {
     const close = distance <= Math.max(1, Math.floor(name.length / 3)) || (given.length >= 2 && name.toLowerCase().startsWith(given.toLowerCase()));
     if (close && (best === undefined || distance < best.distance)) best = { name, distance };
   }
-  return best === undefined ? "" : `; did you mean "${best.name}"?`;
+  return best === undefined ? "" : ` (did you mean "${best.name}"?)`;
 }
 
 /** Edits (insert, delete, replace, swap two neighbours) that turn a into b. */

@@ -37,11 +37,11 @@ describe("defineExperiment checks what it is given", () => {
   it("an unknown metric name is an error with the nearest built-in name and all of them", () => {
     const e = refusal({ ...base, metrics: ["acuracy", "f1_score"] });
     expect(e.message).toBe(
-      'experiment "tickets": unknown metric "acuracy" at metrics[0]; did you mean "accuracy"?; the built-in metrics are ' +
+      'experiment "tickets": unknown metric "acuracy" at metrics[0] (did you mean "accuracy"?); the built-in metrics are ' +
         '"accuracy", "f1_score", "exact_match", "token_f1", or give a function (example, prediction) => score in [0, 1]',
     );
     expect(e.field).toBe("metrics[0]");
-    expect(refusal({ ...base, metrics: ["accuracy", "F1-Score"] }).message).toContain('unknown metric "F1-Score" at metrics[1]; did you mean "f1_score"?');
+    expect(refusal({ ...base, metrics: ["accuracy", "F1-Score"] }).message).toContain('unknown metric "F1-Score" at metrics[1] (did you mean "f1_score"?)');
     expect(refusal({ ...base, metrics: ["token_f1", "exactmatch"] }).message).toContain('did you mean "exact_match"?');
     // Nothing near: no suggestion, still the list.
     const far = refusal({ ...base, metrics: ["bleu"] }).message;
@@ -52,7 +52,7 @@ describe("defineExperiment checks what it is given", () => {
 
   it("labelField must be an output field of the signature", () => {
     const e = refusal({ ...base, labelField: "tem" });
-    expect(e.message).toBe('experiment "tickets": labelField "tem" is not an output field of the signature Triage; did you mean "team"?; its output fields: team');
+    expect(e.message).toBe('experiment "tickets": labelField "tem" is not an output field of the signature Triage (did you mean "team"?); its output fields: team');
     expect(e.field).toBe("labelField");
     // An input field is not an output field.
     expect(refusal({ ...base, labelField: "ticket" }).message).toContain('labelField "ticket" is not an output field of the signature Triage; its output fields: team');
@@ -63,18 +63,18 @@ describe("defineExperiment checks what it is given", () => {
   it("an unknown optimizer option is an error naming the optimizer's options, for each optimizer", () => {
     const mipro = refusal({ ...base, optimizer: "mipro", optimizerOptions: { kDemo: 2 } });
     expect(mipro.message).toBe(
-      'experiment "tickets": unknown option "kDemo" in optimizerOptions for "mipro" (MIPROv2); did you mean "kDemos"?; its options are ' +
+      'experiment "tickets": unknown optimizerOptions key "kDemo" (did you mean "kDemos"?): MIPROv2, the "mipro" optimizer, takes ' +
         "metric, kDemos, mode, numCandidates, numTrials, minibatchSize, validationSize, fullEvalEvery, seed, promptModel, bootstrapThreshold, " +
         "proposalTemperature, concurrency, progress, maxCost, memo, exampleTimeout, batch",
     );
     expect(mipro.field).toBe("optimizerOptions.kDemo");
     // The default optimizer is MIPROv2.
-    expect(refusal({ ...base, optimizerOptions: { numTrial: 3 } }).message).toContain('unknown option "numTrial" in optimizerOptions for "mipro" (MIPROv2); did you mean "numTrials"?');
+    expect(refusal({ ...base, optimizerOptions: { numTrial: 3 } }).message).toContain('unknown optimizerOptions key "numTrial" (did you mean "numTrials"?): MIPROv2, the "mipro" optimizer, takes');
     // GEPA has no demos; SimpleOptimizer no mode.
     const gepa = refusal({ ...base, optimizer: "gepa", optimizerOptions: { kDemos: 2 } }).message;
-    expect(gepa).toContain('unknown option "kDemos" in optimizerOptions for "gepa" (GEPA); its options are metric, mode, maxMetricCalls, reflectionLM,');
+    expect(gepa).toContain('unknown optimizerOptions key "kDemos": GEPA, the "gepa" optimizer, takes metric, mode, maxMetricCalls, reflectionLM,');
     expect(refusal({ ...base, optimizer: "simple", optimizerOptions: { mode: "light" } }).message)
-      .toContain('unknown option "mode" in optimizerOptions for "simple" (SimpleOptimizer); its options are metric, seed, numTrials, kDemos, instructions,');
+      .toContain('unknown optimizerOptions key "mode": SimpleOptimizer, the "simple" optimizer, takes metric, seed, numTrials, kDemos, instructions,');
     // Every documented option of each is accepted.
     expect(() => defineExperiment({ ...base, optimizer: "gepa", optimizerOptions: { maxMetricCalls: 20, useMerge: false, candidateSelection: "best" } })).not.toThrow();
     expect(() => defineExperiment({ ...base, optimizer: "simple", optimizerOptions: { numTrials: 2, instructions: ["Be brief."], kDemos: 1 } })).not.toThrow();
@@ -89,7 +89,7 @@ describe("defineExperiment checks what it is given", () => {
   });
 
   it("an unknown optimizer name gets a suggestion too", () => {
-    expect(refusal({ ...base, optimizer: "gepaa" }).message).toContain('unknown optimizer "gepaa"; did you mean "gepa"?; the known ones are');
+    expect(refusal({ ...base, optimizer: "gepaa" }).message).toContain('unknown optimizer "gepaa" (did you mean "gepa"?); the known ones are');
   });
 });
 
@@ -139,12 +139,12 @@ describe("typelm run stops on a mistake in the experiment before any model call"
 
   const cases: [string, string, RegExp][] = [
     ["a mistyped metric", `  metrics: ["acuracy"],`,
-      /^typelm run: Cannot load the experiment file .*experiments\/case\.ts: experiment "tickets": unknown metric "acuracy" at metrics\[0\]; did you mean "accuracy"\?; the built-in metrics are "accuracy", "f1_score", "exact_match", "token_f1", or give a function \(example, prediction\) => score in \[0, 1\]\n$/],
+      /^typelm run: Cannot load the experiment file .*experiments\/case\.ts: experiment "tickets": unknown metric "acuracy" at metrics\[0\] \(did you mean "accuracy"\?\); the built-in metrics are "accuracy", "f1_score", "exact_match", "token_f1", or give a function \(example, prediction\) => score in \[0, 1\]\n$/],
     // The signature is signature.json's, known only once the dataset is loaded: still before any model call.
     ["a mistyped labelField", `  labelField: "teams",`,
-      /^typelm run: experiment "tickets": labelField "teams" is not an output field of the signature Triage; did you mean "team"\?; its output fields: team\n$/],
+      /^typelm run: experiment "tickets": labelField "teams" is not an output field of the signature Triage \(did you mean "team"\?\); its output fields: team\n$/],
     ["an unknown optimizer option", `  optimizerOptions: { kDemo: 2 },`,
-      /^typelm run: Cannot load the experiment file .*experiments\/case\.ts: experiment "tickets": unknown option "kDemo" in optimizerOptions for "simple" \(SimpleOptimizer\); did you mean "kDemos"\?; its options are metric, seed, numTrials, kDemos, instructions, concurrency, progress, maxCost, exampleTimeout, batch\n$/],
+      /^typelm run: Cannot load the experiment file .*experiments\/case\.ts: experiment "tickets": unknown optimizerOptions key "kDemo" \(did you mean "kDemos"\?\): SimpleOptimizer, the "simple" optimizer, takes metric, seed, numTrials, kDemos, instructions, concurrency, progress, maxCost, exampleTimeout, batch\n$/],
     ["an optimizer option with a bad value", `  optimizerOptions: { kDemos: -1 },`,
       /^typelm run: SimpleOptimizer option kDemos must be an integer ≥ 0; received -1\n$/],
     ["a kDemos that is not a number", `  optimizerOptions: { kDemos: "2" as never },`,
