@@ -63,10 +63,9 @@ describe("results.json never holds a key from the experiment's optimizerOptions"
       optimizer: "mipro",
       optimizerOptions: {
         mode: "light", kDemos: 1, numCandidates: 2, numTrials: 2,
+        // Unknown options are refused when the experiment is defined, so a key can ride in only on a
+        // known option holding an object: the user's own model.
         promptModel: new MyModel() as never,
-        proposer: { name: "house", apiKey: OTHER_KEY, headers: { Authorization: BEARER } },
-        note: `keys like ${KEY} must not be written`,
-        label: REGISTERED,
       },
     });
     const outcome = await runAndReport({ definition, dir: cwd, file: join(cwd, "keyed.ts"), sha256: "0".repeat(64) }, {
