@@ -64,7 +64,7 @@ describe("defineExperiment checks what it is given", () => {
     const mipro = refusal({ ...base, optimizer: "mipro", optimizerOptions: { kDemo: 2 } });
     expect(mipro.message).toBe(
       'experiment "tickets": unknown optimizerOptions key "kDemo" (did you mean "kDemos"?): MIPROv2, the "mipro" optimizer, takes ' +
-        "metric, kDemos, mode, numCandidates, numTrials, minibatchSize, validationSize, fullEvalEvery, seed, promptModel, bootstrapThreshold, " +
+        "metric, kDemos, mode, numCandidates, numTrials, minibatchSize, validationSize, fullEvalEvery, seed, promptModel, metricThreshold, " +
         "proposalTemperature, concurrency, progress, maxCost, memo, exampleTimeout, batch",
     );
     expect(mipro.field).toBe("optimizerOptions.kDemo");
@@ -74,7 +74,7 @@ describe("defineExperiment checks what it is given", () => {
     const gepa = refusal({ ...base, optimizer: "gepa", optimizerOptions: { kDemos: 2 } }).message;
     expect(gepa).toContain('unknown optimizerOptions key "kDemos": GEPA, the "gepa" optimizer, takes metric, mode, maxMetricCalls, reflectionLM,');
     expect(refusal({ ...base, optimizer: "simple", optimizerOptions: { mode: "light" } }).message)
-      .toContain('unknown optimizerOptions key "mode": SimpleOptimizer, the "simple" optimizer, takes metric, seed, numTrials, kDemos, instructions,');
+      .toContain('unknown optimizerOptions key "mode": SimpleOptimizer, the "simple" optimizer, takes metric, seed, numTrials, kDemos, metricThreshold, instructions,');
     // Every documented option of each is accepted.
     expect(() => defineExperiment({ ...base, optimizer: "gepa", optimizerOptions: { maxMetricCalls: 20, useMerge: false, candidateSelection: "best" } })).not.toThrow();
     expect(() => defineExperiment({ ...base, optimizer: "simple", optimizerOptions: { numTrials: 2, instructions: ["Be brief."], kDemos: 1 } })).not.toThrow();
@@ -144,7 +144,7 @@ describe("typelm run stops on a mistake in the experiment before any model call"
     ["a mistyped labelField", `  labelField: "teams",`,
       /^typelm run: experiment "tickets": labelField "teams" is not an output field of the signature Triage \(did you mean "team"\?\); its output fields: team\n$/],
     ["an unknown optimizer option", `  optimizerOptions: { kDemo: 2 },`,
-      /^typelm run: Cannot load the experiment file .*experiments\/case\.ts: experiment "tickets": unknown optimizerOptions key "kDemo" \(did you mean "kDemos"\?\): SimpleOptimizer, the "simple" optimizer, takes metric, seed, numTrials, kDemos, instructions, concurrency, progress, maxCost, exampleTimeout, batch\n$/],
+      /^typelm run: Cannot load the experiment file .*experiments\/case\.ts: experiment "tickets": unknown optimizerOptions key "kDemo" \(did you mean "kDemos"\?\): SimpleOptimizer, the "simple" optimizer, takes metric, seed, numTrials, kDemos, metricThreshold, instructions, concurrency, progress, maxCost, exampleTimeout, batch\n$/],
     ["an optimizer option with a bad value", `  optimizerOptions: { kDemos: -1 },`,
       /^typelm run: SimpleOptimizer option kDemos must be an integer ≥ 0; received -1\n$/],
     ["a kDemos that is not a number", `  optimizerOptions: { kDemos: "2" as never },`,
