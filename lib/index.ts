@@ -62,7 +62,11 @@ export type { LabelStats } from "./evaluate/metrics.js";
 export type { ExampleOutcome } from "./evaluate/run-example.js";
 export type { BuiltinMetricName, MetricSpec } from "./evaluate/scoring.js";
 export { defaultMetric } from "./evaluate/metric.js";
-export type { Metric, MetricResult, MetricScore } from "./evaluate/metric.js";
+export type { Metric, MetricObject, MetricResult, MetricScore } from "./evaluate/metric.js";
+export type { JudgeUsage } from "./evaluate/report.js";
+
+export { Judge } from "./judge/judge.js";
+export type { JudgeOptions, JudgeScale, JudgeInput, JudgeOutput } from "./judge/judge.js";
 
 export { MIPROv2 } from "./optimize/mipro.js";
 export type { MIPROv2Options, CompileArgs, MIPROBudget } from "./optimize/mipro.js";
