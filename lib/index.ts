@@ -67,6 +67,8 @@ export type { JudgeUsage } from "./evaluate/report.js";
 
 export { Judge } from "./judge/judge.js";
 export type { JudgeOptions, JudgeScale, JudgeInput, JudgeOutput } from "./judge/judge.js";
+export { calibrate } from "./judge/calibrate.js";
+export type { Calibration } from "./judge/calibrate.js";
 
 export { MIPROv2 } from "./optimize/mipro.js";
 export type { MIPROv2Options, CompileArgs, MIPROBudget } from "./optimize/mipro.js";
