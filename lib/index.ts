@@ -69,6 +69,8 @@ export { Judge } from "./judge/judge.js";
 export type { JudgeOptions, JudgeScale, JudgeInput, JudgeOutput } from "./judge/judge.js";
 export { calibrate } from "./judge/calibrate.js";
 export type { Calibration } from "./judge/calibrate.js";
+export { PairwiseJudge } from "./judge/pairwise.js";
+export type { PairwiseJudgeOptions, PairwiseInput, PairwiseOutput, PairwiseRow, PairwiseComparison, PairwiseReport } from "./judge/pairwise.js";
 
 export { MIPROv2 } from "./optimize/mipro.js";
 export type { MIPROv2Options, CompileArgs, MIPROBudget } from "./optimize/mipro.js";
