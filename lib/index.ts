@@ -56,6 +56,8 @@ export type { EvaluationOptions, EvaluateArgs, EvaluateInput, ReportOf } from ".
 export { EvaluationReport } from "./evaluate/report.js";
 export type { ConfusionMatrix, EvaluationSummary } from "./evaluate/report.js";
 export { compare } from "./evaluate/compare.js";
+export { rescore } from "./evaluate/rescore.js";
+export type { RescoreOptions } from "./evaluate/rescore.js";
 export type { Comparison, CompareOptions, ComparableReport } from "./evaluate/compare.js";
 export type { CiMethod, Interval, PairedTest } from "./evaluate/stats.js";
 export type { LabelStats } from "./evaluate/metrics.js";
