@@ -69,6 +69,8 @@ export type { JudgeUsage } from "./evaluate/report.js";
 
 export { Judge } from "./judge/judge.js";
 export type { JudgeOptions, JudgeScale, JudgeInput, JudgeOutput } from "./judge/judge.js";
+export { SemanticF1 } from "./judge/semantic-f1.js";
+export type { SemanticF1Options } from "./judge/semantic-f1.js";
 export { calibrate } from "./judge/calibrate.js";
 export type { Calibration } from "./judge/calibrate.js";
 export { PairwiseJudge } from "./judge/pairwise.js";

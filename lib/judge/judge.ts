@@ -40,6 +40,9 @@ export interface JudgeOutput {
   rationale: string;
   verdict?: "pass" | "fail";
   score?: number;
+  /** `SemanticF1`: the share of the reference's key ideas the answer covers, and of the answer's the reference supports. */
+  recall?: number;
+  precision?: number;
 }
 
 const VERDICTS = ["pass", "fail"] as const;
@@ -86,10 +89,34 @@ export class Judge extends Module<JudgeInput, JudgeOutput> {
     if (typeof this.reference !== "boolean") {
       throw new ValidationError(`Judge "${name}": reference must be true or false; received ${JSON.stringify(options.reference)}`, { field: "reference" });
     }
-    this.predictor = new Predict(judgeSignature(this.scale, this.reference), {
-      instruction: options.instruction ?? defaultInstruction(criteria, this.scale, this.reference),
-    });
+    this.predictor = this.buildPredictor(options);
     if (options.lm !== undefined) this.config.lm = options.lm;
+  }
+
+  /**
+   * The inner predictor, made once by the constructor from the checked options (`scale`, `reference`
+   * and `name` are set by then). A judge with other outputs (`SemanticF1`) makes its own, and reads
+   * them in `outputOf`, `scoreOf` and `detailsOf`.
+   */
+  protected buildPredictor(options: JudgeOptions): Predict {
+    return new Predict(judgeSignature(this.scale, this.reference), {
+      instruction: options.instruction ?? defaultInstruction(options.criteria, this.scale, this.reference),
+    });
+  }
+
+  /** The predictor's outputs as the judge's answer. */
+  protected outputOf(out: Record<string, unknown>): JudgeOutput {
+    const rationale = String(out["rationale"] ?? "");
+    return this.scale === "pass-fail"
+      ? { verdict: out["verdict"] as "pass" | "fail", rationale }
+      : { score: out["score"] as number, rationale };
+  }
+
+  /** What a row keeps of the judge's answer: verdict (or score) and rationale. */
+  protected detailsOf(output: JudgeOutput): Record<string, unknown> {
+    return this.scale === "pass-fail"
+      ? { verdict: output.verdict, rationale: output.rationale }
+      : { score: output.score, rationale: output.rationale };
   }
 
   /** Asks the judge once: its verdict (or score) and rationale for one judged prediction. */
@@ -108,14 +135,11 @@ export class Judge extends Module<JudgeInput, JudgeOutput> {
       values["reference"] = input.expected;
     }
     const out = (await this.predictor.call(values, options)) as unknown as Record<string, unknown>;
-    const rationale = String(out["rationale"] ?? "");
-    return this.scale === "pass-fail"
-      ? { verdict: out["verdict"] as "pass" | "fail", rationale }
-      : { score: out["score"] as number, rationale };
+    return this.outputOf(out);
   }
 
   /** A verdict or score as a metric score in [0, 1]: pass = 1, fail = 0, s → (s − min)/(max − min). */
-  scoreOf(output: Pick<JudgeOutput, "verdict" | "score">): number {
+  scoreOf(output: JudgeOutput): number {
     if (this.scale === "pass-fail") return output.verdict === "pass" ? 1 : 0;
     const { min, max } = this.scale;
     return (Number(output.score) - min) / (max - min);
@@ -130,10 +154,7 @@ export class Judge extends Module<JudgeInput, JudgeOutput> {
     const input: JudgeInput = { inputs: jsonValue(example.input), prediction: jsonValue(prediction) };
     if (this.reference) input.expected = jsonValue(example.output);
     const { result } = await withTrace(() => this.call(input), []);
-    const details: Record<string, unknown> = this.scale === "pass-fail"
-      ? { verdict: result.verdict, rationale: result.rationale }
-      : { score: result.score, rationale: result.rationale };
-    return { score: this.scoreOf(result), feedback: result.rationale, details };
+    return { score: this.scoreOf(result), feedback: result.rationale, details: this.detailsOf(result) };
   }
 
   /** The judge as a metric function named after the judge (`Evaluation` also takes the judge itself). */
