@@ -5,7 +5,7 @@ import { canonicalJson } from "../canonical-json.js";
 import { globalConfig } from "../config.js";
 import { ConfigurationError, LMError, ValidationError } from "../errors.js";
 import { compare, describeComparison } from "../evaluate/compare.js";
-import { defaultMetric, type Metric } from "../evaluate/metric.js";
+import { defaultMetric, isMetricObject, type Metric } from "../evaluate/metric.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { MetricSpec } from "../evaluate/scoring.js";
 import { Instrumentation } from "../instrument/bus.js";
@@ -283,7 +283,7 @@ function makeOptimizer(
   c: { choice: ModelChoice; seed: number; metrics: MetricSpec[]; signature: SignatureClass; trainSize: number },
 ): ExperimentOptimizer {
   const first = c.metrics[0];
-  const metric: Metric = typeof first === "function" ? first : defaultMetric;
+  const metric: Metric = typeof first === "function" ? first : isMetricObject(first) ? first.metric : defaultMetric;
   if (typeof def.optimizer === "function") {
     const made = def.optimizer({ signature: c.signature, lm: c.choice.lm, seed: c.seed, metric });
     if (made === null || typeof made !== "object" || typeof (made as ExperimentOptimizer).compile !== "function") {
