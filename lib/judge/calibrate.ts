@@ -6,6 +6,7 @@ import { FewShotExample } from "../prompt/few-shot.js";
 import { isPlainObject } from "../plain-object.js";
 import type { Judge } from "./judge.js";
 import { cohenKappa, confusionOf } from "./kappa.js";
+import { SemanticF1 } from "./semantic-f1.js";
 
 /** How far a judge agrees with people: what `calibrate` returns. */
 export interface Calibration {
@@ -42,6 +43,12 @@ export interface Calibration {
  * large-sample standard error), the confusion, and for numeric scales quadratic-weighted κ.
  */
 export async function calibrate(judge: Judge, examples: readonly FewShotExample[], options: EvaluationOptions = {}): Promise<Calibration> {
+  if (judge instanceof SemanticF1) {
+    throw new ValidationError(
+      `calibrate: judge "${judge.name}" is a SemanticF1, which gives recall and precision, not a verdict; calibrate a Judge with scale "pass-fail" or { min, max }`,
+      { field: "judge" },
+    );
+  }
   const field = judge.verdictField;
   const labels = judge.labels;
   if (!Array.isArray(examples) || examples.length === 0) {

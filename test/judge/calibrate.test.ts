@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
-import { FewShotExample, Judge, ValidationError, calibrate, resetConfiguration } from "../../lib/index.js";
+import { FewShotExample, Judge, SemanticF1, ValidationError, calibrate, resetConfiguration } from "../../lib/index.js";
 import { cohenKappa } from "../../lib/judge/kappa.js";
 import { Random } from "../../lib/random.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
@@ -123,5 +123,6 @@ describe("calibrate", () => {
     const bad = [labelled(true, "pass", 0), new FewShotExample({ input: { inputs: {}, prediction: {} }, output: { verdict: "yes" }, id: "x" })];
     await expect(calibrate(judge, bad, { record: false })).rejects.toThrow(ValidationError);
     await expect(calibrate(judge, bad, { record: false })).rejects.toThrow(/examples\[1\] \(id "x"\) has human verdict "yes"; judge "helpful" gives one of "pass", "fail"/);
+    await expect(calibrate(new SemanticF1({ lm: new ScriptedLM([]) }), [labelled(true, "pass", 0)], { record: false })).rejects.toThrow(/is a SemanticF1, which gives recall and precision, not a verdict/);
   });
 });
