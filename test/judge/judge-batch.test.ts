@@ -1,5 +1,8 @@
 // A judge in an evaluation sent through the provider's batch service, against the fake provider on loopback.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Evaluation, FewShotExample, Judge, LM, Predict, resetConfiguration } from "../../lib/index.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
 import { Upper, answerFor } from "../evaluate/batch-task.js";
@@ -20,7 +23,11 @@ let fake: FakeProvider;
 beforeAll(async () => { fake = await startFakeProvider({ defaultReply: answer }); });
 afterAll(() => fake.close());
 
-const lm = () => new LM("openai/gpt-4o-mini", { apiKey: "sk-judge-batch-key", baseURL: fake.openaiBaseURL, temperature: 0 });
+const lm = (cache?: string) => new LM("openai/gpt-4o-mini", {
+  apiKey: "sk-judge-batch-key", baseURL: fake.openaiBaseURL, temperature: 0, ...(cache === undefined ? {} : { cache: { path: cache } }),
+});
+const dir = mkdtempSync(join(tmpdir(), "typelm-judge-cache-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("a Judge with batch: true", () => {
   it("sends the judge's calls as a batch of their own after the program's, with no live request, and counts them apart", async () => {
@@ -45,5 +52,21 @@ describe("a Judge with batch: true", () => {
     expect(plain.inputTokens).toBeGreaterThan(0);
     expect(report.inputTokens).toBe(plain.inputTokens);
     expect(report.cost).toBeCloseTo(plain.cost, 12);
+  });
+
+  it("answers a judge call from the response cache the second time: no request reaches the provider, and it costs nothing", async () => {
+    const cache = join(dir, "cache.sqlite");
+    const evaluate = () => new Evaluation({ lab: null, progress: false }).evaluate({
+      moduleInstance: new Predict(Upper).configure((c) => { c.lm = lm(cache); }), testExamples: examples,
+      metrics: [new Judge({ name: "loud", criteria: "The word is shouted.", lm: lm(cache) })],
+    });
+    const before = fake.requests.length;
+    const first = await evaluate();
+    expect(fake.requests.length - before).toBe(8);
+    const second = await evaluate();
+    expect(fake.requests.length - before).toBe(8);
+    expect(second.results.map((r) => r.scores["loud"])).toEqual(first.results.map((r) => r.scores["loud"]));
+    expect(first.judge.cost).toBeGreaterThan(0);
+    expect(second.judge).toMatchObject({ calls: 4, cost: 0 });
   });
 });
