@@ -4,12 +4,11 @@ import type { MetricSpec } from "../evaluate/scoring.js";
 import type { LabStore } from "../store/lab-store.js";
 import { runById, showRun } from "./commands.js";
 import { loadMetricFile } from "./load-metric.js";
-import { printable } from "./terminal.js";
 
 /**
  * `typelm rescore <run id> --metric <file> ...`: scores the stored predictions of an evaluation run
  * with the metrics the files default-export (a metric function or a judge) and records a new run
- * linked to it. Returns what the command prints: the link, then the new run as `typelm show` shows it.
+ * linked to it. Returns what the command prints: the new run as `typelm show` shows it (with its source).
  */
 export async function rescoreCommand(store: LabStore, given: string, metricFiles: readonly string[], cwd: string): Promise<string> {
   if (metricFiles.length === 0) {
@@ -19,6 +18,5 @@ export async function rescoreCommand(store: LabStore, given: string, metricFiles
   const metrics: MetricSpec[] = [];
   for (const file of metricFiles) metrics.push(await loadMetricFile(file, cwd));
   const report = await rescore(source.id, { metrics, lab: store, progress: false });
-  const judge = report.judge.calls === 0 ? "" : `; judge calls ${report.judge.calls}, tokens ${report.judge.inputTokens} in / ${report.judge.outputTokens} out, cost $${report.judge.cost.toFixed(4)}`;
-  return `rescored ${printable(source.id)} (no program call${judge})\n${showRun(runById(store, report.runId!))}`;
+  return showRun(runById(store, report.runId!));
 }

@@ -60,7 +60,8 @@ describe("typelm rescore", () => {
     const out = await runBuiltCli(["rescore", source.slice(0, 8), "--metric", "judge.mjs", "--metric", "starts-right.mjs"], cwd);
     expect(out.stderr).toBe("");
     expect(out.code).toBe(0);
-    expect(out.stdout).toContain(`rescored ${source} (no program call; judge calls 4,`);
+    expect(out.stdout).toContain(`rescored from ${source} (its stored predictions; no program call)`);
+    expect(out.stdout).toMatch(/judge calls 4, tokens \d+ in \/ \d+ out, cost \$0\.0000/);
     expect(out.stdout).toMatch(/correct\s+0\.500/);
     expect(out.stdout).toMatch(/starts_right\s+0\.500/);
 
