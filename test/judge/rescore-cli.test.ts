@@ -55,9 +55,9 @@ describe("typelm rescore", () => {
   it("scores a stored run with a judge file and a metric file, and records a new run linked to it", async () => {
     const cwd = project("ok");
     const source = await sourceRun(cwd);
-    writeFileSync(join(cwd, "judge.mjs"), JUDGE);
+    writeFileSync(join(cwd, "judge.ts"), JUDGE.replace("(req) =>", "(req: any) =>"));
     writeFileSync(join(cwd, "starts-right.mjs"), `export default (example, prediction) => prediction.answer.startsWith("Capital");\n`);
-    const out = await runBuiltCli(["rescore", source.slice(0, 8), "--metric", "judge.mjs", "--metric", "starts-right.mjs"], cwd);
+    const out = await runBuiltCli(["rescore", source.slice(0, 8), "--metric", "judge.ts", "--metric", "starts-right.mjs"], cwd);
     expect(out.stderr).toBe("");
     expect(out.code).toBe(0);
     expect(out.stdout).toContain(`rescored from ${source} (its stored predictions; no program call)`);
