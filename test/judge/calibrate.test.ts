@@ -52,6 +52,26 @@ describe("cohenKappa", () => {
     expect(k.ci[1]).toBeGreaterThan(0);
   });
 
+  it("covers the population κ about 95% of the time (400 samples of 300 items, population κ = 0.5)", () => {
+    // Cells (yes,yes) 0.40, (yes,no) 0.10, (no,yes) 0.15, (no,no) 0.35: pₒ = 0.75, rows 0.5/0.5, columns 0.55/0.45,
+    // pₑ = 0.5·0.55 + 0.5·0.45 = 0.5, so κ = (0.75 − 0.5)/(1 − 0.5) = 0.5.
+    const cells = [0.4, 0.1, 0.15, 0.35];
+    const random = new Random(3);
+    let covered = 0;
+    for (let rep = 0; rep < 400; rep++) {
+      const counts = [0, 0, 0, 0];
+      for (let t = 0; t < 300; t++) {
+        let u = random.next(), cell = 0;
+        while (cell < 3 && u >= cells[cell]!) u -= cells[cell++]!;
+        counts[cell]!++;
+      }
+      const { ci } = cohenKappa([[counts[0]!, counts[1]!], [counts[2]!, counts[3]!]]);
+      if (ci[0] <= 0.5 && 0.5 <= ci[1]) covered++;
+    }
+    expect(covered / 400).toBeGreaterThan(0.92);
+    expect(covered / 400).toBeLessThan(0.98);
+  });
+
   it("is NaN when both raters used one and the same category (κ undefined)", () => {
     expect(cohenKappa([[12, 0], [0, 0]]).kappa).toBeNaN();
   });
