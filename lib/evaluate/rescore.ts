@@ -8,7 +8,7 @@ import { Evaluation, type EvaluationOptions, type ReportOf } from "./evaluation.
 import type { MetricSpec } from "./scoring.js";
 
 /** Options of `rescore(runId, options)`: the metrics, and the evaluation's options for the new run. */
-export interface RescoreOptions<M extends MetricSpec = MetricSpec> extends Omit<EvaluationOptions, "batch"> {
+export interface RescoreOptions<M extends MetricSpec = MetricSpec> extends EvaluationOptions {
   /** The metrics to score the stored predictions with (names, functions, judges). */
   metrics: readonly M[];
 }

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/glob
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Evaluation, FewShotExample, Judge, LM, Predict, resetConfiguration } from "../../lib/index.js";
+import { Evaluation, FewShotExample, Judge, LabStore, LM, Predict, rescore, resetConfiguration } from "../../lib/index.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
 import { Upper, answerFor } from "../evaluate/batch-task.js";
 
@@ -68,5 +68,17 @@ describe("a Judge with batch: true", () => {
     expect(second.results.map((r) => r.scores["loud"])).toEqual(first.results.map((r) => r.scores["loud"]));
     expect(first.judge.cost).toBeGreaterThan(0);
     expect(second.judge).toMatchObject({ calls: 4, cost: 0 });
+  });
+
+  it("rescores a stored run with the judge's calls sent as one batch", async () => {
+    const lab = LabStore.open(join(dir, "rescore.sqlite"));
+    const source = await new Evaluation({ lab, progress: false }).evaluate({ moduleInstance: new Predict(Upper).configure((c) => { c.lm = lm(); }), testExamples: examples });
+    const before = { batches: fake.batches.length, live: fake.requests.length };
+    const judge = new Judge({ name: "loud", criteria: "The word is shouted.", lm: lm() });
+    const again = await rescore(source.runId!, { metrics: [judge], lab, batch: { pollInterval: 0.01 }, progress: false });
+    expect(fake.requests.length).toBe(before.live);
+    expect(fake.batches.slice(before.batches).map((b) => b.customIds.length)).toEqual([4]);
+    expect(again.results.map((r) => r.scores["loud"])).toEqual([1, 1, 0, 1]);
+    expect(again.judge.calls).toBe(4);
   });
 });
