@@ -98,10 +98,10 @@ export { loadDataset, loadExperimentFile, runExperiment } from "./lab/entry.js";
 export type { Dataset, DatasetInfo } from "./lab/datasets.js";
 export { defineExperiment } from "./lab/define.js";
 export type { LoadedExperiment } from "./lab/load-experiment.js";
-export type { RunExperimentOptions, ExperimentRun, ModelRun, ModelRunResult, Manifest } from "./lab/run-experiment.js";
+export type { RunExperimentOptions, ExperimentRun, ModelRun, ModelRunResult, Manifest, SeedResult } from "./lab/run-experiment.js";
 export type { LoadDatasetOptions } from "./lab/datasets.js";
 export type {
-  ExperimentConfig, ExperimentDefinition, ExperimentOptimizer, ExperimentSplits, OptimizerContext, OptimizerName, ProgramContext,
+  ExperimentBase, ExperimentConfig, ExperimentOptimizerChoice, ExperimentDefinition, ExperimentOptimizer, ExperimentSplits, OptimizerContext, OptimizerName, ProgramContext,
 } from "./lab/define.js";
 
 export { Instrumentation } from "./instrument/bus.js";

@@ -9,6 +9,7 @@ import { compareRuns, initExperiment, runById, runTitle, showRun } from "./comma
 import { installCommand, isInstalled } from "../optional.js";
 import { BUNDLED_EXPERIMENTS, reproduce, runAndReport, type GateOptions, type ReproduceOutcome } from "./reproduce.js";
 import { printable } from "./terminal.js";
+import { userCodeFailure } from "./user-code.js";
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -17,6 +18,8 @@ export interface CliIO {
   env?: NodeJS.ProcessEnv;
   /** How long to wait for a local Ollama (ms). */
   ollamaProbeMs?: number;
+  /** How long the check before a run waits for each model's first answer (ms). */
+  modelCheckMs?: number;
 }
 
 const USAGE = `Usage:
@@ -81,7 +84,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     const log = (line: string) => io.stderr(`${printable(line)}\n`);
     const common = () => ({
       lm: values.lm, limit: positive(values.limit, "limit"), seed: count(values.seed, "seed"), seeds: positive(values.seeds, "seeds"), out: values.out,
-      cache: values["no-cache"] !== true, batch: values.batch === true, cwd, env: io.env, ollamaProbeMs: io.ollamaProbeMs, log,
+      cache: values["no-cache"] !== true, batch: values.batch === true, cwd, env: io.env, ollamaProbeMs: io.ollamaProbeMs, modelCheckMs: io.modelCheckMs, log,
       gate: gateOptions(values),
     });
     const reported = (outcome: ReproduceOutcome) => {
@@ -174,11 +177,14 @@ function withoutCommand(message: string, command: string): string {
 }
 
 /**
- * A failure as one line: typelm's own errors say what went wrong and how to fix it; anything else is
- * a bug or an environment problem, named by its class so it can be reported.
+ * A failure as one line: typelm's own errors say what went wrong and how to fix it; an error the
+ * experiment's own code threw says so, with its message and line; anything else is a bug or an
+ * environment problem, named by its class so it can be reported.
  */
 function failure(error: unknown): string {
   if (error instanceof TypelmError) return error.message;
+  const theirs = userCodeFailure(error);
+  if (theirs !== undefined) return theirs;
   // Not `instanceof Error`: errors from Node's own modules may come from another realm.
   const e = error as { name?: unknown; message?: unknown } | null;
   if (typeof e?.message === "string") {

@@ -5,6 +5,7 @@ import type { Dataset, LoadDatasetOptions } from "./datasets.js";
 import type { ExperimentDefinition } from "./define.js";
 import type { LoadedExperiment } from "./load-experiment.js";
 import type { ExperimentRun, RunExperimentOptions } from "./run-experiment.js";
+import type { SignatureClass } from "../signature/signature.js";
 
 /**
  * Loads a bundled dataset by name, or a folder: `train`, `dev` and `test` as `.jsonl` (one JSON object
@@ -30,6 +31,6 @@ export async function loadExperimentFile(path: string, cwd?: string): Promise<Lo
  * optimized program on test, the registry entry. Returns everything the report needs; writes nothing
  * but the lab store and the registry (`writeExperimentReport` writes the report).
  */
-export async function runExperiment(experiment: LoadedExperiment | ExperimentDefinition, options?: RunExperimentOptions): Promise<ExperimentRun> {
+export async function runExperiment<S extends SignatureClass>(experiment: LoadedExperiment | ExperimentDefinition<S>, options?: RunExperimentOptions): Promise<ExperimentRun> {
   return (await import("./run-experiment.js")).runExperiment(experiment, options);
 }

@@ -3,7 +3,10 @@ import { nodeCrypto } from "../load-sync.js";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ValidationError } from "../errors.js";
+import { spawnSync } from "node:child_process";
+import { TypelmError, ValidationError } from "../errors.js";
+import { waitingFor } from "./pending.js";
+import { userFrame } from "./user-code.js";
 import { isExperiment, type ExperimentDefinition } from "./define.js";
 
 /** An experiment file as `loadExperimentFile` loaded it: its definition, path, folder and sha256. */
@@ -58,10 +61,12 @@ async function loadExperiment(path: string, cwd: string, compiled: string | unde
   let loaded: unknown;
   try {
     // The content's hash in the URL: an edited file is loaded afresh in the same process (a notebook).
-    loaded = await import(`${pathToFileURL(compiled ?? file).href}?sha256=${sha256}`);
+    loaded = await waitingFor(
+      `the experiment file ${file} to finish loading (its top-level await waits for a promise that nothing settles)`,
+      () => import(`${pathToFileURL(compiled ?? file).href}?sha256=${sha256}`),
+    );
   } catch (error) {
-    const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-    throw new ValidationError(`Cannot load the experiment file ${file}: ${message}`, { field: "file", cause: error });
+    throw new ValidationError(`Cannot load the experiment file ${file}: ${loadFailure(error, file, bytes)}`, { field: "file", cause: error });
   }
   const definition = defaultExport(loaded);
   if (definition === undefined) {
@@ -71,6 +76,48 @@ async function loadExperiment(path: string, cwd: string, compiled: string | unde
     );
   }
   return { definition, file, dir: dirname(file), sha256 };
+}
+
+/**
+ * Why an experiment file did not load, in one line. A syntax error says where, as `file:line:column`,
+ * and the parser's message: tsx's (esbuild's) names the file and place in its message; Node's own for
+ * CommonJS in its stack; for an ES module Node 20 gives neither, so the file is parsed again by
+ * `node --check` to find it. Anything else thrown while the file ran: its message, and for an error
+ * not typelm's, the line of the user's code that threw.
+ */
+function loadFailure(error: unknown, file: string, bytes: Buffer): string {
+  const e = error as { name?: unknown; message?: unknown; stack?: unknown } | null;
+  const message = typeof e?.message === "string" ? e.message : String(error);
+  const transform = /^Transform failed with (\d+) errors?:\n(.+?):(\d+):(\d+): ERROR: (.+)$/m.exec(message);
+  if (transform !== null) {
+    const more = Number(transform[1]) - 1;
+    // esbuild counts columns from 0.
+    return `syntax error at ${transform[2]}:${transform[3]}:${Number(transform[4]) + 1}: ${transform[5]}${more > 0 ? ` (and ${more} more)` : ""}`;
+  }
+  const first = message.split("\n")[0]!;
+  if (e?.name === "SyntaxError") {
+    const stack = typeof e.stack === "string" ? e.stack : "";
+    // A decorated stack begins "file:line", the source line, then a caret under the column.
+    const decorated = /^(?:file:\/\/)?([^\n]+?):(\d+)\n[^\n]*\n( *)\^/.exec(stack);
+    if (decorated !== null) return `syntax error at ${decorated[1]}:${decorated[2]}:${decorated[3]!.length + 1}: ${first}`;
+    // A parse error has no frame of the file's own (a SyntaxError from JSON.parse at its top level has).
+    const checked = JAVASCRIPT.has(extname(file).toLowerCase()) && userFrame(error) === undefined ? checkModuleSyntax(bytes) : undefined;
+    if (checked !== undefined) return `syntax error at ${file}:${checked.line}:${checked.column}: ${checked.message}`;
+  }
+  if (error instanceof TypelmError) return first;
+  const where = userFrame(error);
+  const name = typeof e?.name === "string" && e.name !== "" ? `${e.name}: ` : "";
+  return `${name}${first}${where === undefined ? "" : ` (at ${where})`}`;
+}
+
+/** Where an ES module's source fails to parse, by `node --check` on it; undefined when it parses. */
+function checkModuleSyntax(bytes: Buffer): { line: number; column: number; message: string } | undefined {
+  const result = spawnSync(process.execPath, ["--input-type=module", "--check"], {
+    input: bytes, encoding: "utf8", timeout: 30_000, env: { ...process.env, NODE_OPTIONS: "" },
+  });
+  if (result.status === 0 || typeof result.stderr !== "string") return undefined;
+  const m = /^\[stdin\]:(\d+)\n[^\n]*\n( *)\^[^\n]*\n\s*\n?SyntaxError: ([^\n]+)/m.exec(result.stderr);
+  return m === null ? undefined : { line: Number(m[1]), column: m[2]!.length + 1, message: m[3]! };
 }
 
 let registered: Promise<unknown> | undefined;

@@ -5,9 +5,10 @@ import { canonicalJson } from "../canonical-json.js";
 import { globalConfig } from "../config.js";
 import { ConfigurationError, LMError, ValidationError } from "../errors.js";
 import { compare, describeComparison } from "../evaluate/compare.js";
-import { defaultMetric, isMetricObject, type Metric } from "../evaluate/metric.js";
+import { isMetricObject, type Metric } from "../evaluate/metric.js";
+import { describeFields } from "../evaluate/fields.js";
 import type { EvaluationReport } from "../evaluate/report.js";
-import type { MetricSpec } from "../evaluate/scoring.js";
+import { resolveMetrics, type MetricSpec } from "../evaluate/scoring.js";
 import { Instrumentation } from "../instrument/bus.js";
 import type { Module } from "../module.js";
 import { GEPA } from "../optimize/gepa/gepa.js";
@@ -20,13 +21,15 @@ import { LabStore } from "../store/lab-store.js";
 import type { OptimizationRun } from "../store/records.js";
 import { Registry } from "../store/registry.js";
 import { loadDataset, packageRoot, type Dataset } from "./datasets.js";
-import type { ExperimentDefinition, ExperimentOptimizer, ExperimentSplits } from "./define.js";
-import { isExperiment } from "./define.js";
+import type { ExperimentDefinition, ExperimentOptimizer, ExperimentSplits, ProgramContext } from "./define.js";
+import { checkLabelField, isExperiment } from "./define.js";
 import type { LoadedExperiment } from "./load-experiment.js";
 import { resultRows } from "./gate.js";
 import { chooseModel, type ModelChoice } from "./model-choice.js";
 import { recordedOptions } from "./recorded-options.js";
 import { evaluateInRun } from "./resume-run.js";
+import { waitingFor } from "./pending.js";
+import { inUserCode } from "./user-code.js";
 import { adjustReportComparisons, comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
 
 /** Options of `runExperiment`: the models, example limit, seed, response cache, working directory, batches and a progress log. */
@@ -51,6 +54,8 @@ export interface RunExperimentOptions {
   /** Called with the dataset (after --limit) before any model call; throws to stop the run (the gate checks its baseline's ids). */
   checkDataset?: (dataset: Dataset) => void;
   ollamaProbeMs?: number;
+  /** How long the check before the run waits for each model's first answer (ms, default 120,000). */
+  modelCheckMs?: number;
 }
 
 /** One model's part of a run. */
@@ -125,10 +130,11 @@ export interface ExperimentRun {
  * optimized program on test, the registry entry. Returns everything the report needs; writes nothing
  * but the lab store and the registry (`writeExperimentReport` writes the report).
  */
-export async function runExperiment(experiment: LoadedExperiment | ExperimentDefinition, options: RunExperimentOptions = {}): Promise<ExperimentRun> {
+export async function runExperiment<S extends SignatureClass>(experiment: LoadedExperiment | ExperimentDefinition<S>, options: RunExperimentOptions = {}): Promise<ExperimentRun> {
+  // Any signature's experiment: the program function's parameter makes ExperimentDefinition<S> no ExperimentDefinition.
   const loaded: Pick<LoadedExperiment, "definition" | "dir" | "file" | "sha256"> = isExperiment(experiment)
-    ? { definition: experiment, dir: resolve(options.cwd ?? process.cwd()), file: "", sha256: "" }
-    : experiment;
+    ? { definition: experiment as unknown as ExperimentDefinition, dir: resolve(options.cwd ?? process.cwd()), file: "", sha256: "" }
+    : experiment as LoadedExperiment;
   const def = loaded.definition;
   const limit = checkCount(options.limit, "limit");
   const seed = checkCount(options.seed, "seed", 0) ?? 0;
@@ -146,10 +152,18 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
   if (seedCount > 1 && optimizerName === "none") {
     throw new ValidationError(`experiment "${def.name}": --seeds ${seedCount} runs the optimizer ${seedCount} times, but the experiment has optimizer "none"`, { field: "seeds" });
   }
+  // What defineExperiment could not check without the dataset, before any model call: the label
+  // field against the dataset's signature, the metrics together (no two of one name).
+  if (def.labelField !== undefined) checkLabelField(`experiment "${def.name}"`, def.labelField, dataset.signature);
+  resolveMetrics(metrics, []);
   const chooses = lmIds.length === 0 ? [undefined] : lmIds;
   const choices: ModelChoice[] = [];
   for (const id of chooses) {
     choices.push(await chooseModel({ lm: id, env: options.env, cachePath: options.cache === false ? undefined : labPath, ollamaProbeMs: options.ollamaProbeMs }));
+  }
+  // The named optimizer's constructor checks its options' values (a kDemos of -1, an unknown mode).
+  if (optimizerName !== "none" && optimizerName !== "custom") {
+    makeOptimizer(def, optimizerName, { choice: choices[0]!, seed, metric: () => 0, signature: dataset.signature, trainSize: dataset.train.length });
   }
 
   const saved = { lm: globalConfig.lm, lab: globalConfig.lab };
@@ -159,14 +173,27 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
   try {
     globalConfig.lab = { path: labPath };
     const lab = LabStore.open(labPath);
+    // Every model answers the check before anything runs: one that cannot be used stops the command
+    // before another model's run has been paid for.
+    const programs: Module[] = [];
+    const checkCalls: number[] = [];
     for (const choice of choices) {
       const before = providerCalls;
+      globalConfig.lm = choice.lm;
+      const program = typeof def.program === "function"
+        ? inUserCode("the experiment's program function", () => (def.program as (context: ProgramContext) => Module)({ signature: dataset.signature }))
+        : def.program.clone();
+      await preflight(program, dataset.test[0], choice, options.modelCheckMs ?? MODEL_CHECK_MS);
+      programs.push(program);
+      checkCalls.push(providerCalls - before);
+    }
+    for (const [index, choice] of choices.entries()) {
+      const before = providerCalls - checkCalls[index]!;
       const tag = choices.length > 1 ? ` (${choice.id})` : "";
       log(`model: ${choice.description}`);
       // Optimizers propose and reflect with the configured LM and record into the configured store.
       globalConfig.lm = choice.lm;
-      const program = typeof def.program === "function" ? def.program({ signature: dataset.signature }) : def.program.clone();
-      await preflight(program, dataset.test[0], choice);
+      const program = programs[index]!;
       // With --batch, running the same command again resumes an interrupted evaluation (resume-run.ts).
       const evaluate = (moduleInstance: Module, name: string) => evaluateInRun({
         name, lab, batch: options.batch === true, log, moduleInstance, testExamples: dataset.test, metrics,
@@ -181,9 +208,12 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
       let registryVersion: number | null = null;
       const perSeed: SeedResult[] = [];
       if (optimizerName !== "none") {
-        const optimizer = makeOptimizer(def, optimizerName, { choice, seed, metrics, signature: dataset.signature, trainSize: dataset.train.length });
+        const metric = optimizerMetric(metrics[0]!, program, [...dataset.train, ...dataset.dev]);
+        const optimizer = makeOptimizer(def, optimizerName, { choice, seed, metric, signature: dataset.signature, trainSize: dataset.train.length });
         log(`${optimizerName}${tag} (seed ${seed}) on ${dataset.train.length} train / ${dataset.dev.length} dev examples`);
-        tuned = await inExperiment(def.name, () => optimizer.compile({ moduleInstance: program, trainingExamples: dataset.train, validationExamples: dataset.dev }));
+        const compile = () => optimizer.compile({ moduleInstance: program, trainingExamples: dataset.train, validationExamples: dataset.dev });
+        // A named optimizer is typelm's; an optimizer function's is the experiment's own code.
+        tuned = await inExperiment(def.name, () => (optimizerName === "custom" ? inUserCode("the experiment's optimizer (its compile())", compile) : compile()));
         run = (optimizer.lastRun as OptimizationRun | null | undefined) ?? null;
         log(`optimized${tag}: evaluating ${dataset.test.length} test examples`);
         optimized = await evaluate(tuned, `${def.name} optimized${tag}`);
@@ -198,7 +228,7 @@ export async function runExperiment(experiment: LoadedExperiment | ExperimentDef
         if (seedCount > 1) {
           perSeed.push(seedResult(seed, baseline, optimized, metrics));
           for (let s = seed + 1; s < seed + seedCount; s++) {
-            const again = makeOptimizer(def, optimizerName, { choice, seed: s, metrics, signature: dataset.signature, trainSize: dataset.train.length });
+            const again = makeOptimizer(def, optimizerName, { choice, seed: s, metric, signature: dataset.signature, trainSize: dataset.train.length });
             log(`${optimizerName}${tag} (seed ${s}, ${s - seed + 1} of ${seedCount})`);
             const program2 = await inExperiment(def.name, () => again.compile({ moduleInstance: program, trainingExamples: dataset.train, validationExamples: dataset.dev }));
             const report2 = await evaluate(program2, `${def.name} optimized${tag} seed ${s}`);
@@ -264,7 +294,9 @@ function inlineDataset(name: string, splits: ExperimentSplits, signature: Signat
     if (!(e instanceof FewShotExample) && (e === null || typeof e !== "object" || typeof (e as FewShotExample).input !== "object")) {
       throw new ValidationError(`experiment "${name}": dataset.${split}[${i}] is not an example ({ input, output })`, { field: `dataset.${split}` });
     }
-    return e.id === undefined || e.id === null ? new FewShotExample({ id: `${split}-${i + 1}`, input: e.input, output: e.output }) : e;
+    // Plain { id, input, output } objects (a JavaScript file) become examples too: the optimizers take only those.
+    const id = e.id === undefined || e.id === null ? `${split}-${i + 1}` : e.id;
+    return e instanceof FewShotExample && e.id === id ? e : new FewShotExample({ id, input: e.input, output: e.output });
   });
   const data = { train: take("train"), dev: take("dev"), test: take("test") };
   const hash = (xs: FewShotExample[]) => nodeCrypto().createHash("sha256").update(canonicalJson(xs.map((e) => ({ id: e.id, input: e.input, output: e.output })))).digest("hex");
@@ -280,12 +312,12 @@ function inlineDataset(name: string, splits: ExperimentSplits, signature: Signat
 
 function makeOptimizer(
   def: ExperimentDefinition, name: string,
-  c: { choice: ModelChoice; seed: number; metrics: MetricSpec[]; signature: SignatureClass; trainSize: number },
+  c: { choice: ModelChoice; seed: number; metric: Metric; signature: SignatureClass; trainSize: number },
 ): ExperimentOptimizer {
-  const first = c.metrics[0];
-  const metric: Metric = typeof first === "function" ? first : isMetricObject(first) ? first.metric : defaultMetric;
+  const metric = c.metric;
   if (typeof def.optimizer === "function") {
-    const made = def.optimizer({ signature: c.signature, lm: c.choice.lm, seed: c.seed, metric });
+    const optimizer = def.optimizer;
+    const made = inUserCode("the experiment's optimizer function", () => optimizer({ signature: c.signature, lm: c.choice.lm, seed: c.seed, metric }));
     if (made === null || typeof made !== "object" || typeof (made as ExperimentOptimizer).compile !== "function") {
       throw new ValidationError(`experiment "${def.name}": the optimizer function must return an optimizer (an object with compile()); it returned ${typeof made}`, { field: "optimizer" });
     }
@@ -294,28 +326,69 @@ function makeOptimizer(
   const given = (def.optimizerOptions ?? {}) as Record<string, unknown>;
   const common = { seed: c.seed, metric, ...given };
   switch (name) {
-    case "mipro": {
-      // A small --limit leaves fewer training examples than the demos asked for: use them all rather than stop after the baseline.
-      const kDemos = Math.min(typeof given.kDemos === "number" ? given.kDemos : 4, c.trainSize);
-      return new MIPROv2({ promptModel: c.choice.lm, ...common, kDemos });
-    }
+    case "mipro":
+      return new MIPROv2({ promptModel: c.choice.lm, ...common, kDemos: demos(given.kDemos, c.trainSize) });
     case "gepa":
       return new GEPA({ reflectionLM: c.choice.lm, ...common }) as unknown as ExperimentOptimizer;
-    case "simple": {
-      const kDemos = Math.min(typeof given.kDemos === "number" ? given.kDemos : 4, c.trainSize);
-      return new SimpleOptimizer({ ...common, kDemos }) as unknown as ExperimentOptimizer;
-    }
+    case "simple":
+      return new SimpleOptimizer({ ...common, kDemos: demos(given.kDemos, c.trainSize) }) as unknown as ExperimentOptimizer;
     default:
       throw new ValidationError(`experiment "${def.name}": unknown optimizer "${name}"; the known ones are "mipro", "gepa", "simple", "none"`, { field: "optimizer" });
   }
 }
 
-/** One call before the run, so a model that cannot be reached stops it with a clear error instead of a run of failed rows. */
-async function preflight(program: Module, example: FewShotExample | undefined, model: ModelChoice): Promise<void> {
+/**
+ * What the optimizer maximizes: the experiment's first metric, scored per example as the evaluation
+ * scores a row. A function or a judge (its `metric`) is used as it is; a built-in name becomes a function of that name (the
+ * optimization run's `config.metric`): accuracy 1 when every expected field equals the prediction's,
+ * exact_match after SQuAD normalisation, token_f1 the mean token F1 over the fields, and f1_score,
+ * whose macro-F1 exists only over a whole set, 1/0 for a label field's correctness and token F1 for
+ * free text. Fields are told label or free text from the program and the examples the optimizer sees.
+ */
+function optimizerMetric(spec: MetricSpec, program: Module, examples: readonly FewShotExample[]): Metric {
+  if (typeof spec === "function") return spec;
+  // A judge as it is: its rationale is the feedback GEPA reflects on.
+  if (isMetricObject(spec)) return spec.metric;
+  const resolved = resolveMetrics([spec], describeFields(program, examples))[0]!;
+  const metric: Metric = async (example, prediction) => (await resolved.score(example, prediction, [])).score;
+  Object.defineProperty(metric, "name", { value: resolved.name });
+  return metric;
+}
+
+/**
+ * A small --limit leaves fewer training examples than the demos asked for: use them all rather than
+ * stop after the baseline. A kDemos that is no count goes to the constructor as given, which refuses it.
+ */
+function demos(given: unknown, trainSize: number): number {
+  if (given === undefined) return Math.min(4, trainSize);
+  return typeof given === "number" && Number.isInteger(given) && given >= 0 ? Math.min(given, trainSize) : given as number;
+}
+
+/** How long the check before the run waits for the program's call on the first test example (ms). */
+const MODEL_CHECK_MS = 120_000;
+
+/**
+ * One call before the run, so a model that cannot be reached stops it with a clear error instead of a
+ * run of failed rows; one that does not answer within `timeoutMs` stops it too.
+ */
+async function preflight(program: Module, example: FewShotExample | undefined, model: ModelChoice, timeoutMs: number): Promise<void> {
   if (example === undefined) throw new ValidationError("The test split is empty: nothing to evaluate (is --limit 0?)", { field: "limit" });
-  try {
-    await program.call(example.input);
-  } catch (error) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeUp = new Promise<"time up">((settle) => { timer = setTimeout(settle, timeoutMs, "time up"); });
+  const outcome = await waitingFor(`the model ${model.id} to answer the check before the run`, () => Promise.race([
+    program.call(example.input).then(() => ({ error: undefined }), (error: unknown) => ({ error })),
+    timeUp,
+  ])).finally(() => clearTimeout(timer));
+  if (outcome === "time up") {
+    throw new ConfigurationError(
+      `The model ${model.id} (from ${model.source}) did not answer the check before the run within ${formatSeconds(timeoutMs)}: ` +
+        `the program's call on the first test example${example.id === undefined ? "" : ` (id "${example.id}")`} had not finished. ` +
+        "Check that the server is running and answers (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST) and that the program waits for nothing else, " +
+        "or choose another model with --lm provider/model.",
+    );
+  }
+  const { error } = outcome;
+  if (error !== undefined) {
     if (!(error instanceof LMError || error instanceof ConfigurationError)) return; // it answered; a bad reply is scored later
     throw new ConfigurationError(
       `The model ${model.id} (from ${model.source}) could not be used: ${error.message.replace(/\.+$/, "")}. ` +
@@ -324,6 +397,10 @@ async function preflight(program: Module, example: FewShotExample | undefined, m
       { cause: error },
     );
   }
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 export function evaluationResult(report: EvaluationReport, field: string | undefined): EvaluationResult {

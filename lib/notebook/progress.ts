@@ -91,7 +91,8 @@ export function progressBundle(s: ProgressState): MimeBundle {
   const unit = s.kind === "evaluation" ? "examples" : "trials";
   const progressed = s.kind === "optimizer" ? s.searched : s.done;
   const share = s.finished ? 1 : s.total ? Math.min(1, progressed / s.total) : 0;
-  const label = s.kind === "evaluation" ? "running score" : "best full score";
+  // A best score chose its configuration on the examples it was measured on: it is optimistic.
+  const label = s.kind === "evaluation" ? "running score" : "best (validation, chosen on it)";
   const status = s.error ? `failed: ${s.error}` : s.finished ? "done" : "running";
   const counts = s.kind === "optimizer"
     ? `${s.done} ${unit}${s.total ? ` (${s.searched} / ${s.total} search trials)` : ""}`

@@ -7,6 +7,9 @@ import { SimulatedLM } from "../../lib/testing/simulated-lm.js";
 /** A stand-in for a local Ollama's model list (GET /api/tags), and one that never answers. */
 let ollama: Server;
 let silent: Server;
+/** Answers /api/tags with headers and half a body, then nothing. */
+let stalled: Server;
+let stalledHost = "";
 let host = "";
 let silentHost = "";
 let tagsRequests = 0;
@@ -17,13 +20,19 @@ beforeAll(async () => {
     else res.writeHead(404).end();
   });
   silent = createServer(() => { /* never answers */ });
-  await Promise.all([ollama, silent].map((s) => new Promise<void>((done) => s.listen(0, "127.0.0.1", done))));
+  stalled = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.write('{"models":[{"name":"qwen');
+  });
+  await Promise.all([ollama, silent, stalled].map((s) => new Promise<void>((done) => s.listen(0, "127.0.0.1", done))));
+  stalledHost = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
   host = `http://127.0.0.1:${(ollama.address() as AddressInfo).port}`;
   silentHost = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
   silent.closeAllConnections();
-  await Promise.all([ollama, silent].map((s) => new Promise((done) => s.close(done))));
+  stalled.closeAllConnections();
+  await Promise.all([ollama, silent, stalled].map((s) => new Promise((done) => s.close(done))));
 });
 
 describe("chooseModel", () => {
@@ -47,5 +56,11 @@ describe("chooseModel", () => {
     expect(await firstOllamaModel(silentHost, 200)).toBeUndefined();
     expect(Date.now() - started).toBeLessThan(2000);
     expect((await chooseModel({ env: { OLLAMA_HOST: silentHost }, ollamaProbeMs: 200 })).standIn).toBe(true);
+  });
+
+  it("gives up on one that sends its headers and then stops half-way through the model list", async () => {
+    const started = Date.now();
+    expect(await firstOllamaModel(stalledHost, 200)).toBeUndefined();
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 });

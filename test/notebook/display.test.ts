@@ -94,7 +94,7 @@ describe("in a tslab kernel", () => {
     Instrumentation.emit("optimizer.end", { runId: "o1", status: "completed", score: 0.6, trials: 3 });
     stop();
     expect(new Set(sent.map((s) => s.message.transient.display_id)).size).toBe(1);
-    expect(sent.at(-1)!.message.data["text/plain"]).toBe("MIPROv2 (done): 3 trials (1 / 4 search trials) · best full score 0.6 · failures 0 · cost $0.2500");
+    expect(sent.at(-1)!.message.data["text/plain"]).toBe("MIPROv2 (done): 3 trials (1 / 4 search trials) · best (validation, chosen on it) 0.6 · failures 0 · cost $0.2500");
   });
 
   it("says when a run failed", () => {
