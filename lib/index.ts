@@ -56,13 +56,25 @@ export type { EvaluationOptions, EvaluateArgs, EvaluateInput, ReportOf } from ".
 export { EvaluationReport } from "./evaluate/report.js";
 export type { ConfusionMatrix, EvaluationSummary } from "./evaluate/report.js";
 export { compare } from "./evaluate/compare.js";
+export { rescore } from "./evaluate/rescore.js";
+export type { RescoreOptions } from "./evaluate/rescore.js";
 export type { Comparison, CompareOptions, ComparableReport } from "./evaluate/compare.js";
 export type { CiMethod, Interval, PairedTest } from "./evaluate/stats.js";
 export type { LabelStats } from "./evaluate/metrics.js";
 export type { ExampleOutcome } from "./evaluate/run-example.js";
 export type { BuiltinMetricName, MetricSpec } from "./evaluate/scoring.js";
 export { defaultMetric } from "./evaluate/metric.js";
-export type { Metric, MetricResult, MetricScore } from "./evaluate/metric.js";
+export type { Metric, MetricObject, MetricResult, MetricScore } from "./evaluate/metric.js";
+export type { JudgeUsage } from "./evaluate/report.js";
+
+export { Judge } from "./judge/judge.js";
+export type { JudgeOptions, JudgeScale, JudgeInput, JudgeOutput } from "./judge/judge.js";
+export { SemanticF1 } from "./judge/semantic-f1.js";
+export type { SemanticF1Options } from "./judge/semantic-f1.js";
+export { calibrate } from "./judge/calibrate.js";
+export type { Calibration } from "./judge/calibrate.js";
+export { PairwiseJudge } from "./judge/pairwise.js";
+export type { PairwiseJudgeOptions, PairwiseInput, PairwiseOutput, PairwiseRow, PairwiseComparison, PairwiseReport } from "./judge/pairwise.js";
 
 export { MIPROv2 } from "./optimize/mipro.js";
 export type { MIPROv2Options, CompileArgs, MIPROBudget } from "./optimize/mipro.js";

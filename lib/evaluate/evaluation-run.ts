@@ -22,7 +22,8 @@ import { runInRounds } from "./batch-rounds.js";
 import { providerTransport } from "./batch-transport.js";
 import type { EvaluateArgs, Evaluation, ReportOf } from "./evaluation.js";
 
-export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: EvaluateArgs<M>): Promise<ReportOf<M>> {
+/** `extraConfig` is merged into the run's recorded config (a rescore names its source run and module there). */
+export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: EvaluateArgs<M>, extraConfig: Record<string, unknown> = {}): Promise<ReportOf<M>> {
   const { onExample } = args;
   const moduleInstance = checkModule("Evaluation.evaluate", args.moduleInstance);
   const examples = checkExamples(args.testExamples);
@@ -35,7 +36,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
   const total = examples.length;
   const config = {
     module: moduleInstance.constructor.name, metrics: metricNames, concurrency: ev.concurrency, examples: total, exampleTimeout: ev.exampleTimeout,
-    models: modelIds(moduleInstance),
+    models: modelIds(moduleInstance), ...extraConfig,
   };
   let kept: EvaluationRow[] = [];
   let recorder: RunRecorder;
@@ -62,6 +63,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
   const rows: EvaluationRow[] = new Array(total);
   const feedback: Record<string, string>[] = new Array(total);
   let done = 0, failures = 0, scoreSum = 0, cost = 0, inputTokens = 0, outputTokens = 0;
+  const judge = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
   let callbackError: { error: unknown } | undefined;
 
   /** Counts a finished row into the running totals (a resumed run's kept rows too). */
@@ -76,8 +78,14 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
     outputTokens += row.outputTokens;
   };
   const finished = (outcome: ExampleOutcome): void => {
-    const { row } = outcome;
+    const { row, metricUsage } = outcome;
     tally(row, outcome.feedback);
+    if (metricUsage !== undefined) {
+      judge.calls += metricUsage.calls;
+      judge.inputTokens += metricUsage.inputTokens;
+      judge.outputTokens += metricUsage.outputTokens;
+      judge.cost += metricUsage.cost;
+    }
     recorder.example(row);
     const score = scoreSum / done;
     Instrumentation.emit("evaluation.example", {
@@ -156,7 +164,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
   for (const metric of metrics) values[metric.name] = aggregate(metric, rows, fields);
   const durationMs = performance.now() - started;
   const failed = rows.filter((r) => r.error !== null);
-  const summary = { metrics: values, failures: failed.length, total, inputTokens, outputTokens, cost, durationMs };
+  const summary = { metrics: values, failures: failed.length, total, inputTokens, outputTokens, cost, durationMs, judge };
   const headline = values[metricNames[0]!]!;
   recorder.finish({ ok: true, score: headline, summary });
   // The registry stores it with the module's next version.
@@ -166,7 +174,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
     recordError: recorder.failure,
   });
   return new EvaluationReport(
-    { metrics: values, results: rows, failures: failed, feedback, inputTokens, outputTokens, cost, durationMs, runId, name: ev.givenName },
+    { metrics: values, results: rows, failures: failed, feedback, inputTokens, outputTokens, cost, durationMs, runId, name: ev.givenName, judge },
     fields,
   ) as ReportOf<M>;
 }

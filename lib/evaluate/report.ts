@@ -23,6 +23,16 @@ export interface ConfusionMatrix {
   unanswered: number[];
 }
 
+/** The model calls an evaluation's metrics made (judges), apart from the module's. */
+export interface JudgeUsage {
+  /** Calls answered (cache hits included; they cost nothing). */
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** USD; calls whose price is unknown add nothing. */
+  cost: number;
+}
+
 /** Everything an evaluation measured; each metric is also a property of the report itself. */
 export interface EvaluationSummary {
   /** Metric name → value over the run, in [0, 1]. */
@@ -33,11 +43,17 @@ export interface EvaluationSummary {
   failures: EvaluationRow[];
   /** Per row (same order as `results`): metric name → the feedback text the metric returned. */
   feedback: Record<string, string>[];
+  /** The module's tokens and cost (the metrics' model calls are in `judge`). */
   inputTokens: number;
   outputTokens: number;
   /** USD. */
   cost: number;
   durationMs: number;
+  /**
+   * The model calls the metrics made (judges), counted apart from the module's; zeros when no metric
+   * called a model. A resumed run counts only the examples run after resuming.
+   */
+  judge?: JudgeUsage;
   /** The lab store run id, or null when the run was not recorded. */
   runId: string | null;
   /** The `name` given to the Evaluation (charts label the run with it), else undefined. */
@@ -62,6 +78,8 @@ export class EvaluationReport implements EvaluationSummary {
   readonly outputTokens: number;
   readonly cost: number;
   readonly durationMs: number;
+  /** The model calls the metrics made (judges): calls, tokens and cost, apart from the module's. */
+  readonly judge: JudgeUsage;
   readonly runId: string | null;
   readonly name: string | undefined;
   /** Set for a built-in metric when it was asked for (every metric is also `report[name]`). */
@@ -82,6 +100,7 @@ export class EvaluationReport implements EvaluationSummary {
     this.outputTokens = summary.outputTokens;
     this.cost = summary.cost;
     this.durationMs = summary.durationMs;
+    this.judge = summary.judge ?? { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
     this.runId = summary.runId;
     this.name = summary.name;
     this.#fields = fields;
@@ -162,7 +181,7 @@ export class EvaluationReport implements EvaluationSummary {
   toJSON(): EvaluationSummary {
     return {
       metrics: this.metrics, results: this.results, failures: this.failures, feedback: this.feedback,
-      inputTokens: this.inputTokens, outputTokens: this.outputTokens, cost: this.cost, durationMs: this.durationMs, runId: this.runId, name: this.name,
+      inputTokens: this.inputTokens, outputTokens: this.outputTokens, cost: this.cost, durationMs: this.durationMs, judge: this.judge, runId: this.runId, name: this.name,
       ci: this.ci, ciMethod: this.ciMethod,
     };
   }

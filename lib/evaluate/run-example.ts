@@ -29,6 +29,8 @@ export interface ExampleOutcome {
   trace: TraceEntry[];
   /** Metric name → feedback text, for metrics that gave some. */
   feedback: Record<string, string>;
+  /** The model calls the metrics made (judges), counted apart from the module's (the row's tokens and cost). */
+  metricUsage?: UsageTotals;
 }
 
 /** What one example's work produced (the row is made from it). */
@@ -39,6 +41,7 @@ interface Attempt {
   rowPrediction: Record<string, unknown> | null;
   scores: Record<string, number>;
   feedback: Record<string, string>;
+  details: Record<string, Record<string, unknown>>;
   trace: TraceEntry[];
 }
 
@@ -104,19 +107,20 @@ export function runExample(
 ): void {
   const started = performance.now();
   const usage = emptyUsage();
+  const metricUsage = emptyUsage();
   const slot = new Slot(limiter);
   const progress: Progress = { doing: `${moduleInstance.constructor.name}.call was running`, trace: [] };
   let settled = false;
   const settle = (attempt: Attempt): void => {
     if (settled) return;
     settled = true;
-    done(outcomeOf(example, index, metrics, attempt, usage, started));
+    done(outcomeOf(example, index, metrics, attempt, usage, metricUsage, started));
   };
   const timer = setTimeout(() => {
     slot.abandon();
-    settle({ ...FAILED, error: exampleTimeoutError(exampleTimeout, progress.doing), scores: {}, feedback: {}, trace: [...progress.trace] });
+    settle({ ...FAILED, error: exampleTimeoutError(exampleTimeout, progress.doing), scores: {}, feedback: {}, details: {}, trace: [...progress.trace] });
   }, timerDelay(exampleTimeout));
-  attemptExample(moduleInstance, example, metrics, limiter, slot, usage, progress).then(
+  attemptExample(moduleInstance, example, metrics, limiter, slot, usage, metricUsage, progress).then(
     (attempt) => {
       clearTimeout(timer);
       if (attempt !== undefined) settle(attempt);
@@ -125,7 +129,7 @@ export function runExample(
     (error: unknown) => {
       clearTimeout(timer);
       slot.release();
-      settle({ ...FAILED, error, scores: {}, feedback: {}, trace: [...progress.trace] });
+      settle({ ...FAILED, error, scores: {}, feedback: {}, details: {}, trace: [...progress.trace] });
     },
   );
 }
@@ -134,9 +138,10 @@ const FAILED = { failedMetric: undefined, prediction: null, rowPrediction: null 
 
 /** The example's row and what the row does not keep. */
 function outcomeOf(
-  example: FewShotExample, index: number, metrics: readonly ResolvedMetric[], attempt: Attempt, usage: UsageTotals, started: number,
+  example: FewShotExample, index: number, metrics: readonly ResolvedMetric[], attempt: Attempt, usage: UsageTotals, metricUsage: UsageTotals,
+  started: number,
 ): ExampleOutcome {
-  const { error, failedMetric, scores, feedback, trace } = attempt;
+  const { error, failedMetric, scores, feedback, details, trace } = attempt;
   if (error !== undefined) for (const metric of metrics) scores[metric.name] = 0;
   const row: EvaluationRow = {
     index,
@@ -151,13 +156,15 @@ function outcomeOf(
     outputTokens: usage.outputTokens,
     cost: usage.cost,
   };
-  return { row, prediction: error === undefined ? attempt.prediction : null, trace, feedback };
+  // Only rows some metric gave details for carry the field, so other rows keep their former shape.
+  if (Object.keys(details).length > 0) row.details = details;
+  return { row, prediction: error === undefined ? attempt.prediction : null, trace, feedback, metricUsage };
 }
 
 /** The example's work: module call (re-run after 429s), then every metric. Undefined once abandoned. */
 async function attemptExample(
   moduleInstance: Module, example: FewShotExample, metrics: readonly ResolvedMetric[], limiter: AdaptiveConcurrency,
-  slot: Slot, usage: UsageTotals, progress: Progress,
+  slot: Slot, usage: UsageTotals, metricUsage: UsageTotals, progress: Progress,
 ): Promise<Attempt | undefined> {
   let value: unknown;
   let error: unknown;
@@ -193,6 +200,7 @@ async function attemptExample(
 
   const scores: Record<string, number> = {};
   const feedback: Record<string, string> = {};
+  const details: Record<string, Record<string, unknown>> = {};
   let prediction: Record<string, unknown> | null = null;
   let rowPrediction: Record<string, unknown> | null = null;
   if (error === undefined) {
@@ -212,10 +220,11 @@ async function attemptExample(
     for (const metric of metrics) {
       progress.doing = `metric "${metric.name}" was scoring`;
       try {
-        const result = await metric.score(example, prediction, progress.trace);
+        const result = await trackUsage(metricUsage, () => metric.score(example, prediction!, progress.trace));
         if (slot.abandoned) return undefined;
         scores[metric.name] = result.score;
         if (result.feedback !== undefined) feedback[metric.name] = result.feedback;
+        if (result.details !== undefined) details[metric.name] = result.details;
       } catch (caught) {
         error = caught;
         failedMetric = metric.name;
@@ -223,7 +232,7 @@ async function attemptExample(
       }
     }
   }
-  return { error, failedMetric, prediction, rowPrediction, scores, feedback, trace: progress.trace };
+  return { error, failedMetric, prediction, rowPrediction, scores, feedback, details, trace: progress.trace };
 }
 
 /** The JSON form the row keeps (dates as ISO text); throws for BigInt or cycles. */

@@ -3,7 +3,7 @@ import type { FewShotExample } from "../prompt/few-shot.js";
 import type { TraceEntry } from "../predict/trace.js";
 import type { EvaluationRow } from "../store/records.js";
 import { labelOf, textOf, type FieldInfo } from "./fields.js";
-import { defaultMetric, metricScore, sameValue, type Metric } from "./metric.js";
+import { defaultMetric, isMetricObject, metricScore, sameValue, type Metric, type MetricObject, type MetricScore } from "./metric.js";
 import { exactMatch, macroF1, tokenF1 } from "./metrics.js";
 
 const BUILTIN_METRICS = ["accuracy", "f1_score", "exact_match", "token_f1"] as const;
@@ -17,15 +17,15 @@ export type BuiltinMetricName = (typeof BUILTIN_METRICS)[number];
  */
 export const RESERVED_NAMES: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
 
-/** What `Evaluation.evaluate` accepts in `metrics`: a built-in name or a metric function. */
-export type MetricSpec = BuiltinMetricName | Metric;
+/** What `Evaluation.evaluate` accepts in `metrics`: a built-in name, a metric function or a metric object (a `Judge`). */
+export type MetricSpec = BuiltinMetricName | Metric | MetricObject;
 
 /** One metric of a run, resolved: its report name and how it scores one example. */
 export interface ResolvedMetric {
   name: string;
   builtin: BuiltinMetricName | undefined;
   /** Scores one prediction in [0, 1]; throws when the metric fails. */
-  score(example: FewShotExample, prediction: Record<string, unknown>, trace: readonly TraceEntry[]): Promise<{ score: number; feedback: string | undefined }>;
+  score(example: FewShotExample, prediction: Record<string, unknown>, trace: readonly TraceEntry[]): Promise<MetricScore>;
 }
 
 /**
@@ -34,7 +34,7 @@ export interface ResolvedMetric {
  */
 export function resolveMetrics(specs: readonly MetricSpec[] | undefined, fields: readonly FieldInfo[]): ResolvedMetric[] {
   if (specs !== undefined && !Array.isArray(specs)) {
-    throw new ValidationError(`Evaluation metrics must be an array of metric names or functions; received ${typeof specs}`, { field: "metrics" });
+    throw new ValidationError(`Evaluation metrics must be an array of metric names, functions or judges; received ${typeof specs}`, { field: "metrics" });
   }
   const list = specs === undefined || specs.length === 0 ? ["accuracy" as const] : specs;
   const resolved: ResolvedMetric[] = [];
@@ -44,12 +44,15 @@ export function resolveMetrics(specs: readonly MetricSpec[] | undefined, fields:
     if (typeof spec === "function") {
       const name = spec.name || `metric${i}`;
       metric = { name, builtin: undefined, score: async (ex, p, t) => metricScore(await spec(ex, p, t), name) };
+    } else if (isMetricObject(spec)) {
+      const { name } = spec;
+      metric = { name, builtin: undefined, score: async (ex, p, t) => metricScore(await spec.metric(ex, p, t), name) };
     } else if (typeof spec === "string" && (BUILTIN_METRICS as readonly string[]).includes(spec)) {
       metric = builtin(spec as BuiltinMetricName, fields);
     } else {
       throw new ValidationError(
         `Unknown metric ${JSON.stringify(spec)} at metrics[${i}]: expected one of ${BUILTIN_METRICS.map((n) => `"${n}"`).join(", ")} ` +
-          "or a function (example, prediction, trace?) => number | boolean | { score, feedback }",
+          "or a function (example, prediction, trace?) => number | boolean | { score, feedback }, or a Judge",
         { field: `metrics[${i}]` },
       );
     }

@@ -49,6 +49,10 @@ const USAGE = `Usage:
   typelm compare <run id A> <run id B>
       Two evaluations of the same examples, paired: each metric's difference with its 95% interval
       and p-value, then the examples that changed.
+  typelm rescore <run id> --metric <file> [--metric <file> ...]
+      Scores the stored predictions of an evaluation run again, without calling its program, with
+      the metrics the files default-export (a metric function or a Judge), and records a new run
+      linked to the first (config.rescoredFrom).
   typelm help
 `;
 
@@ -62,6 +66,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
         lm: { type: "string", multiple: true }, limit: { type: "string" }, seed: { type: "string" }, "no-cache": { type: "boolean" },
         out: { type: "string" }, batch: { type: "boolean" }, kind: { type: "string" }, help: { type: "boolean", short: "h" },
         baseline: { type: "string" }, "max-drop": { type: "string" }, junit: { type: "string" }, seeds: { type: "string" },
+        metric: { type: "string", multiple: true },
       },
     });
   } catch (error) {
@@ -118,6 +123,15 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       const store = LabStore.open(path);
       const runs = rest.map((id) => runById(store, id));
       io.stdout(`${storeLine(path)}${command === "show" ? showRun(runs[0]!) : compareRuns(runs[0]!, runs[1]!)}`);
+      return 0;
+    }
+    if (values.metric !== undefined && command !== "rescore") throw new ValidationError("--metric goes with typelm rescore", { field: "metric" });
+    if (command === "rescore") {
+      if (rest.length !== 1) throw new ValidationError("rescore takes one evaluation run id, e.g. typelm rescore 1a2b3c4d --metric judge.ts (typelm runs lists them)", { field: "run" });
+      const path = join(cwd, ".typelm", "lab.sqlite");
+      if (!existsSync(path)) throw new ValidationError(`no lab store at ${path}; run an experiment first (typelm run, typelm reproduce)`, { field: "run" });
+      const { rescoreCommand } = await import("./rescore-command.js");
+      io.stdout(`${storeLine(path)}${await rescoreCommand(LabStore.open(path), rest[0]!, values.metric ?? [], cwd)}`);
       return 0;
     }
     if (command === "runs") {

@@ -87,6 +87,12 @@ function showEvaluation(run: EvaluationRun): string[] {
     `model: ${Array.isArray(models) && models.length > 0 ? models.map((m) => printable(String(m))).join(", ") : "not recorded"}`,
     `${run.rows.length} examples, ${failed.length} failed`,
   ];
+  const source = run.config["rescoredFrom"];
+  if (typeof source === "string") out.splice(1, 0, `rescored from ${printable(source)} (its stored predictions; no program call)`);
+  const judge = run.summary["judge"] as { calls?: unknown; inputTokens?: unknown; outputTokens?: unknown; cost?: unknown } | undefined;
+  if (typeof judge?.calls === "number" && judge.calls > 0) {
+    out.push(`judge calls ${judge.calls}, tokens ${String(judge.inputTokens)} in / ${String(judge.outputTokens)} out, cost $${Number(judge.cost).toFixed(4)}`);
+  }
   if (Object.keys(metrics).length > 0) {
     const report = storedReport(run, metrics);
     out.push("", ...table(["metric", "value", "95% CI", "method"], Object.entries(metrics).map(([m, v]) => {

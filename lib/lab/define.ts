@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.js";
-import type { Metric } from "../evaluate/metric.js";
+import { isMetricObject, type Metric } from "../evaluate/metric.js";
 import type { BuiltinMetricName, MetricSpec } from "../evaluate/scoring.js";
 import type { LanguageModel } from "../lm/types.js";
 import { Module } from "../module.js";
@@ -143,10 +143,10 @@ export function defineExperiment<S extends SignatureClass = SignatureClass>(conf
     throw new ValidationError(`${where}: "metrics" must be a non-empty list (e.g. ["accuracy", "f1_score"]); received ${describe(metrics)}`, { field: "metrics" });
   }
   (metrics ?? []).forEach((metric: unknown, i) => {
-    if (typeof metric === "function" || (typeof metric === "string" && BUILTIN_METRICS.includes(metric))) return;
+    if (typeof metric === "function" || isMetricObject(metric) || (typeof metric === "string" && BUILTIN_METRICS.includes(metric))) return;
     throw new ValidationError(
       `${where}: unknown metric ${describe(metric)} at metrics[${i}]${didYouMean(metric, BUILTIN_METRICS)}; the built-in metrics are ` +
-        `${BUILTIN_METRICS.map((m) => `"${m}"`).join(", ")}, or give a function (example, prediction) => score in [0, 1]`,
+        `${BUILTIN_METRICS.map((m) => `"${m}"`).join(", ")}, or give a function (example, prediction) => score in [0, 1] or a Judge`,
       { field: `metrics[${i}]` },
     );
   });

@@ -139,7 +139,7 @@ const AS_MODULE = `export async function resolve(specifier, context, next) {
  * `import ... from "typelm"` must reach the same module instances as the code running it, or its
  * program would not be a Module here (and would not see the configured model).
  */
-function typescriptLoader(): Promise<unknown> {
+export function typescriptLoader(): Promise<unknown> {
   // A failed load (tsx not installed) is not kept: installing it and calling again works.
   registered ??= loadOptional<typeof import("tsx/esm/api")>("tsx", "Loading a TypeScript experiment file", "tsx/esm/api").then(async ({ register }) => {
     register();

@@ -5,7 +5,7 @@ import { canonicalJson } from "../canonical-json.js";
 import { globalConfig } from "../config.js";
 import { ConfigurationError, LMError, ValidationError } from "../errors.js";
 import { compare, describeComparison } from "../evaluate/compare.js";
-import type { Metric } from "../evaluate/metric.js";
+import { isMetricObject, type Metric } from "../evaluate/metric.js";
 import { describeFields } from "../evaluate/fields.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import { resolveMetrics, type MetricSpec } from "../evaluate/scoring.js";
@@ -339,7 +339,7 @@ function makeOptimizer(
 
 /**
  * What the optimizer maximizes: the experiment's first metric, scored per example as the evaluation
- * scores a row. A function is used as it is; a built-in name becomes a function of that name (the
+ * scores a row. A function or a judge (its `metric`) is used as it is; a built-in name becomes a function of that name (the
  * optimization run's `config.metric`): accuracy 1 when every expected field equals the prediction's,
  * exact_match after SQuAD normalisation, token_f1 the mean token F1 over the fields, and f1_score,
  * whose macro-F1 exists only over a whole set, 1/0 for a label field's correctness and token F1 for
@@ -347,6 +347,8 @@ function makeOptimizer(
  */
 function optimizerMetric(spec: MetricSpec, program: Module, examples: readonly FewShotExample[]): Metric {
   if (typeof spec === "function") return spec;
+  // A judge as it is: its rationale is the feedback GEPA reflects on.
+  if (isMetricObject(spec)) return spec.metric;
   const resolved = resolveMetrics([spec], describeFields(program, examples))[0]!;
   const metric: Metric = async (example, prediction) => (await resolved.score(example, prediction, [])).score;
   Object.defineProperty(metric, "name", { value: resolved.name });

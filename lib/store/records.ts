@@ -40,9 +40,15 @@ export interface EvaluationRow {
   /** `Name: message` of what failed (provider error, bad reply, throwing metric), or null. */
   error: string | null;
   durationMs: number;
+  /** The module's tokens and cost for this example (a judge's calls are counted in `report.judge`). */
   inputTokens: number;
   outputTokens: number;
   cost: number;
+  /**
+   * Metric name → what the metric reported beyond its score (a judge: `verdict` or `score`, and
+   * `rationale`); present only when some metric gave details. Kept in the report, not in the lab store.
+   */
+  details?: Record<string, Record<string, unknown>>;
 }
 
 export interface EvaluationRun extends RunSummary {

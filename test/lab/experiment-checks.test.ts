@@ -38,7 +38,7 @@ describe("defineExperiment checks what it is given", () => {
     const e = refusal({ ...base, metrics: ["acuracy", "f1_score"] });
     expect(e.message).toBe(
       'experiment "tickets": unknown metric "acuracy" at metrics[0] (did you mean "accuracy"?); the built-in metrics are ' +
-        '"accuracy", "f1_score", "exact_match", "token_f1", or give a function (example, prediction) => score in [0, 1]',
+        '"accuracy", "f1_score", "exact_match", "token_f1", or give a function (example, prediction) => score in [0, 1] or a Judge',
     );
     expect(e.field).toBe("metrics[0]");
     expect(refusal({ ...base, metrics: ["accuracy", "F1-Score"] }).message).toContain('unknown metric "F1-Score" at metrics[1] (did you mean "f1_score"?)');
@@ -139,7 +139,7 @@ describe("typelm run stops on a mistake in the experiment before any model call"
 
   const cases: [string, string, RegExp][] = [
     ["a mistyped metric", `  metrics: ["acuracy"],`,
-      /^typelm run: Cannot load the experiment file .*experiments\/case\.ts: experiment "tickets": unknown metric "acuracy" at metrics\[0\] \(did you mean "accuracy"\?\); the built-in metrics are "accuracy", "f1_score", "exact_match", "token_f1", or give a function \(example, prediction\) => score in \[0, 1\]\n$/],
+      /^typelm run: Cannot load the experiment file .*experiments\/case\.ts: experiment "tickets": unknown metric "acuracy" at metrics\[0\] \(did you mean "accuracy"\?\); the built-in metrics are "accuracy", "f1_score", "exact_match", "token_f1", or give a function \(example, prediction\) => score in \[0, 1\] or a Judge\n$/],
     // The signature is signature.json's, known only once the dataset is loaded: still before any model call.
     ["a mistyped labelField", `  labelField: "teams",`,
       /^typelm run: experiment "tickets": labelField "teams" is not an output field of the signature Triage \(did you mean "team"\?\); its output fields: team\n$/],

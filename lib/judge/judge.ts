@@ -1,0 +1,223 @@
+import { z } from "zod";
+import { ValidationError } from "../errors.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
+import type { LanguageModel } from "../lm/types.js";
+import type { Metric, MetricResult } from "../evaluate/metric.js";
+import { Module, type CallOptions } from "../module.js";
+import { Predict } from "../predict/predict.js";
+import { withTrace } from "../predict/trace.js";
+import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
+import { isPlainObject } from "../plain-object.js";
+
+/** A judge's scale: a pass/fail verdict, or a whole-number score from `min` to `max`. */
+export type JudgeScale = "pass-fail" | { min: number; max: number };
+
+/** Options of `new Judge(options)`. */
+export interface JudgeOptions {
+  /** The metric's name in reports (an identifier such as "correct"). */
+  name: string;
+  /** What the judge checks, in plain words: "The answer is right and complete given the reference." */
+  criteria: string;
+  /** `"pass-fail"` (default) or `{ min, max }` whole numbers, e.g. `{ min: 1, max: 5 }`. */
+  scale?: JudgeScale;
+  /** Show the judge the example's expected outputs (default false: only inputs and prediction). */
+  reference?: boolean;
+  /** The judge's model (default: the configured one). */
+  lm?: LanguageModel;
+  /** The judge's instruction (default: one written from the criteria and the scale). */
+  instruction?: string;
+}
+
+/** What a judge is given: the judged program's inputs and outputs, and (with `reference: true`) the expected outputs. */
+export interface JudgeInput {
+  inputs: Record<string, unknown>;
+  prediction: Record<string, unknown>;
+  expected?: Record<string, unknown>;
+}
+
+/** A judge's answer: `verdict` on a pass/fail scale, `score` on a numeric one, and always its rationale. */
+export interface JudgeOutput {
+  rationale: string;
+  verdict?: "pass" | "fail";
+  score?: number;
+  /** `SemanticF1`: the share of the reference's key ideas the answer covers, and of the answer's the reference supports. */
+  recall?: number;
+  precision?: number;
+}
+
+const VERDICTS = ["pass", "fail"] as const;
+
+/**
+ * An LM-as-judge metric that is a typed program. Its inner predictor (`predictor`) has a signature
+ * whose outputs are a rationale and a verdict (`"pass" | "fail"`) or a whole-number score on
+ * `{ min, max }`, so a reply either parses into one of those or the call fails with an `OutputError`:
+ * in an evaluation that row is an error row carrying the judge's error, never a silent 0.
+ *
+ * As a metric (`metrics: [judge]`, or `judge.metric` where a function is wanted, e.g. an optimizer's
+ * `metric`) it scores in [0, 1]: pass = 1, fail = 0, a score s maps to (s − min)/(max − min). Its
+ * rationale is the metric's feedback (what GEPA reflects on) and each row keeps verdict (or score)
+ * and rationale in `row.details[name]`. Being a `Module`, any optimizer can tune it against human
+ * labels (see `calibrate`).
+ */
+export class Judge extends Module<JudgeInput, JudgeOutput> {
+  readonly name: string;
+  readonly criteria: string;
+  readonly scale: JudgeScale;
+  readonly reference: boolean;
+  /** The typed predictor that gives the verdict; its instruction and demos are what optimizers tune. */
+  readonly predictor: Predict;
+
+  constructor(options: JudgeOptions) {
+    super();
+    if (options === null || typeof options !== "object") {
+      throw new ValidationError("new Judge(options): expected { name, criteria, scale?, reference?, lm? }", { field: "options" });
+    }
+    const { name, criteria } = options;
+    if (typeof name !== "string" || !/^[A-Za-z_$][\w$-]*$/.test(name)) {
+      throw new ValidationError(
+        `Judge name must be an identifier such as "correct" (it names the metric in reports); received ${JSON.stringify(name)}`,
+        { field: "name" },
+      );
+    }
+    if (typeof criteria !== "string" || criteria.trim() === "") {
+      throw new ValidationError(`Judge "${name}": criteria must be a non-empty text saying what the judge checks; received ${JSON.stringify(criteria)}`, { field: "criteria" });
+    }
+    this.name = name;
+    this.criteria = criteria;
+    this.scale = checkScale(name, options.scale ?? "pass-fail");
+    this.reference = options.reference ?? false;
+    if (typeof this.reference !== "boolean") {
+      throw new ValidationError(`Judge "${name}": reference must be true or false; received ${JSON.stringify(options.reference)}`, { field: "reference" });
+    }
+    this.predictor = this.buildPredictor(options);
+    if (options.lm !== undefined) this.config.lm = options.lm;
+  }
+
+  /**
+   * The inner predictor, made once by the constructor from the checked options (`scale`, `reference`
+   * and `name` are set by then). A judge with other outputs (`SemanticF1`) makes its own, and reads
+   * them in `outputOf`, `scoreOf` and `detailsOf`.
+   */
+  protected buildPredictor(options: JudgeOptions): Predict {
+    return new Predict(judgeSignature(this.scale, this.reference), {
+      instruction: options.instruction ?? defaultInstruction(options.criteria, this.scale, this.reference),
+    });
+  }
+
+  /** The predictor's outputs as the judge's answer. */
+  protected outputOf(out: Record<string, unknown>): JudgeOutput {
+    const rationale = String(out["rationale"] ?? "");
+    return this.scale === "pass-fail"
+      ? { verdict: out["verdict"] as "pass" | "fail", rationale }
+      : { score: out["score"] as number, rationale };
+  }
+
+  /** What a row keeps of the judge's answer: verdict (or score) and rationale. */
+  protected detailsOf(output: JudgeOutput): Record<string, unknown> {
+    return this.scale === "pass-fail"
+      ? { verdict: output.verdict, rationale: output.rationale }
+      : { score: output.score, rationale: output.rationale };
+  }
+
+  /** Asks the judge once: its verdict (or score) and rationale for one judged prediction. */
+  async forward(input: JudgeInput, options: CallOptions = {}): Promise<JudgeOutput> {
+    if (input === null || typeof input !== "object" || !isPlainObject(input.inputs) || !isPlainObject(input.prediction)) {
+      throw new ValidationError(
+        `Judge "${this.name}": expected { inputs: {...}, prediction: {...}${this.reference ? ", expected: {...}" : ""} }, the judged program's inputs and outputs`,
+        { field: "input" },
+      );
+    }
+    const values: Record<string, unknown> = { inputs: input.inputs, answer: input.prediction };
+    if (this.reference) {
+      if (!isPlainObject(input.expected)) {
+        throw new ValidationError(`Judge "${this.name}" judges against the reference (reference: true) but was given no expected outputs`, { field: "expected" });
+      }
+      values["reference"] = input.expected;
+    }
+    const out = (await this.predictor.call(values, options)) as unknown as Record<string, unknown>;
+    return this.outputOf(out);
+  }
+
+  /** A verdict or score as a metric score in [0, 1]: pass = 1, fail = 0, s → (s − min)/(max − min). */
+  scoreOf(output: JudgeOutput): number {
+    if (this.scale === "pass-fail") return output.verdict === "pass" ? 1 : 0;
+    const { min, max } = this.scale;
+    return (Number(output.score) - min) / (max - min);
+  }
+
+  /**
+   * Judges one prediction of an example as a metric: the score in [0, 1], the rationale as feedback,
+   * and verdict (or score) with rationale as the row's details. The judge's own predictor calls stay
+   * out of the caller's trace (an optimizer bootstrapping demos from it sees only its program's).
+   */
+  async judge(example: FewShotExample, prediction: Record<string, unknown>): Promise<MetricResult & { details: Record<string, unknown> }> {
+    const input: JudgeInput = { inputs: jsonValue(example.input), prediction: jsonValue(prediction) };
+    if (this.reference) input.expected = jsonValue(example.output);
+    const { result } = await withTrace(() => this.call(input), []);
+    return { score: this.scoreOf(result), feedback: result.rationale, details: this.detailsOf(result) };
+  }
+
+  /** The judge as a metric function named after the judge (`Evaluation` also takes the judge itself). */
+  get metric(): Metric {
+    const fn = (example: FewShotExample, prediction: Record<string, unknown>) => this.judge(example, prediction);
+    Object.defineProperty(fn, "name", { value: this.name });
+    return fn;
+  }
+
+  /** The labels of this judge's scale, in order: ["pass", "fail"], or min … max as text. */
+  get labels(): string[] {
+    if (this.scale === "pass-fail") return [...VERDICTS];
+    const out: string[] = [];
+    for (let s = this.scale.min; s <= this.scale.max; s++) out.push(String(s));
+    return out;
+  }
+
+  /** The output field that holds the verdict: "verdict" or "score". */
+  get verdictField(): "verdict" | "score" {
+    return this.scale === "pass-fail" ? "verdict" : "score";
+  }
+}
+
+function checkScale(name: string, scale: unknown): JudgeScale {
+  if (scale === "pass-fail") return scale;
+  const s = scale as { min?: unknown; max?: unknown } | null;
+  if (
+    s !== null && typeof s === "object" && Number.isInteger(s.min) && Number.isInteger(s.max) && (s.min as number) < (s.max as number) &&
+    (s.max as number) - (s.min as number) <= 100
+  ) {
+    return { min: s.min as number, max: s.max as number };
+  }
+  throw new ValidationError(
+    `Judge "${name}": scale must be "pass-fail" or { min, max } with whole numbers min < max (at most 100 apart), e.g. { min: 1, max: 5 }; received ${JSON.stringify(scale)}`,
+    { field: "scale" },
+  );
+}
+
+function judgeSignature(scale: JudgeScale, reference: boolean): SignatureClass {
+  const object = () => z.record(z.string(), z.unknown());
+  const verdict: Shape = scale === "pass-fail"
+    ? { verdict: z.enum(VERDICTS).describe("pass when the answer meets the criteria, fail when it does not") }
+    : { score: z.number().int().min(scale.min).max(scale.max).describe(`${scale.min} (does not meet the criteria) to ${scale.max} (fully meets them)`) };
+  return Signature.define({
+    name: scale === "pass-fail" ? "JudgeVerdict" : "JudgeScore",
+    input: {
+      inputs: object().describe("the task's inputs"),
+      ...(reference ? { reference: object().describe("the expected (reference) outputs") } : {}),
+      answer: object().describe("the outputs to judge"),
+    },
+    output: { rationale: z.string().describe("why, briefly, before the verdict"), ...verdict },
+  });
+}
+
+function defaultInstruction(criteria: string, scale: JudgeScale, reference: boolean): string {
+  const given = reference ? "the task's inputs, the reference outputs and the answer" : "the task's inputs and the answer";
+  const how = scale === "pass-fail"
+    ? "then the verdict: pass if the answer meets the criteria, fail if it does not."
+    : `then a whole-number score from ${scale.min} (does not meet the criteria) to ${scale.max} (fully meets them).`;
+  return `Judge the answer. Criteria: ${criteria}\nRead ${given}; give a brief rationale first, ${how}`;
+}
+
+/** A value in its JSON form (dates as ISO text, a Prediction as its fields). */
+function jsonValue(value: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+}

@@ -1,0 +1,237 @@
+import { z } from "zod";
+import { ValidationError } from "../errors.js";
+import { describeError } from "../instrument/bus.js";
+import type { LanguageModel } from "../lm/types.js";
+import { emptyUsage, trackUsage } from "../lm/usage-scope.js";
+import { Module, type CallOptions } from "../module.js";
+import { Predict } from "../predict/predict.js";
+import { withTrace } from "../predict/trace.js";
+import { Signature, type SignatureClass } from "../signature/signature.js";
+import { bcaInterval, mcnemarExact, meanStatistic, type Interval } from "../evaluate/stats.js";
+import type { JudgeUsage } from "../evaluate/report.js";
+import type { EvaluationRow } from "../store/records.js";
+import { isPlainObject } from "../plain-object.js";
+
+/** Options of `new PairwiseJudge(options)`. */
+export interface PairwiseJudgeOptions {
+  /** What makes one answer better: "Which answer follows the instruction better?" */
+  criteria: string;
+  /** A name for the judge (default "pairwise"). */
+  name?: string;
+  /** Show the judge the example's expected outputs (default false). */
+  reference?: boolean;
+  /** The judge's model (default: the configured one). */
+  lm?: LanguageModel;
+  /** The judge's instruction (default: one written from the criteria). */
+  instruction?: string;
+}
+
+/** What a pairwise judge is shown: the inputs, the two answers in the order asked, and optionally the reference. */
+export interface PairwiseInput {
+  inputs: Record<string, unknown>;
+  first: Record<string, unknown>;
+  second: Record<string, unknown>;
+  expected?: Record<string, unknown>;
+}
+
+/** Which answer the judge prefers in the order it was shown them, and why. */
+export interface PairwiseOutput {
+  rationale: string;
+  winner: "first" | "second" | "tie";
+}
+
+/** One example's outcome in `compare`. */
+export interface PairwiseRow {
+  index: number;
+  exampleId: string | null;
+  /** "A", "B" or "tie" after both orders; null when the judge could not answer (see `error`). */
+  outcome: "A" | "B" | "tie" | null;
+  /** The judge's answer with A shown first, and with B shown first; null when not asked (a side had no prediction) or on error. */
+  aFirst: PairwiseOutput | null;
+  bFirst: PairwiseOutput | null;
+  /** The two orders disagreed (counted as a tie). */
+  inconsistent: boolean;
+  /** Why the example was decided without the judge ("A failed", "both failed"), or null. */
+  note: string | null;
+  /** `Name: message` of the judge call that failed, or null. */
+  error: string | null;
+}
+
+/** What `PairwiseJudge.compare` returns. */
+export interface PairwiseComparison {
+  /** Examples decided (the judge's failures left out). */
+  n: number;
+  winsA: number;
+  winsB: number;
+  /** Ties, the inconsistent examples included. */
+  ties: number;
+  /** Examples whose two orders gave different verdicts (position bias): counted as ties. */
+  inconsistent: number;
+  /** (winsB + ties/2) / n: how often B is preferred, ties counted half; 0.5 when n = 0. */
+  winRate: number;
+  /** 95% interval of `winRate`: BCa bootstrap over the examples' outcomes (1, ½, 0), 2,000 resamples, seed 0. */
+  ci: Interval;
+  ciMethod: "bootstrap-bca";
+  /** Exact two-sided sign test on the decisive examples (winsA against winsB, p = 1/2); 1 when none is decisive. */
+  pValue: number;
+  /** Examples the judge could not answer in one or both orders (provider error, unusable reply). */
+  failures: number;
+  rows: PairwiseRow[];
+  /** The judge's model calls. */
+  judge: JudgeUsage;
+}
+
+/** The reports `compare` takes: anything with evaluation rows in example order (an `EvaluationReport`). */
+export interface PairwiseReport {
+  results: readonly EvaluationRow[];
+}
+
+const WINNERS = ["first", "second", "tie"] as const;
+
+/**
+ * An LM judge that compares two programs' answers to the same example. `compare(reportA, reportB)`
+ * asks twice per example, once with A's answer first and once with B's first, so a judge that
+ * prefers a position cancels out: when the two orders disagree the example is a tie and counts in
+ * `inconsistent`. A `Module` with a typed inner predictor, like `Judge`.
+ */
+export class PairwiseJudge extends Module<PairwiseInput, PairwiseOutput> {
+  readonly name: string;
+  readonly criteria: string;
+  readonly reference: boolean;
+  readonly predictor: Predict;
+
+  constructor(options: PairwiseJudgeOptions) {
+    super();
+    if (options === null || typeof options !== "object" || typeof options.criteria !== "string" || options.criteria.trim() === "") {
+      throw new ValidationError(
+        `new PairwiseJudge(options): criteria must be a non-empty text saying what makes an answer better; received ${JSON.stringify((options as { criteria?: unknown } | null)?.criteria)}`,
+        { field: "criteria" },
+      );
+    }
+    this.name = options.name ?? "pairwise";
+    this.criteria = options.criteria;
+    this.reference = options.reference ?? false;
+    this.predictor = new Predict(pairwiseSignature(this.reference), { instruction: options.instruction ?? defaultInstruction(options.criteria, this.reference) });
+    if (options.lm !== undefined) this.config.lm = options.lm;
+  }
+
+  /** Asks once, in the order given. */
+  async forward(input: PairwiseInput, options: CallOptions = {}): Promise<PairwiseOutput> {
+    if (input === null || typeof input !== "object" || !isPlainObject(input.inputs) || !isPlainObject(input.first) || !isPlainObject(input.second)) {
+      throw new ValidationError("PairwiseJudge: expected { inputs: {...}, first: {...}, second: {...} }", { field: "input" });
+    }
+    const values: Record<string, unknown> = { inputs: input.inputs, first: input.first, second: input.second };
+    if (this.reference) {
+      if (!isPlainObject(input.expected)) throw new ValidationError("PairwiseJudge with reference: true was given no expected outputs", { field: "expected" });
+      values["reference"] = input.expected;
+    }
+    const out = (await this.predictor.call(values, options)) as unknown as Record<string, unknown>;
+    return { rationale: String(out["rationale"] ?? ""), winner: out["winner"] as PairwiseOutput["winner"] };
+  }
+
+  /**
+   * Compares report B with report A example by example (rows paired by position; their example ids
+   * must match). Each example is judged in both orders; agreeing verdicts decide it, disagreeing ones
+   * make it a tie counted in `inconsistent`. A side with no prediction (its program failed) loses
+   * without a judge call, both failed is a tie. A judge call that fails leaves the example out of
+   * `n`, counted in `failures` with its error on the row.
+   */
+  async compare(reportA: PairwiseReport, reportB: PairwiseReport, options: { concurrency?: number } = {}): Promise<PairwiseComparison> {
+    const a = rowsOf(reportA, "reportA"), b = rowsOf(reportB, "reportB");
+    if (a.length !== b.length) {
+      throw new ValidationError(`PairwiseJudge.compare: reportA has ${a.length} rows and reportB ${b.length}; compare two evaluations of the same examples`, { field: "reportB" });
+    }
+    a.forEach((row, i) => {
+      if (row.exampleId !== b[i]!.exampleId) {
+        throw new ValidationError(
+          `PairwiseJudge.compare: row ${i} is example ${JSON.stringify(row.exampleId)} in reportA and ${JSON.stringify(b[i]!.exampleId)} in reportB; compare two evaluations of the same examples in the same order`,
+          { field: "reportB" },
+        );
+      }
+    });
+    const concurrency = options.concurrency ?? 8;
+    const usage = emptyUsage();
+    const rows: PairwiseRow[] = new Array(a.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < a.length) {
+        const i = next++;
+        rows[i] = await trackUsage(usage, () => this.judgePair(a[i]!, b[i]!));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, a.length) }, worker));
+    return summarize(rows, { calls: usage.calls, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cost: usage.cost });
+  }
+
+  private async judgePair(rowA: EvaluationRow, rowB: EvaluationRow): Promise<PairwiseRow> {
+    const base = { index: rowA.index, exampleId: rowA.exampleId, aFirst: null, bFirst: null, inconsistent: false, error: null };
+    if (rowA.prediction === null || rowB.prediction === null) {
+      if (rowA.prediction === null && rowB.prediction === null) return { ...base, outcome: "tie", note: "both failed" };
+      return { ...base, outcome: rowA.prediction === null ? "B" : "A", note: rowA.prediction === null ? "A failed" : "B failed" };
+    }
+    const ask = (first: Record<string, unknown>, second: Record<string, unknown>) => {
+      const input: PairwiseInput = { inputs: rowA.inputs, first, second };
+      if (this.reference) input.expected = rowA.expected;
+      return withTrace(() => this.call(input), []).then((r) => r.result);
+    };
+    let aFirst: PairwiseOutput, bFirst: PairwiseOutput;
+    try {
+      [aFirst, bFirst] = await Promise.all([ask(rowA.prediction, rowB.prediction), ask(rowB.prediction, rowA.prediction)]);
+    } catch (error) {
+      return { ...base, outcome: null, note: null, error: describeError(error) };
+    }
+    const one = aFirst.winner === "first" ? "A" : aFirst.winner === "second" ? "B" : "tie";
+    const two = bFirst.winner === "first" ? "B" : bFirst.winner === "second" ? "A" : "tie";
+    const inconsistent = one !== two;
+    return { ...base, aFirst, bFirst, inconsistent, outcome: inconsistent ? "tie" : one, note: null };
+  }
+}
+
+function summarize(rows: PairwiseRow[], judge: JudgeUsage): PairwiseComparison {
+  let winsA = 0, winsB = 0, ties = 0, inconsistent = 0, failures = 0;
+  const outcomes: number[] = [];
+  for (const row of rows) {
+    if (row.outcome === null) {
+      failures++;
+      continue;
+    }
+    if (row.inconsistent) inconsistent++;
+    if (row.outcome === "A") winsA++;
+    else if (row.outcome === "B") winsB++;
+    else ties++;
+    outcomes.push(row.outcome === "B" ? 1 : row.outcome === "A" ? 0 : 0.5);
+  }
+  const n = outcomes.length;
+  const winRate = n === 0 ? 0.5 : (winsB + ties / 2) / n;
+  const ci: Interval = n === 0 ? [0, 1] : bcaInterval(n, meanStatistic(outcomes));
+  return { n, winsA, winsB, ties, inconsistent, winRate, ci, ciMethod: "bootstrap-bca", pValue: mcnemarExact(winsA, winsB), failures, rows, judge };
+}
+
+function rowsOf(report: PairwiseReport, which: string): readonly EvaluationRow[] {
+  if (report === null || typeof report !== "object" || !Array.isArray(report.results)) {
+    throw new ValidationError(`PairwiseJudge.compare: ${which} must be an evaluation report (an object with results); received ${typeof report}`, { field: which });
+  }
+  return report.results;
+}
+
+function pairwiseSignature(reference: boolean): SignatureClass {
+  const object = () => z.record(z.string(), z.unknown());
+  return Signature.define({
+    name: "PairwiseVerdict",
+    input: {
+      inputs: object().describe("the task's inputs"),
+      ...(reference ? { reference: object().describe("the expected (reference) outputs") } : {}),
+      first: object().describe("the first answer"),
+      second: object().describe("the second answer"),
+    },
+    output: {
+      rationale: z.string().describe("why, briefly, before the verdict"),
+      winner: z.enum(WINNERS).describe("the better answer: first, second, or tie when neither is better"),
+    },
+  });
+}
+
+function defaultInstruction(criteria: string, reference: boolean): string {
+  return `Compare two answers to the same task. Criteria: ${criteria}\nRead the task's inputs${reference ? ", the reference outputs" : ""} and both answers; ` +
+    "give a brief rationale first, then the winner: first, second, or tie. The order the answers are shown in says nothing about their quality.";
+}
