@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 const raw = process.argv[2] ?? "../shared/datasets-raw";
 if (!existsSync(join(raw, "poem-sentiment"))) {
   process.stderr.write(
-    `build-datasets: the raw folder ${resolve(raw)} does not hold the sources (expected poem-sentiment/, banking77/, gsm8k/ and restaurant8k/ as published). ` +
+    `build-datasets: the raw folder ${resolve(raw)} does not hold the sources (expected poem-sentiment/, banking77/, gsm8k/, restaurant8k/ and squality/ as published). ` +
       "Give the folder as an argument: npm run build:datasets -- <raw folder>\n",
   );
   process.exit(1);
@@ -38,6 +38,8 @@ interface Source {
   path: string;
   licence: string;
   citation: string;
+  /** What the licence covers, when more needs saying than its name (a paragraph under "Licence"). */
+  licenceNote?: string;
 }
 
 function rank(key: string): string {
@@ -87,7 +89,7 @@ function write(name: string, source: Source, splits: Splits, signature: Signatur
 - Source: [${source.repository}](https://github.com/${source.repository}), \`${source.path}\`, commit \`${commit}\`.
 - Licence: ${source.licence} (see LICENSE, copied from the source).
 - Cite: ${source.citation}
-
+${source.licenceNote === undefined ? "" : `\n## Licence\n\n${source.licenceNote}\n`}
 ## How this copy was made
 
 Built by \`scripts/build-datasets.ts\` (\`npm run build:datasets\`). ${how}
@@ -283,7 +285,93 @@ function restaurant8k(): void {
   }, `From \`train_5.json\` (256 utterances), the ${RESTAURANT_SIZES.train} first-ranked (key \`train_5.json:<index>\`, 0-based position in the array) form train and the other ${train.length - RESTAURANT_SIZES.train} dev. From \`test.json\`, the ${RESTAURANT_SIZES.test} first-ranked (key \`test.json:<index>\`) form test. Each slot (\`people\`, \`date\`, \`time\`, \`first_name\`, \`last_name\`) is the text between the label's character offsets \`startIndex\` (absent in the source = 0) and \`endIndex\`, or null when the utterance has no label for it; \`requested_slots\` is \`context.requestedSlots\` or []. Fields: \`id\`, \`utterance\`, \`requested_slots\`, the five slots, \`source\` (file[index]).`);
 }
 
+// ---- squality-ratings: people's ratings of summaries, as pass/fail verdicts ------------------
+
+const SQUALITY_PASSAGES = { train: 8, dev: 4, test: 8 };
+const SQUALITY_SYSTEMS = ["bart", "bart-dpr", "human"] as const;
+/** A summary passes when the three reviewers' mean correctness rating (0–100) is at least this. */
+const SQUALITY_PASS = 50;
+
+interface SqualityRating {
+  "passage-id": string;
+  questions: Record<string, Record<string, {
+    response: string;
+    reviews: { worker_id: string; "correctness-rating": number }[];
+    overall: { "correctness-rating": number };
+  }>>;
+}
+interface SqualityStory {
+  metadata: { passage_id: string };
+  questions: { question_text: string; responses: { response_text: string }[] }[];
+}
+
+function squality(): void {
+  const src = join(raw, "squality");
+  const stories = new Map(lines(join(src, "test.jsonl")).map((line) => {
+    const story = JSON.parse(line) as SqualityStory;
+    return [story.metadata.passage_id, story] as const;
+  }));
+  const rated = lines(join(src, "all-responses.jsonl")).map((line, n) => {
+    const r = JSON.parse(line) as SqualityRating;
+    const story = stories.get(String(r["passage-id"]));
+    if (story === undefined) throw new Error(`all-responses.jsonl line ${n + 1}: passage ${r["passage-id"]} is not in test.jsonl`);
+    const rows = Object.keys(r.questions).sort((a, b) => Number(a) - Number(b)).flatMap((q) => {
+      const question = story.questions[Number(q)];
+      const systems = r.questions[q]!;
+      if (question === undefined) throw new Error(`all-responses.jsonl line ${n + 1}: passage ${r["passage-id"]} has no question ${q} in test.jsonl`);
+      const people = question.responses.map((x) => x.response_text);
+      // The rated human summary is one of the question's four; the reference is the first of the other three.
+      const judgedHuman = systems["human"]?.response;
+      if (judgedHuman === undefined || !people.includes(judgedHuman)) {
+        throw new Error(`all-responses.jsonl line ${n + 1}: question ${q}'s rated human summary is not one of test.jsonl's responses`);
+      }
+      const reference = people.find((p) => p !== judgedHuman)!;
+      return SQUALITY_SYSTEMS.map((system) => {
+        const one = systems[system];
+        if (one === undefined) throw new Error(`all-responses.jsonl line ${n + 1}: question ${q} has no ${system} summary`);
+        const correctness = one.overall["correctness-rating"];
+        return {
+          question: question.question_text, summary: one.response, reference,
+          verdict: correctness >= SQUALITY_PASS ? "pass" : "fail",
+          correctness, ratings: one.reviews.map((x) => x["correctness-rating"]), system,
+          source: `all-responses.jsonl:${n + 1} passage ${r["passage-id"]} question ${q} ${system}`,
+        };
+      });
+    });
+    return { passage: String(r["passage-id"]), line: n + 1, rows };
+  });
+  const order = ranked(rated, (p) => `passage:${p.passage}`);
+  const cut1 = SQUALITY_PASSAGES.train;
+  const cut2 = cut1 + SQUALITY_PASSAGES.dev;
+  const take = (split: "train" | "dev" | "test", from: number, to: number) => {
+    const chosen = new Set(order.slice(from, to));
+    return withIds(split, rated.filter((p) => chosen.has(p)).flatMap((p) => p.rows));
+  };
+  if (order.length !== cut2 + SQUALITY_PASSAGES.test) throw new Error(`all-responses.jsonl: expected ${cut2 + SQUALITY_PASSAGES.test} passages, found ${order.length}`);
+  const splits: Splits = { train: take("train", 0, cut1), dev: take("dev", cut1, cut2), test: take("test", cut2, order.length) };
+  const passes = (rows: Row[]) => rows.filter((r) => r["verdict"] === "pass").length;
+  write("squality-ratings", {
+    folder: "squality", repository: "nyu-mll/SQuALITY", path: "data/human-eval/all-responses.jsonl` and `data/v1-3/txt/test.jsonl", licence: "CC BY 4.0",
+    citation: 'Alex Wang, Richard Yuanzhe Pang, Angelica Chen, Jason Phang and Samuel R. Bowman, "SQuALITY: Building a Long-Document Summarization Dataset the Hard Way", EMNLP (2022), arXiv:2205.11465.',
+    licenceNote: "The source's `data/LICENSE` is the Creative Commons Attribution 4.0 International licence (copied here as LICENSE). " +
+      "Its README says: \"The stories are distributed under the Project Gutenberg license and the summaries are distributed under a CC BY license, in `data/LICENSE`.\" " +
+      "The human evaluation (`data/human-eval/`, the model summaries, the ratings) is in the same `data/` folder, with no other licence given. " +
+      "This copy holds questions, summaries, references and ratings, and none of the stories' text, so the Project Gutenberg licence (`data/GUTENBERG_LICENSE`) does not apply to it. " +
+      "Changes made: the ratings turned into pass/fail verdicts, the stories left out, the rows split by story (below).",
+  }, splits, {
+    name: "SummaryCorrectness",
+    description: "Judge whether the summary answers the question about a story correctly, given a summary of the same story written by a person.",
+    input: {
+      question: { type: "string", description: "the question about the story the summary answers" },
+      summary: { type: "string", description: "the summary judged (a model's or a person's)" },
+      reference: { type: "string", description: "another person's answer to the same question, as the reference" },
+    },
+    output: { verdict: { type: "enum", values: ["pass", "fail"], description: "pass when people rated the summary's correctness at least 50 of 100" } },
+  }, `Human judgements, not a model's: in the source's human evaluation three reviewers rated each of three summaries per question (the BART model's, the BART+DPR model's and a person's) for correctness, 0–100. Every rated summary is a row: 20 stories × 5 questions × 3 summaries. \`verdict\` is \`pass\` when the three reviewers' mean correctness rating (the source's \`overall.correctness-rating\`) is at least ${SQUALITY_PASS}, else \`fail\`; \`correctness\` is that mean and \`ratings\` the three reviewers' ratings, for other cut-offs. \`question\` is the question's text from \`data/v1-3/txt/test.jsonl\` (the source's evaluation keys questions by position); \`reference\` is the first, in source order, of the question's four human-written answers there that is not the rated human summary (the same reference for the three summaries of a question). The stories themselves (Project Gutenberg texts) are not copied. Splits are by story, so no story is in two splits: the stories are ranked (key \`passage:<Gutenberg id>\`); the first ${SQUALITY_PASSAGES.train} go to train, the next ${SQUALITY_PASSAGES.dev} to dev and the other ${SQUALITY_PASSAGES.test} to test, each in source order (per story its questions in order, per question \`bart\`, \`bart-dpr\`, \`human\`). Pass/fail rows: train ${passes(splits.train)}/${splits.train.length - passes(splits.train)}, dev ${passes(splits.dev)}/${splits.dev.length - passes(splits.dev)}, test ${passes(splits.test)}/${splits.test.length - passes(splits.test)}. Fields: \`id\`, \`question\`, \`summary\`, \`reference\`, \`verdict\`, \`correctness\`, \`ratings\`, \`system\`, \`source\` (file:line, story, question, system).`);
+}
+
 poemSentiment();
 banking77();
 gsm8k();
 restaurant8k();
+squality();

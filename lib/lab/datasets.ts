@@ -10,7 +10,7 @@ import { isPlainObject } from "../plain-object.js";
 import { cellValue, parseCsv, type TableRow } from "./table.js";
 
 /** The datasets shipped in `datasets/` (built by scripts/build-datasets.ts). */
-const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k"] as const;
+const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k", "squality-ratings"] as const;
 
 const SPLITS = ["train", "dev", "test"] as const;
 /** The three splits of a dataset. */

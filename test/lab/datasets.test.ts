@@ -13,6 +13,7 @@ const SOURCE_COMMITS: Record<string, string> = {
   banking77: "57ec275d8078af65b7731c2a98be812d844a6d6b",
   restaurant8k: "57ec275d8078af65b7731c2a98be812d844a6d6b",
   gsm8k: "3101c7d5072418e28b9008a6636bde82a006892c",
+  "squality-ratings": "dc08d4f574639d773bc64ef3ab3527043108fb4e",
 };
 const dir = mkdtempSync(join(tmpdir(), "typelm-datasets-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,7 +33,7 @@ function folder(name: string, lines: Record<"train" | "dev" | "test", string[]>)
 const good = (id: string) => JSON.stringify({ id, text: "x", label: "a", note: null, n: 1 });
 
 describe("bundled datasets", () => {
-  it.each(["poem-sentiment", "banking77", "gsm8k", "restaurant8k"])("%s: split hashes match ATTRIBUTION.md and the files", async (name) => {
+  it.each(["poem-sentiment", "banking77", "gsm8k", "restaurant8k", "squality-ratings"])("%s: split hashes match ATTRIBUTION.md and the files", async (name) => {
     const data = await loadDataset(name);
     const attribution = readFileSync(join(root, "datasets", name, "ATTRIBUTION.md"), "utf8");
     for (const split of ["train", "dev", "test"] as const) {
@@ -88,6 +89,37 @@ describe("bundled datasets", () => {
     expect(bank.dev.filter((e) => trainTexts.has(e.input.text))).toEqual([]);
   });
 
+  it("squality-ratings: people's verdicts on summaries, split by story, the verdict from the mean rating", async () => {
+    const { train, dev, test, signature, info } = await loadDataset("squality-ratings");
+    expect([train.length, dev.length, test.length]).toEqual([120, 60, 120]);
+    expect(info.licence).toBe("CC BY 4.0");
+    expect(info.source?.repository).toBe("nyu-mll/SQuALITY");
+    expect(compiled(signature).outputJsonSchema).toMatchObject({ properties: { verdict: { enum: ["pass", "fail"] } } });
+    const rows = (split: string) => readFileSync(join(root, `datasets/squality-ratings/${split}.jsonl`), "utf8").trim().split("\n")
+      .map((l) => JSON.parse(l) as { id: string; verdict: string; correctness: number; ratings: number[]; system: string; source: string; summary: string; reference: string });
+    // The source's first rated summary (all-responses.jsonl line 1, story 50827, question 0, BART): reviewers gave 10, 60 and 40.
+    const first = rows("test").find((r) => r.source === "all-responses.jsonl:1 passage 50827 question 0 bart")!;
+    expect(first.ratings).toEqual([10, 60, 40]);
+    expect(first.verdict).toBe("fail");
+    expect(first.summary.startsWith("The story begins with the executive officer of the Mapping Command")).toBe(true);
+    const stories: Record<string, Set<string>> = {};
+    for (const split of ["train", "dev", "test"]) {
+      for (const r of rows(split)) {
+        // pass exactly when the reviewers' mean correctness is at least 50.
+        const mean = r.ratings.reduce((a, b) => a + b, 0) / r.ratings.length;
+        expect(r.correctness).toBeCloseTo(mean, 9);
+        expect(r.verdict).toBe(mean >= 50 ? "pass" : "fail");
+        // The reference is another person's answer, never the judged summary itself.
+        expect(r.reference).not.toBe(r.summary);
+        (stories[split] ??= new Set()).add(/passage (\d+)/.exec(r.source)![1]!);
+      }
+    }
+    expect([stories.train!.size, stories.dev!.size, stories.test!.size]).toEqual([8, 4, 8]);
+    const all = [...stories.train!, ...stories.dev!, ...stories.test!];
+    expect(new Set(all).size).toBe(20);
+    expect(readFileSync(join(root, "datasets/squality-ratings/LICENSE"), "utf8")).toContain("Creative Commons Attribution 4.0 International Public License");
+  });
+
   it("ids are stable: the same example has the same id on every load", async () => {
     const a = await loadDataset("banking77");
     const b = await loadDataset(join(root, "datasets/banking77"));
@@ -100,7 +132,7 @@ describe("bundled datasets", () => {
 describe("bad input", () => {
   it("an unknown name lists the bundled datasets", async () => {
     await expect(loadDataset("poems")).rejects.toThrow(ValidationError);
-    await expect(loadDataset("poems")).rejects.toThrow(/Unknown dataset "poems": the bundled ones are poem-sentiment, banking77, gsm8k, restaurant8k/);
+    await expect(loadDataset("poems")).rejects.toThrow(/Unknown dataset "poems": the bundled ones are poem-sentiment, banking77, gsm8k, restaurant8k, squality-ratings;/);
     await expect(loadDataset(join(dir, "nowhere"))).rejects.toThrow(/does not exist/);
   });
 
