@@ -46,6 +46,9 @@ const USAGE = `Usage:
   typelm compare <run id A> <run id B>
       Two evaluations of the same examples, paired: each metric's difference with its 95% interval
       and p-value, then the examples that changed.
+  typelm view [--store .typelm/lab.sqlite] [--port 4173] [--host 127.0.0.1]
+      A local web app over the lab store, read-only: runs, an evaluation's metrics and examples, one
+      example, two runs compared, the registry. Prints the address; Ctrl-C stops it.
   typelm help
 `;
 
@@ -59,6 +62,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
         lm: { type: "string", multiple: true }, limit: { type: "string" }, seed: { type: "string" }, "no-cache": { type: "boolean" },
         out: { type: "string" }, batch: { type: "boolean" }, kind: { type: "string" }, help: { type: "boolean", short: "h" },
         baseline: { type: "string" }, "max-drop": { type: "string" }, junit: { type: "string" }, seeds: { type: "string" },
+        store: { type: "string" }, port: { type: "string" }, host: { type: "string" },
       },
     });
   } catch (error) {
@@ -116,6 +120,18 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       const runs = rest.map((id) => runById(store, id));
       io.stdout(`${storeLine(path)}${command === "show" ? showRun(runs[0]!) : compareRuns(runs[0]!, runs[1]!)}`);
       return 0;
+    }
+    if (command === "view") {
+      if (rest.length > 0) throw new ValidationError(`view takes no arguments; received ${rest.join(" ")} (the store is --store PATH)`, { field: "view" });
+      const port = count(values.port, "port");
+      if (port !== undefined && port > 65535) throw new ValidationError(`--port expects a port number 0-65535; received ${port}`, { field: "port" });
+      const store = resolve(cwd, values.store ?? join(".typelm", "lab.sqlite"));
+      // Loaded here only: `import "typelm"` never loads the viewer.
+      const { serveCommand } = await import("../view/server.js");
+      return await serveCommand({ store, port, host: values.host }, io);
+    }
+    if ((values.store !== undefined || values.port !== undefined || values.host !== undefined) && command !== "view") {
+      throw new ValidationError("--store, --port and --host go with typelm view", { field: "store" });
     }
     if (command === "runs") {
       if (rest.length > 0) throw new ValidationError(`runs takes no arguments; received ${rest.join(" ")}`, { field: "runs" });

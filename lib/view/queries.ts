@@ -1,0 +1,284 @@
+// The viewer's reads of one lab store, over its own read-only connection: nothing here can write to
+// the file, and no migration is applied (a store written by an older typelm is shown as it is).
+import { createRequire } from "node:module";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Database } from "better-sqlite3";
+import { ValidationError } from "../errors.js";
+import { storeError } from "../store/db.js";
+import type { EvaluationRow, EvaluationRun, ExampleScore, LabRun, RunKind, RunStatus, RunSummary, Trial } from "../store/records.js";
+
+const requireFromHere = createRequire(import.meta.url);
+
+/** How the runs list is narrowed: kind and status exactly, name and model as a part of the text. */
+export interface RunQuery {
+  kind?: string;
+  status?: string;
+  name?: string;
+  model?: string;
+  limit: number;
+  offset: number;
+}
+
+/** How an evaluation's rows are narrowed, sorted and paged (all on the server, in SQL). */
+export interface RowQuery {
+  /** Only rows that failed (an error was recorded). */
+  failed?: boolean;
+  /** Only rows whose expected values include this one (a label), compared as text. */
+  label?: string;
+  /** Only rows whose inputs, expected values, prediction or error contain this text (case-insensitive). */
+  text?: string;
+  /** Only rows whose score on `metric` is at most this. */
+  maxScore?: number;
+  /** The metric `maxScore` and sorting by score use. */
+  metric?: string;
+  sort?: "index" | "score" | "duration";
+  descending?: boolean;
+  limit: number;
+  offset: number;
+  /** Only rows written after this position (`ViewRow.seq`): what a live page has not shown yet. */
+  after?: number;
+}
+
+/** One evaluated example as the viewer lists it: the stored row and its write position. */
+export interface ViewRow extends EvaluationRow {
+  /** The order the row was written in (SQLite's rowid): a live page asks for the rows after the last it saw. */
+  seq: number;
+}
+
+/** One stored registry version with what the viewer shows of it. */
+export interface ViewVersion {
+  name: string;
+  version: number;
+  createdAt: string;
+  score: number | null;
+  moduleClass: string;
+  metadata: unknown;
+  /** Per predictor path: its instruction and demos. */
+  predictors: Record<string, { instruction: string; demos: unknown[] }>;
+}
+
+interface RunRaw {
+  id: string; kind: RunKind; name: string; status: RunStatus; started_at: string; ended_at: string | null;
+  score: number | null; config_json: string; summary_json: string; error: string | null; best_trial: number | null;
+}
+interface RowRaw {
+  seq: number; idx: number; example_id: string | null; inputs_json: string; expected_json: string; prediction_json: string | null;
+  scores_json: string; error: string | null; duration_ms: number; input_tokens: number; output_tokens: number; cost: number;
+}
+interface TrialRaw {
+  idx: number; kind: string; parents_json: string; choices_json: string; instructions_json: string; demo_ids_json: string;
+  score: number | null; example_scores_json: string | null; budget_spent: number; lm_calls: number; input_tokens: number;
+  output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string; reused: number | null;
+}
+
+/** A read-only view of the lab store at `path`. */
+export class ViewStore {
+  readonly path: string;
+  readonly #db: Database;
+
+  constructor(path: string) {
+    this.path = resolve(path);
+    if (!existsSync(this.path)) {
+      throw new ValidationError(`no lab store at ${this.path}; run an experiment first (typelm run, typelm reproduce) or give one with --store`, { field: "store" });
+    }
+    const BetterSqlite3 = requireFromHere("better-sqlite3") as typeof import("better-sqlite3");
+    try {
+      this.#db = new BetterSqlite3(this.path, { readonly: true, fileMustExist: true });
+      this.#db.pragma("busy_timeout = 5000");
+      this.#db.prepare("SELECT 1 FROM lab_runs LIMIT 1").get();
+    } catch (error) {
+      throw storeError(this.path, "open", error);
+    }
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+
+  #all<T>(sql: string, params: Record<string, unknown> | unknown[] = {}): T[] {
+    try {
+      return this.#db.prepare(sql).all(params) as T[];
+    } catch (error) {
+      throw storeError(this.path, "read", error);
+    }
+  }
+
+  #get<T>(sql: string, params: Record<string, unknown> | unknown[] = {}): T | undefined {
+    try {
+      return this.#db.prepare(sql).get(params) as T | undefined;
+    } catch (error) {
+      throw storeError(this.path, "read", error);
+    }
+  }
+
+  #hasTable(name: string): boolean {
+    return this.#get("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?", [name]) !== undefined;
+  }
+
+  /** The runs, newest first, narrowed by `query`, with how many match in all. */
+  runs(query: RunQuery): { runs: RunSummary[]; total: number } {
+    const where: string[] = [];
+    const params: Record<string, unknown> = {};
+    if (query.kind) { where.push("kind = @kind"); params["kind"] = query.kind; }
+    if (query.status) { where.push("status = @status"); params["status"] = query.status; }
+    if (query.name) { where.push("instr(lower(name), lower(@name)) > 0"); params["name"] = query.name; }
+    if (query.model) {
+      where.push("EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(config_json) THEN config_json ELSE '{}' END, '$.models') m WHERE instr(lower(m.value), lower(@model)) > 0)");
+      params["model"] = query.model;
+    }
+    const filter = where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "";
+    const total = this.#get<{ n: number }>(`SELECT count(*) AS n FROM lab_runs${filter}`, params)!.n;
+    const raws = this.#all<RunRaw>(`SELECT * FROM lab_runs${filter} ORDER BY seq DESC LIMIT @limit OFFSET @offset`, { ...params, limit: query.limit, offset: query.offset });
+    return { runs: raws.map(summary), total };
+  }
+
+  /** A run's summary (no rows or trials), by its id or the start of it; undefined when none or several match. */
+  run(given: string): (RunSummary & { bestTrial: number | null }) | undefined {
+    const raw = this.#get<RunRaw>("SELECT * FROM lab_runs WHERE id = ?", [given]) ??
+      onlyOne(this.#all<RunRaw>("SELECT * FROM lab_runs WHERE substr(id, 1, ?) = ? LIMIT 2", [given.length, given]));
+    return raw === undefined ? undefined : { ...summary(raw), bestTrial: raw.best_trial };
+  }
+
+  /** How many rows a run has recorded, and how many of them failed. */
+  rowCounts(runId: string): { rows: number; failed: number } {
+    const c = this.#get<{ rows: number; failed: number | null }>(
+      "SELECT count(*) AS rows, sum(error IS NOT NULL) AS failed FROM lab_rows WHERE run_id = ?", [runId],
+    )!;
+    return { rows: c.rows, failed: c.failed ?? 0 };
+  }
+
+  /** One page of a run's rows, narrowed and sorted by `query`, with how many match in all. */
+  rows(runId: string, query: RowQuery): { rows: ViewRow[]; total: number } {
+    const where = ["run_id = @run"];
+    const params: Record<string, unknown> = { run: runId };
+    if (query.failed) where.push("error IS NOT NULL");
+    if (query.label !== undefined && query.label !== "") {
+      where.push("EXISTS (SELECT 1 FROM json_each(expected_json) e WHERE CAST(e.value AS TEXT) = @label)");
+      params["label"] = query.label;
+    }
+    if (query.text !== undefined && query.text !== "") {
+      where.push("(instr(lower(inputs_json), lower(@text)) > 0 OR instr(lower(expected_json), lower(@text)) > 0 OR " +
+        "instr(lower(coalesce(prediction_json, '')), lower(@text)) > 0 OR instr(lower(coalesce(error, '')), lower(@text)) > 0 OR " +
+        "instr(lower(coalesce(example_id, '')), lower(@text)) > 0)");
+      params["text"] = query.text;
+    }
+    const scorePath = query.metric === undefined ? undefined : `$.${JSON.stringify(query.metric)}`;
+    if (query.maxScore !== undefined && scorePath !== undefined) {
+      where.push("json_extract(scores_json, @scorePath) <= @maxScore");
+      params["maxScore"] = query.maxScore;
+    }
+    if (scorePath !== undefined) params["scorePath"] = scorePath;
+    const filter = where.join(" AND ");
+    const total = this.#get<{ n: number }>(`SELECT count(*) AS n FROM lab_rows WHERE ${filter}`, params)!.n;
+    if (query.after !== undefined) { where.push("rowid > @after"); params["after"] = query.after; }
+    const direction = query.descending ? "DESC" : "ASC";
+    const order = query.after !== undefined ? "rowid ASC"
+      : query.sort === "score" && scorePath !== undefined ? `json_extract(scores_json, @scorePath) ${direction}, idx`
+        : query.sort === "duration" ? `duration_ms ${direction}, idx` : `idx ${direction}`;
+    const raws = this.#all<RowRaw>(
+      `SELECT rowid AS seq, * FROM lab_rows WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT @limit OFFSET @offset`,
+      { ...params, limit: query.limit, offset: query.offset },
+    );
+    return { rows: raws.map(row), total };
+  }
+
+  /** The position of the last row written for a run (0 when none): a live page polls for rows after it. */
+  lastSeq(runId: string): number {
+    return this.#get<{ seq: number | null }>("SELECT max(rowid) AS seq FROM lab_rows WHERE run_id = ?", [runId])!.seq ?? 0;
+  }
+
+  /** One row of a run by its index. */
+  row(runId: string, index: number): ViewRow | undefined {
+    const raw = this.#get<RowRaw>("SELECT rowid AS seq, * FROM lab_rows WHERE run_id = ? AND idx = ?", [runId, index]);
+    return raw === undefined ? undefined : row(raw);
+  }
+
+  /** The values the rows' expected fields take (for the label filter), the most frequent first; at most `limit`. */
+  labels(runId: string, limit = 30): string[] {
+    return this.#all<{ v: string }>(
+      `SELECT CAST(e.value AS TEXT) AS v, count(*) AS n FROM lab_rows, json_each(lab_rows.expected_json) e
+       WHERE run_id = ? AND e.type IN ('text', 'integer', 'true', 'false') AND length(CAST(e.value AS TEXT)) <= 60
+       GROUP BY v ORDER BY n DESC, v LIMIT ?`, [runId, limit],
+    ).map((r) => r.v);
+  }
+
+  /** A whole run with its rows or trials (for the metrics' intervals and comparisons). */
+  fullRun(runId: string): LabRun | undefined {
+    const base = this.run(runId);
+    if (base === undefined) return undefined;
+    const { bestTrial, ...rest } = base;
+    if (rest.kind === "evaluation") {
+      const rows = this.#all<RowRaw>("SELECT rowid AS seq, * FROM lab_rows WHERE run_id = ? ORDER BY idx", [base.id]).map(row);
+      return { ...rest, kind: "evaluation", rows } satisfies EvaluationRun;
+    }
+    return { ...rest, kind: "optimization", trials: this.trials(base.id), bestTrial };
+  }
+
+  /** The trials of an optimization, by index. */
+  trials(runId: string): Trial[] {
+    return this.#all<TrialRaw>("SELECT * FROM lab_trials WHERE run_id = ? ORDER BY idx", [runId]).map((t) => ({
+      index: t.idx, kind: t.kind, parents: parse(t.parents_json, []), choices: parse(t.choices_json, {}),
+      instructions: parse(t.instructions_json, {}), demoIds: parse(t.demo_ids_json, {}), score: t.score,
+      exampleScores: t.example_scores_json === null ? null : parse<ExampleScore[]>(t.example_scores_json, []),
+      budgetSpent: t.budget_spent, lmCalls: t.lm_calls, inputTokens: t.input_tokens, outputTokens: t.output_tokens, cost: t.cost,
+      durationMs: t.duration_ms, error: t.error, data: parse(t.data_json, {}), reused: t.reused ?? 0,
+    }));
+  }
+
+  /** Each registry name with its number of versions and its latest version's score. */
+  registryNames(): { name: string; versions: number; latest: number; score: number | null; createdAt: string }[] {
+    if (!this.#hasTable("registry_versions")) return [];
+    return this.#all(
+      `SELECT v.name AS name, c.n AS versions, v.version AS latest, v.score AS score, v.created_at AS createdAt
+       FROM registry_versions v JOIN (SELECT name, count(*) AS n, max(version) AS top FROM registry_versions GROUP BY name) c
+       ON c.name = v.name AND c.top = v.version ORDER BY v.name`,
+    );
+  }
+
+  /** Every stored version of `name`, oldest first. */
+  versions(name: string): ViewVersion[] {
+    if (!this.#hasTable("registry_versions")) return [];
+    return this.#all<{ name: string; version: number; created_at: string; score: number | null; metadata_json: string; state_json: string; module_class: string }>(
+      "SELECT * FROM registry_versions WHERE name = ? ORDER BY version", [name],
+    ).map((v) => {
+      const state = parse<{ predictors?: Record<string, { instruction?: unknown; demos?: unknown }> }>(v.state_json, {});
+      const predictors: ViewVersion["predictors"] = {};
+      for (const [path, p] of Object.entries(state.predictors ?? {})) {
+        predictors[path] = { instruction: typeof p?.instruction === "string" ? p.instruction : "", demos: Array.isArray(p?.demos) ? p.demos : [] };
+      }
+      return {
+        name: v.name, version: v.version, createdAt: v.created_at, score: v.score, moduleClass: v.module_class,
+        metadata: parse(v.metadata_json, {}), predictors,
+      };
+    });
+  }
+}
+
+function onlyOne<T>(found: T[]): T | undefined {
+  return found.length === 1 ? found[0] : undefined;
+}
+
+/** Stored JSON; text that does not parse (changed outside typelm) reads as `fallback` rather than hiding the page. */
+function parse<T>(text: string, fallback: T): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+function summary(raw: RunRaw): RunSummary {
+  return {
+    id: raw.id, kind: raw.kind, name: raw.name, status: raw.status, startedAt: raw.started_at, endedAt: raw.ended_at,
+    score: raw.score, config: parse(raw.config_json, {}), summary: parse(raw.summary_json, {}), error: raw.error,
+  };
+}
+
+function row(r: RowRaw): ViewRow {
+  return {
+    seq: r.seq, index: r.idx, exampleId: r.example_id, inputs: parse(r.inputs_json, {}), expected: parse(r.expected_json, {}),
+    prediction: r.prediction_json === null ? null : parse(r.prediction_json, {}), scores: parse(r.scores_json, {}),
+    error: r.error, durationMs: r.duration_ms, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cost: r.cost,
+  };
+}
