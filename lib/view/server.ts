@@ -332,13 +332,15 @@ function pText(p: number): string {
 /** `typelm view`: starts the viewer, prints its address, and serves until interrupted (Ctrl-C). */
 export async function serveCommand(options: ViewerOptions, io: { stdout: (text: string) => void; stderr: (text: string) => void }): Promise<number> {
   const viewer = await startViewer(options);
-  io.stdout(`typelm view: ${viewer.url}\n`);
-  io.stderr(`Serving ${viewer.store} read-only; Ctrl-C stops.\n`);
-  await new Promise<void>((done) => {
+  // Listening for Ctrl-C before the address is announced: whoever reads it may stop the server at once.
+  const stopped = new Promise<void>((done) => {
     const stop = () => { process.off("SIGINT", stop); process.off("SIGTERM", stop); done(); };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
+  io.stderr(`Serving ${viewer.store} read-only; Ctrl-C stops.\n`);
+  io.stdout(`typelm view: ${viewer.url}\n`);
+  await stopped;
   await viewer.close();
   return 0;
 }
