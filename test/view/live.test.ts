@@ -10,6 +10,9 @@ import { startViewer, type Viewer } from "../../lib/view/server.js";
 import { browserTestsRun, launch } from "./browser.js";
 import { buildFixture, HOSTILE, row, type Fixture } from "./fixture.js";
 
+/** The page's globals, in the functions run in the browser (the project compiles without the DOM library). */
+declare const window: any, document: any;
+
 const maybe = browserTestsRun() ? describe : describe.skip;
 
 maybe("live update of a running run", () => {
@@ -38,7 +41,7 @@ maybe("live update of a running run", () => {
     await page.goto(`${viewer.url}runs/${fixture.running}`, { waitUntil: "load" });
     expect(await ids()).toEqual(["ex-0", "ex-1", "ex-2"]);
     // Marks this document: a reload would drop the mark.
-    await page.evaluate(() => { (window as unknown as { __same?: boolean }).__same = true; });
+    await page.evaluate(() => { window.__same = true; });
     const writer = LabStore.open(fixture.path);
     const written = Date.now();
     // Rows finish out of order under concurrency: 5 before 3 and 4.
@@ -54,7 +57,7 @@ maybe("live update of a running run", () => {
     // The hostile input arrived through JSON and went in as text.
     expect(await page.$eval('tr[data-example-id="ex-5"]', (e) => e.textContent)).toContain(HOSTILE[1]!.replace(/"/g, '\\"'));
     const state = await page.evaluate(() => ({
-      same: (window as unknown as { __same?: boolean }).__same, pwned: (window as unknown as { __pwned?: unknown }).__pwned,
+      same: window.__same, pwned: window.__pwned,
       images: document.querySelectorAll("img").length,
     }));
     expect(state).toEqual({ same: true, pwned: undefined, images: 0 });

@@ -11,6 +11,9 @@ import { startViewer, type Viewer } from "../../lib/view/server.js";
 import { browserTestsRun, launch } from "./browser.js";
 import { buildFixture, HOSTILE, type Fixture } from "./fixture.js";
 
+/** The page's globals, in the functions run in the browser (the project compiles without the DOM library). */
+declare const window: any, document: any;
+
 const run = browserTestsRun();
 const maybe = run ? describe : describe.skip;
 
@@ -49,7 +52,7 @@ maybe("the run viewer in Chromium", () => {
 
   async function assertInert(): Promise<void> {
     const state = await page.evaluate(() => ({
-      pwned: (window as unknown as { __pwned?: unknown }).__pwned,
+      pwned: window.__pwned,
       scripts: [...document.querySelectorAll("script")].map((s) => s.textContent?.includes("/api/runs/") ?? false),
       images: document.querySelectorAll("img").length,
       handlers: [...document.querySelectorAll("*")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
