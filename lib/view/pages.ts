@@ -1,5 +1,6 @@
 // The pages of runs: the list, an evaluation (metrics with intervals, rows paged and filtered on the
 // server) and one example. Every stored value goes through `html`, which escapes it.
+import { runTitle } from "../lab/commands.js";
 import type { EvaluationRow, RunSummary } from "../store/records.js";
 import { clip, html, link, Markup, num, valueText } from "./html.js";
 import type { RowQuery, RunQuery, ViewRow } from "./queries.js";
@@ -45,7 +46,7 @@ export function runsPage(result: { runs: RunSummary[]; total: number }, query: R
 ${result.runs.length === 0 ? html`<p class="muted">No runs${query.kind || query.status || query.name || query.model ? " match these filters" : " in this store yet"}.</p>` : html`
 <table id="runs"><thead><tr><th>run</th><th>kind</th><th>name</th><th>model</th><th>status</th><th>started</th><th>score</th></tr></thead><tbody>
 ${result.runs.map((r) => html`<tr data-kind="${r.kind}" data-status="${r.status}">
-<td><a href="/runs/${encodeURIComponent(r.id)}" data-run-id="${r.id}">${r.id.slice(0, 8)}</a></td><td>${r.kind}</td><td>${r.name}</td>
+<td><a href="/runs/${encodeURIComponent(r.id)}" data-run-id="${r.id}">${r.id.slice(0, 8)}</a></td><td>${r.kind}</td><td>${runTitle(r.name, r.kind, r.config)}</td>
 <td>${models(r)}</td><td class="status-${r.status}">${r.status}</td><td>${r.startedAt}</td><td class="num">${num(r.score)}</td></tr>`)}
 </tbody></table>`}
 ${pager("/", keep, query.offset, query.limit, result.total)}`;

@@ -7,7 +7,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ValidationError } from "../errors.js";
 import { adjustComparisons, compare, formatPValue } from "../evaluate/compare.js";
-import { metricsOf, storedReport } from "../lab/commands.js";
+import { metricsOf, runTitle, storedReport } from "../lab/commands.js";
 import type { EvaluationRow, EvaluationRun, RunSummary } from "../store/records.js";
 import { html, page } from "./html.js";
 import { evaluationPage, KINDS, LIVE_SCRIPT, rowPage, runsPage, STATUSES, type MetricLine } from "./pages.js";
@@ -126,7 +126,7 @@ class App {
     if (parts[0] === "runs" && parts.length === 2) {
       const run = this.#run(parts[1]!);
       if (run.kind === "optimization") {
-        return page(run.name, s, optimizationPage(run, this.store.trials(run.id), html`<h1>${run.name} <span class="muted">(optimization)</span></h1>
+        return page(run.name, s, optimizationPage(run, this.store.trials(run.id), html`<h1>${runTitle(run.name, run.kind, run.config)} <span class="muted">(optimization)</span></h1>
 <p>run <code>${run.id}</code> · <span class="status-${run.status}">${run.status}</span> · started ${run.startedAt}${run.endedAt === null ? "" : html` · ended ${run.endedAt}`}</p>
 ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       }
