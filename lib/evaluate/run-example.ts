@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { LMError } from "../errors.js";
 import { withRateListener } from "../lm/rate-signal.js";
-import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
+import { emptyUsage, trackUsage, type ModelCall, type UsageTotals } from "../lm/usage-scope.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import { withTrace, type TraceEntry } from "../predict/trace.js";
@@ -29,6 +29,8 @@ export interface ExampleOutcome {
   trace: TraceEntry[];
   /** Metric name → feedback text, for metrics that gave some. */
   feedback: Record<string, string>;
+  /** The model calls the example's module made (re-runs included), when the evaluation records them; else null. */
+  calls?: ModelCall[] | null;
 }
 
 /** What one example's work produced (the row is made from it). */
@@ -100,10 +102,11 @@ class Slot {
  */
 export function runExample(
   moduleInstance: Module, example: FewShotExample, index: number, metrics: readonly ResolvedMetric[], limiter: AdaptiveConcurrency,
-  exampleTimeout: number, done: (outcome: ExampleOutcome) => void,
+  exampleTimeout: number, done: (outcome: ExampleOutcome) => void, recordCalls = false,
 ): void {
   const started = performance.now();
   const usage = emptyUsage();
+  if (recordCalls) usage.log = [];
   const slot = new Slot(limiter);
   const progress: Progress = { doing: `${moduleInstance.constructor.name}.call was running`, trace: [] };
   let settled = false;
@@ -151,7 +154,8 @@ function outcomeOf(
     outputTokens: usage.outputTokens,
     cost: usage.cost,
   };
-  return { row, prediction: error === undefined ? attempt.prediction : null, trace, feedback };
+  // A copy: work abandoned at a timeout may still answer into the log after the row is written.
+  return { row, prediction: error === undefined ? attempt.prediction : null, trace, feedback, calls: usage.log === undefined ? null : [...usage.log] };
 }
 
 /** The example's work: module call (re-run after 429s), then every metric. Undefined once abandoned. */

@@ -4,7 +4,8 @@ import type { Statement } from "better-sqlite3";
 import { configuredStorePath, globalConfig } from "../config.js";
 import { ConfigurationError, preview, ValidationError } from "../errors.js";
 import { isPlainObject } from "../plain-object.js";
-import { redactedJson, redactError } from "../instrument/redact.js";
+import { redactedJson, redactError, redactString } from "../instrument/redact.js";
+import type { ModelCall } from "../lm/usage-scope.js";
 import { openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";
 import type {
@@ -77,6 +78,38 @@ interface TrialRaw {
   output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string; reused: number;
 }
 
+interface CallRaw {
+  provider: string; model: string; messages_json: string; reply: string | null; reply_hash: string | null; input_tokens: number; output_tokens: number;
+  cost: number | null; latency_ms: number; cached: number;
+}
+
+/** Text hashes computed lately: a system prompt sent with every call is hashed once. */
+const textHashes = new Map<string, string>();
+
+/** Texts up to this many characters are kept in the call's row: shorter than their hash's row would be. */
+const INLINE_TEXT = 128;
+
+/**
+ * Stores `text` (secrets masked) once under its hash and returns `{ text: hash }`, or `{ content }`
+ * for a short text kept inline; `written` collects the hashes inserted, marked known once the
+ * transaction commits.
+ */
+function storedText(s: Statements, text: string, written: string[]): { content: string } | { text: string } {
+  const clean = redactString(text);
+  if (clean.length <= INLINE_TEXT) return { content: clean };
+  let hash = textHashes.get(clean);
+  if (hash === undefined) {
+    hash = nodeCrypto().createHash("sha256").update(clean).digest("hex").slice(0, 32);
+    if (textHashes.size >= 512) textHashes.clear();
+    textHashes.set(clean, hash);
+  }
+  if (!s.knownTexts.has(hash)) {
+    s.insertText.run(hash, clean);
+    written.push(hash);
+  }
+  return { text: hash };
+}
+
 /** The statements of one connection, prepared once and shared by every `LabStore` on it. */
 class Statements {
   readonly insertRun: Statement;
@@ -87,6 +120,10 @@ class Statements {
   readonly run: Statement<[string], RunRaw>;
   readonly rows: Statement<[string], RowRaw>;
   readonly trials: Statement<[string], TrialRaw>;
+  readonly insertText: Statement;
+  readonly insertCall: Statement;
+  /** Hashes of texts known to be in lab_texts (committed through this connection): not sent to SQLite again. */
+  readonly knownTexts = new Set<string>();
 
   constructor(db: Database) {
     this.insertRun = db.prepare(
@@ -109,6 +146,11 @@ class Statements {
        example_scores_json, budget_spent, lm_calls, input_tokens, output_tokens, cost, duration_ms, error, data_json, reused)
        VALUES (@run_id, @idx, @kind, @parents_json, @choices_json, @instructions_json, @demo_ids_json, @score,
        @example_scores_json, @budget_spent, @lm_calls, @input_tokens, @output_tokens, @cost, @duration_ms, @error, @data_json, @reused)`,
+    );
+    this.insertText = db.prepare("INSERT OR IGNORE INTO lab_texts (hash, text) VALUES (?, ?)");
+    this.insertCall = db.prepare(
+      `INSERT INTO lab_calls (run_id, idx, seq, provider, model, messages_json, reply, reply_hash, input_tokens, output_tokens, cost, latency_ms, cached)
+       VALUES (@run_id, @idx, @seq, @provider, @model, @messages_json, @reply, @reply_hash, @input_tokens, @output_tokens, @cost, @latency_ms, @cached)`,
     );
     this.run = db.prepare<[string], RunRaw>("SELECT * FROM lab_runs WHERE id = ?");
     this.rows = db.prepare<[string], RowRaw>("SELECT * FROM lab_rows WHERE run_id = ? ORDER BY idx");
@@ -177,15 +219,57 @@ export class LabStore {
     return id;
   }
 
-  /** Records one evaluated example of `runId` (call it when the example finishes). */
-  recordExample(runId: string, row: EvaluationRow): void {
-    this.#write("record an example in", () => this.#statements().insertRow.run({
-      run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs, EXAMPLE, "inputs"),
-      expected_json: json(row.expected, EXAMPLE, "expected"),
-      prediction_json: row.prediction === null ? null : json(row.prediction, EXAMPLE, "prediction"),
-      scores_json: json(row.scores, EXAMPLE, "scores"), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
-      output_tokens: row.outputTokens, cost: row.cost,
-    }), runId, `example ${row.index}`);
+  /**
+   * Records one evaluated example of `runId` (call it when the example finishes), with the model calls
+   * it made when given: in one transaction, each text (message, reply) stored once by its hash.
+   */
+  recordExample(runId: string, row: EvaluationRow, calls?: readonly ModelCall[]): void {
+    this.#write("record an example in", () => {
+      const s = this.#statements();
+      const values = {
+        run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs, EXAMPLE, "inputs"),
+        expected_json: json(row.expected, EXAMPLE, "expected"),
+        prediction_json: row.prediction === null ? null : json(row.prediction, EXAMPLE, "prediction"),
+        scores_json: json(row.scores, EXAMPLE, "scores"), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
+        output_tokens: row.outputTokens, cost: row.cost,
+      };
+      if (calls === undefined || calls.length === 0) {
+        s.insertRow.run(values);
+        return;
+      }
+      const written: string[] = [];
+      this.#database().transaction(() => {
+        s.insertRow.run(values);
+        calls.forEach((call, seq) => {
+          const messages = call.messages.map((m) => ({ role: m.role, ...storedText(s, m.content, written) }));
+          const reply = storedText(s, call.reply, written);
+          s.insertCall.run({
+            run_id: runId, idx: row.index, seq, provider: call.provider, model: call.model, messages_json: JSON.stringify(messages),
+            reply: "content" in reply ? reply.content : null, reply_hash: "text" in reply ? reply.text : null,
+            input_tokens: call.inputTokens, output_tokens: call.outputTokens,
+            cost: call.cost === null || !Number.isFinite(call.cost) ? null : call.cost, latency_ms: call.latencyMs, cached: call.cached ? 1 : 0,
+          });
+        });
+      })();
+      if (s.knownTexts.size + written.length > 10_000) s.knownTexts.clear();
+      for (const hash of written) s.knownTexts.add(hash);
+    }, runId, `example ${row.index}`);
+  }
+
+  /** The model calls recorded with one example of a run, in the order they were answered ([] when none). */
+  calls(runId: string, index: number): ModelCall[] {
+    return this.#read(() => {
+      const db = this.#database();
+      const raws = db.prepare<[string, number], CallRaw>("SELECT * FROM lab_calls WHERE run_id = ? AND idx = ? ORDER BY seq").all(runId, index);
+      const textOf = db.prepare<[string], { text: string }>("SELECT text FROM lab_texts WHERE hash = ?");
+      const read = (hash: string | null | undefined) => (hash == null ? "" : textOf.get(hash)?.text ?? "");
+      return raws.map((c) => ({
+        provider: c.provider, model: c.model,
+        messages: parse<{ role: ModelCall["messages"][number]["role"]; content?: string; text?: string }[]>(c.messages_json)
+          .map((m) => ({ role: m.role, content: m.content ?? read(m.text) })),
+        reply: c.reply ?? read(c.reply_hash), inputTokens: c.input_tokens, outputTokens: c.output_tokens, cost: c.cost, latencyMs: c.latency_ms, cached: c.cached === 1,
+      }));
+    });
   }
 
   /** Records one finished optimizer trial of `runId` (a failed trial too, with its error). */

@@ -23,6 +23,13 @@
  *                       written as soon as the provider accepted it (before the first poll): provider,
  *                       model, endpoint (shown form), round, custom_ids_json (the request keys it holds),
  *                       status (submitted|completed|failed), created_at; a resumed run re-attaches to it.
+ * - `lab_calls`         (from 006) one row per model call an evaluated example made, keyed (run_id, idx, seq):
+ *                       provider, model, messages_json (an array of { role, content } for a short message
+ *                       or { role, text } with `text` the hash of a long one in lab_texts), reply (a short
+ *                       reply) or reply_hash (a long one), input_tokens, output_tokens (INTEGER), cost
+ *                       (nullable), latency_ms, cached (INTEGER 0/1); written with the example's row.
+ * - `lab_texts`         (from 006) each long text a recorded call sent or received, once: hash (the first
+ *                       128 bits of its sha256, hex), text. A system prompt repeated in every call is stored once.
  * - `registry_versions` one stored module per (name, version): created_at, score, metadata_json,
  *                       state_json (per predictor: instruction, demos, signature fingerprint) and
  *                       module_class (the class name `load` rebuilds).
@@ -202,6 +209,29 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
       status TEXT NOT NULL CHECK (status IN ('submitted', 'completed', 'failed')),
       created_at TEXT NOT NULL,
       PRIMARY KEY (run_id, batch_id)
+    )`,
+  },
+  {
+    name: "006_lab_calls",
+    sql: `CREATE TABLE IF NOT EXISTS lab_texts (
+      hash TEXT PRIMARY KEY,
+      text TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS lab_calls (
+      run_id TEXT NOT NULL REFERENCES lab_runs (id) ON DELETE CASCADE,
+      idx INTEGER NOT NULL,
+      seq INTEGER NOT NULL,
+      provider TEXT NOT NULL,
+      model TEXT NOT NULL,
+      messages_json TEXT NOT NULL,
+      reply TEXT,
+      reply_hash TEXT,
+      input_tokens INTEGER NOT NULL,
+      output_tokens INTEGER NOT NULL,
+      cost REAL,
+      latency_ms REAL NOT NULL,
+      cached INTEGER NOT NULL,
+      PRIMARY KEY (run_id, idx, seq)
     )`,
   },
 ];
