@@ -1,6 +1,7 @@
 // The pages of runs: the list, an evaluation (metrics with intervals, rows paged and filtered on the
 // server) and one example. Every stored value goes through `html`, which escapes it.
 import { runTitle } from "../lab/commands.js";
+import type { ModelCall } from "../lm/usage-scope.js";
 import type { EvaluationRow, RunSummary } from "../store/records.js";
 import { clip, html, link, Markup, num, valueText } from "./html.js";
 import type { RowQuery, RunQuery, ViewRow } from "./queries.js";
@@ -154,6 +155,17 @@ export const LIVE_SCRIPT = `
   setTimeout(poll, 1000);
 })();
 `;
+
+/** An example's model calls as a transcript: each call's messages, then its reply. */
+export function callsSection(calls: ModelCall[] | null): Markup {
+  if (calls === null || calls.length === 0) {
+    return html`<h2>Model calls</h2><p class="muted" id="calls">${calls === null ? "This store records no model calls (it was written by a typelm that did not)." : "No model call was recorded for this example (the evaluation ran with recordCalls: false, or the module made none)."}</p>`;
+  }
+  return html`<h2>Model calls (${calls.length})</h2><div id="calls">${calls.map((c, i) => html`<section class="call" data-call="${i}">
+<div><b>call ${i + 1}</b> · ${c.provider}/${c.model} · ${c.inputTokens} input tokens · ${c.outputTokens} output tokens · ${num(c.latencyMs, 0)} ms${c.cost === null ? "" : ` · cost ${num(c.cost, 6)}`}${c.cached ? html` · <b data-cached="1">cached</b>` : ""}</div>
+${c.messages.map((m) => html`<div class="msg" data-role="${m.role}"><div class="role">${m.role}</div><pre>${m.content}</pre></div>`)}
+<div class="msg" data-role="reply"><div class="role">reply</div><pre class="reply">${c.reply}</pre></div></section>`)}</div>`;
+}
 
 /** `/runs/<id>/rows/<index>`: one example in full. */
 export function rowPage(run: RunSummary, row: ViewRow, calls: Markup): Markup {

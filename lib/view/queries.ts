@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import type { Database } from "better-sqlite3";
 import { ValidationError } from "../errors.js";
 import { storeError } from "../store/db.js";
+import type { ModelCall } from "../lm/usage-scope.js";
 import type { EvaluationRow, EvaluationRun, ExampleScore, LabRun, RunKind, RunStatus, RunSummary, Trial } from "../store/records.js";
 
 const requireFromHere = createRequire(import.meta.url);
@@ -192,6 +193,27 @@ export class ViewStore {
   row(runId: string, index: number): ViewRow | undefined {
     const raw = this.#get<RowRaw>("SELECT rowid AS seq, * FROM lab_rows WHERE run_id = ? AND idx = ?", [runId, index]);
     return raw === undefined ? undefined : row(raw);
+  }
+
+  /**
+   * The model calls recorded with one example, in order; null when the store has no call table (written
+   * by a typelm that did not record calls).
+   */
+  calls(runId: string, index: number): ModelCall[] | null {
+    if (!this.#hasTable("lab_calls")) return null;
+    const raws = this.#all<{
+      provider: string; model: string; messages_json: string; reply: string | null; reply_hash: string | null; input_tokens: number;
+      output_tokens: number; cost: number | null; latency_ms: number; cached: number;
+    }>("SELECT * FROM lab_calls WHERE run_id = ? AND idx = ? ORDER BY seq", [runId, index]);
+    const read = (hash: string | null | undefined) =>
+      hash == null ? "" : this.#get<{ text: string }>("SELECT text FROM lab_texts WHERE hash = ?", [hash])?.text ?? "";
+    return raws.map((c) => ({
+      provider: c.provider, model: c.model,
+      messages: parse<{ role: ModelCall["messages"][number]["role"]; content?: string; text?: string }[]>(c.messages_json, [])
+        .map((m) => ({ role: m.role, content: m.content ?? read(m.text) })),
+      reply: c.reply ?? read(c.reply_hash), inputTokens: c.input_tokens, outputTokens: c.output_tokens, cost: c.cost,
+      latencyMs: c.latency_ms, cached: c.cached === 1,
+    }));
   }
 
   /** The values the rows' expected fields take (for the label filter), the most frequent first; at most `limit`. */

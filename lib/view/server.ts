@@ -10,7 +10,7 @@ import { adjustComparisons, compare, formatPValue } from "../evaluate/compare.js
 import { metricsOf, runTitle, storedReport } from "../lab/commands.js";
 import type { EvaluationRow, EvaluationRun, RunSummary } from "../store/records.js";
 import { html, page } from "./html.js";
-import { evaluationPage, KINDS, LIVE_SCRIPT, rowPage, runsPage, STATUSES, type MetricLine } from "./pages.js";
+import { callsSection, evaluationPage, KINDS, LIVE_SCRIPT, rowPage, runsPage, STATUSES, type MetricLine } from "./pages.js";
 import { comparePage, optimizationPage, registryNamePage, registryPage } from "./pages-more.js";
 import { ViewStore, type RowQuery, type RunQuery } from "./queries.js";
 
@@ -137,7 +137,7 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       const run = this.#run(parts[1]!);
       const row = this.store.row(run.id, index(parts[3]!));
       if (row === undefined) throw new NotFound(`run ${run.id} has no example ${parts[3]}`);
-      return page(`Example ${row.index}`, s, rowPage(run, row, html`<h2>Model calls</h2><p class="muted" id="calls">This store has no model calls recorded for this example.</p>`));
+      return page(`Example ${row.index}`, s, rowPage(run, row, callsSection(this.store.calls(run.id, row.index))));
     }
     if (parts[0] === "compare" && parts.length === 3) {
       const c = this.#compare(parts[1]!, parts[2]!);
@@ -170,7 +170,7 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       if (parts[2] === "rows" && parts.length === 4) {
         const row = this.store.row(run.id, index(parts[3]!));
         if (row === undefined) throw new NotFound(`run ${run.id} has no example ${parts[3]}`);
-        return row;
+        return { ...row, calls: this.store.calls(run.id, row.index) };
       }
     }
     if (parts[0] === "compare" && parts.length === 3) {

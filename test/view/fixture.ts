@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { Registry } from "../../lib/store/registry.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { closeStoreSync } from "../../lib/store/db.js";
+import type { ModelCall } from "../../lib/lm/usage-scope.js";
 import type { EvaluationRow } from "../../lib/store/records.js";
 import { SentimentProgram, tunedProgram } from "../store/registry-fixture.js";
 
@@ -19,6 +20,17 @@ export const HOSTILE = [
   `"><svg onload="window.__pwned = 3">`,
   `</textarea></pre><script>window.__pwned = 4</script>`,
 ];
+
+/** The system prompt of the recorded calls (long enough to be stored by hash). */
+export const SYSTEM = `Classify the sentiment of the sentence. ${"Answer with one JSON object. ".repeat(6)}`;
+
+/** A recorded model call of example `i`. */
+export function call(i: number, reply: string, over: Partial<ModelCall> = {}): ModelCall {
+  return {
+    provider: "openai", model: "gpt-4o-mini", messages: [{ role: "system", content: SYSTEM }, { role: "user", content: `sentence: example ${i}` }],
+    reply, inputTokens: 120, outputTokens: 9, cost: 0.00002, latencyMs: 310, cached: false, ...over,
+  };
+}
 
 export interface Fixture {
   path: string;
@@ -47,12 +59,15 @@ export async function buildFixture(): Promise<Fixture> {
   const evalA = lab.startRun({ kind: "evaluation", name: "baseline", config });
   for (let i = 0; i < 60; i++) {
     const wrong = i % 4 === 1;
+    // Example 0 made two calls (the second answered from the cache); example 7's reply is hostile; the others none.
+    const calls = i === 0 ? [call(0, '{"sentiment":"negative"}'), call(0, '{"sentiment":"negative"}', { cached: true, latencyMs: 1, cost: 0 })]
+      : i === 7 ? [call(7, `${HOSTILE[0]} ${HOSTILE[1]}`)] : undefined;
     lab.recordExample(evalA, row(i, {
       inputs: { sentence: i < HOSTILE.length ? HOSTILE[i]! : `sentence number ${i}` },
       prediction: wrong ? { sentiment: "wrong" } : row(i).prediction,
       scores: { accuracy: wrong ? 0 : 1 },
       ...(i === 7 ? { prediction: null, error: `OutputError: the reply was not JSON: ${HOSTILE[1]}` } : {}),
-    }));
+    }), calls);
   }
   lab.finishRun(evalA, { status: "completed", score: 0.75, summary: { metrics: { accuracy: 0.75 } } });
 

@@ -9,7 +9,7 @@ import { readFileSync, statSync } from "node:fs";
 import type { Browser, Page } from "puppeteer-core";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
 import { browserTestsRun, launch } from "./browser.js";
-import { buildFixture, HOSTILE, type Fixture } from "./fixture.js";
+import { buildFixture, HOSTILE, SYSTEM, type Fixture } from "./fixture.js";
 
 /** The page's globals, in the functions run in the browser (the project compiles without the DOM library). */
 declare const window: any, document: any;
@@ -135,6 +135,26 @@ maybe("the run viewer in Chromium", () => {
     await open(`/runs/${fixture.evalA}/rows/3`);
     expect(JSON.parse((await page.$eval("#inputs", (e) => e.textContent))!)).toEqual({ sentence: HOSTILE[3] });
     await open(`/runs/${fixture.evalA}/rows/999`, 404);
+  });
+
+  it("one example's model calls as a transcript: messages, raw reply, model, tokens, latency, cache hit", async () => {
+    await open(`/runs/${fixture.evalA}/rows/7`);
+    expect(await count("[data-call]")).toBe(1);
+    expect(await page.$eval("[data-call] .reply", (e) => e.textContent)).toBe(`${HOSTILE[0]} ${HOSTILE[1]}`);
+    expect(await page.$$eval('[data-call] [data-role] pre', (pres) => pres.map((p) => p.textContent)))
+      .toEqual([SYSTEM, "sentence: example 7", `${HOSTILE[0]} ${HOSTILE[1]}`]);
+    await open(`/runs/${fixture.evalA}/rows/0`);
+    const calls = await page.$$eval("[data-call]", (sections) => sections.map((s) => s.firstElementChild?.textContent?.replace(/\s+/g, " ")));
+    expect(calls).toEqual([
+      "call 1 · openai/gpt-4o-mini · 120 input tokens · 9 output tokens · 310 ms · cost 0.000020",
+      "call 2 · openai/gpt-4o-mini · 120 input tokens · 9 output tokens · 1 ms · cost 0.000000 · cached",
+    ]);
+    await open(`/runs/${fixture.evalA}/rows/1`);
+    expect(await count("[data-call]")).toBe(0);
+    expect(await page.$eval("#calls", (e) => e.textContent)).toContain("No model call was recorded");
+    const api = await (await fetch(`${viewer.url}api/runs/${fixture.evalA}/rows/0`)).json() as { calls: { cached: boolean; messages: { content: string }[] }[] };
+    expect(api.calls.map((c) => c.cached)).toEqual([false, true]);
+    expect(api.calls[0]!.messages[0]!.content).toBe(SYSTEM);
   });
 
   it("an optimization: the trials chart and table, the candidates' instructions and demos, the lineage", async () => {
