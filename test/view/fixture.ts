@@ -66,10 +66,11 @@ export async function buildFixture(): Promise<Fixture> {
       inputs: { sentence: i < HOSTILE.length ? HOSTILE[i]! : `sentence number ${i}` },
       prediction: wrong ? { sentiment: "wrong" } : row(i).prediction,
       scores: { accuracy: wrong ? 0 : 1 },
-      ...(i === 7 ? { prediction: null, error: `OutputError: the reply was not JSON: ${HOSTILE[1]}` } : {}),
+      ...(i === 7 ? { prediction: null, scores: { accuracy: 0 }, error: `OutputError: the reply was not JSON: ${HOSTILE[1]}` } : {}),
     }), calls);
   }
-  lab.finishRun(evalA, { status: "completed", score: 0.75, summary: { metrics: { accuracy: 0.75 } } });
+  // 16 of 60 scored 0: i % 4 = 1 (15) and the failed example 7.
+  lab.finishRun(evalA, { status: "completed", score: 44 / 60, summary: { metrics: { accuracy: 44 / 60 } } });
 
   const evalB = lab.startRun({ kind: "evaluation", name: "optimized", config: { ...config, models: ["anthropic/claude-x"] } });
   for (let i = 0; i < 60; i++) lab.recordExample(evalB, row(i, { scores: { accuracy: i % 12 === 1 ? 0 : 1 }, prediction: { sentiment: i % 12 === 1 ? "wrong" : row(i).expected["sentiment"] } }));
