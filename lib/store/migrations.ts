@@ -30,6 +30,7 @@
  *                       (nullable), latency_ms, cached (INTEGER 0/1); written with the example's row.
  * - `lab_texts`         (from 006) each long text a recorded call sent or received, once: hash (the first
  *                       128 bits of its sha256, hex), text. A system prompt repeated in every call is stored once.
+ *                       (from 007) index lab_rows_failed: a run's failed rows (error IS NOT NULL).
  * - `registry_versions` one stored module per (name, version): created_at, score, metadata_json,
  *                       state_json (per predictor: instruction, demos, signature fingerprint) and
  *                       module_class (the class name `load` rebuilds).
@@ -233,5 +234,11 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
       cached INTEGER NOT NULL,
       PRIMARY KEY (run_id, idx, seq)
     )`,
+  },
+  {
+    // The failed rows of a run, for the viewer's "failed only" and its count (a partial index: only
+    // failed rows are in it).
+    name: "007_lab_rows_failed",
+    sql: "CREATE INDEX IF NOT EXISTS lab_rows_failed ON lab_rows (run_id, idx) WHERE error IS NOT NULL",
   },
 ];

@@ -141,12 +141,24 @@ export class ViewStore {
     return raw === undefined ? undefined : { ...summary(raw), bestTrial: raw.best_trial };
   }
 
-  /** How many rows a run has recorded, and how many of them failed. */
+  /** How many rows a run has recorded, and how many of them failed (two index counts). */
   rowCounts(runId: string): { rows: number; failed: number } {
-    const c = this.#get<{ rows: number; failed: number | null }>(
-      "SELECT count(*) AS rows, sum(error IS NOT NULL) AS failed FROM lab_rows WHERE run_id = ?", [runId],
+    const rows = this.#get<{ n: number }>("SELECT count(*) AS n FROM lab_rows WHERE run_id = ?", [runId])!.n;
+    const failed = this.#get<{ n: number }>("SELECT count(*) AS n FROM lab_rows WHERE run_id = ? AND error IS NOT NULL", [runId])!.n;
+    return { rows, failed };
+  }
+
+  /**
+   * For one metric of a run: the rows, the sum of their scores (a missing score counts 0) and how
+   * many scores are neither 0 nor 1; in SQL, so a share's interval needs no row in memory.
+   */
+  scoreCounts(runId: string, metric: string): { n: number; sum: number; other: number } {
+    const c = this.#get<{ n: number; sum: number | null; other: number | null }>(
+      `SELECT count(*) AS n, sum(coalesce(json_extract(scores_json, @path), 0)) AS sum,
+       sum(coalesce(json_extract(scores_json, @path), 0) NOT IN (0, 1)) AS other FROM lab_rows WHERE run_id = @run`,
+      { run: runId, path: `$.${JSON.stringify(metric)}` },
     )!;
-    return { rows: c.rows, failed: c.failed ?? 0 };
+    return { n: c.n, sum: c.sum ?? 0, other: c.other ?? 0 };
   }
 
   /** One page of a run's rows, narrowed and sorted by `query`, with how many match in all. */
@@ -216,11 +228,14 @@ export class ViewStore {
     }));
   }
 
-  /** The values the rows' expected fields take (for the label filter), the most frequent first; at most `limit`. */
+  /**
+   * The values the rows' expected fields take (suggestions for the label filter), the most frequent
+   * first, at most `limit`; read from the first 2,000 rows, so a large run costs no more.
+   */
   labels(runId: string, limit = 30): string[] {
     return this.#all<{ v: string }>(
-      `SELECT CAST(e.value AS TEXT) AS v, count(*) AS n FROM lab_rows, json_each(lab_rows.expected_json) e
-       WHERE run_id = ? AND e.type IN ('text', 'integer', 'true', 'false') AND length(CAST(e.value AS TEXT)) <= 60
+      `SELECT CAST(e.value AS TEXT) AS v, count(*) AS n FROM (SELECT expected_json FROM lab_rows WHERE run_id = ? ORDER BY idx LIMIT 2000) r,
+       json_each(r.expected_json) e WHERE e.type IN ('text', 'integer', 'true', 'false') AND length(CAST(e.value AS TEXT)) <= 60
        GROUP BY v ORDER BY n DESC, v LIMIT ?`, [runId, limit],
     ).map((r) => r.v);
   }

@@ -7,6 +7,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ValidationError } from "../errors.js";
 import { adjustComparisons, compare, formatPValue } from "../evaluate/compare.js";
+import { wilsonInterval } from "../evaluate/stats.js";
 import { metricsOf, runTitle, storedReport } from "../lab/commands.js";
 import type { EvaluationRow, EvaluationRun, RunSummary } from "../store/records.js";
 import { html, page } from "./html.js";
@@ -195,7 +196,8 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     const query = rowQuery(q, run, metrics.map((m) => m.name));
     return {
       run, counts: this.store.rowCounts(run.id), metrics, rows: this.store.rows(run.id, query), query,
-      labels: this.store.labels(run.id), metricNames: metricNames(run, metrics), lastSeq: this.store.lastSeq(run.id),
+      // Only a running run's page polls for new rows.
+      labels: this.store.labels(run.id), metricNames: metricNames(run, metrics), lastSeq: run.status === "running" ? this.store.lastSeq(run.id) : 0,
     };
   }
 
@@ -205,15 +207,39 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     const key = `${run.id}\u0000${counts.rows}\u0000${run.status}`;
     const cached = this.#metrics.get(key);
     if (cached !== undefined) return cached;
-    const full = this.store.fullRun(run.id) as EvaluationRun;
-    const metrics = metricsOf(full);
-    let lines: MetricLine[] = [];
-    if (Object.keys(metrics).length > 0) {
+    let lines = this.#shareLines(run, counts.rows);
+    if (lines === undefined) {
+      // Other metrics need every row (a bootstrap over them, F1 over the labels).
+      const full = this.store.fullRun(run.id) as EvaluationRun;
+      const metrics = metricsOf(full);
       const report = storedReport(full, metrics);
       lines = Object.entries(metrics).map(([name, value]) => ({ name, value, ci: report.ci[name], method: report.ciMethod[name] ?? "percentile bootstrap" }));
     }
     for (const k of this.#metrics.keys()) if (k.startsWith(`${run.id}\u0000`)) this.#metrics.delete(k);
     this.#metrics.set(key, lines);
+    return lines;
+  }
+
+  /**
+   * The lines of a run whose metrics are all shares (accuracy or exact_match, every score 0 or 1):
+   * the value as `metricsOf` gives it and the Wilson interval from two counts, both in SQL, as
+   * `typelm show` computes them from the rows. Undefined when some metric is not a share.
+   */
+  #shareLines(run: RunSummary, rows: number): MetricLine[] | undefined {
+    if (rows === 0) return undefined;
+    const recorded = (run.summary as { metrics?: unknown }).metrics;
+    const summaryMetrics = recorded !== null && typeof recorded === "object" && Object.values(recorded).every((v) => typeof v === "number")
+      ? recorded as Record<string, number> : undefined;
+    const configured = run.config["metrics"];
+    const names = summaryMetrics !== undefined ? Object.keys(summaryMetrics) : Array.isArray(configured) ? configured.filter((m): m is string => typeof m === "string") : [];
+    if (names.length === 0 || names.some((m) => m !== "accuracy" && m !== "exact_match")) return undefined;
+    const lines: MetricLine[] = [];
+    for (const name of names) {
+      const c = this.store.scoreCounts(run.id, name);
+      if (c.other > 0) return undefined;
+      // Without a recorded summary the value is the mean over the rows (a missing score counts 0).
+      lines.push({ name, value: summaryMetrics?.[name] ?? c.sum / c.n, ci: wilsonInterval(c.sum, c.n), method: "wilson" });
+    }
     return lines;
   }
 

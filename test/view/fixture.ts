@@ -37,6 +37,8 @@ export interface Fixture {
   evalA: string;
   evalB: string;
   optimization: string;
+  /** An evaluation with a graded metric (its interval is a bootstrap over the rows). */
+  graded: string;
   running: string;
 }
 
@@ -87,6 +89,10 @@ export async function buildFixture(): Promise<Fixture> {
   }
   lab.finishRun(optimization, { status: "completed", score: 0.9, bestTrial: 4, summary: {} });
 
+  const graded = lab.startRun({ kind: "evaluation", name: "graded", config: { metrics: ["quality"], models: ["local/llama"], examples: 30 } });
+  for (let i = 0; i < 30; i++) lab.recordExample(graded, row(i, { scores: { quality: [0.2, 0.5, 0.9][i % 3]! * (i % 7 === 0 ? 0.5 : 1) } }));
+  lab.finishRun(graded, { status: "completed", score: null, summary: {} });
+
   const running = lab.startRun({ kind: "evaluation", name: "still going", config: { ...config, examples: 100 } });
   for (let i = 0; i < 3; i++) lab.recordExample(running, row(i));
 
@@ -97,5 +103,5 @@ export async function buildFixture(): Promise<Fixture> {
   await registry.store({ moduleInstance: tuned, name: "sentiment", metadata: { score: 0.8 } });
   lab.close();
   closeStoreSync(path);
-  return { path, evalA, evalB, optimization, running };
+  return { path, evalA, evalB, optimization, graded, running };
 }

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import type { Browser, Page } from "puppeteer-core";
+import { showRun } from "../../lib/lab/commands.js";
+import { LabStore } from "../../lib/store/lab-store.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
 import { browserTestsRun, launch } from "./browser.js";
 import { buildFixture, HOSTILE, SYSTEM, type Fixture } from "./fixture.js";
@@ -71,7 +73,7 @@ maybe("the run viewer in Chromium", () => {
   it("lists every run, newest first, each linked with data-run-id", async () => {
     await open("/");
     const ids = await page.$$eval("a[data-run-id]", (links) => links.map((a) => a.getAttribute("data-run-id")));
-    expect(ids).toEqual([fixture.running, fixture.optimization, fixture.evalB, fixture.evalA]);
+    expect(ids).toEqual([fixture.running, fixture.graded, fixture.optimization, fixture.evalB, fixture.evalA]);
   });
 
   it("the runs filters narrow the list: kind, status, name, model", async () => {
@@ -103,6 +105,22 @@ maybe("the run viewer in Chromium", () => {
     await assertInert();
     const second = await page.$$eval("tr[data-example-id]", (rows) => rows.map((r) => r.getAttribute("data-example-id")));
     expect(second).toEqual(Array.from({ length: 10 }, (_, i) => `ex-${50 + i}`));
+  });
+
+  it("each metric and its interval are those typelm show prints: a share's Wilson interval, a graded metric's bootstrap", async () => {
+    const lab = LabStore.open(fixture.path);
+    for (const id of [fixture.evalA, fixture.graded]) {
+      const shown = showRun(lab.run(id)!);
+      await open(`/runs/${id}`);
+      const lines = await page.$$eval("#metrics tbody tr", (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+      expect(lines.length).toBeGreaterThan(0);
+      for (const [metric, value, interval, method] of lines) {
+        // typelm show's table line: metric, value, "low to high", method.
+        expect(shown).toMatch(new RegExp(`^${metric}\\s+${value!.replace(".", "\\.")}\\s+${interval!.replace(/\./g, "\\.")}\\s+${method}$`, "m"));
+      }
+    }
+    expect(await page.$eval('[data-metric="quality"]', (e) => e.textContent)).not.toBe("");
+    lab.close();
   });
 
   it("the rows filters narrow on the server: failed, label, text, score, and sort", async () => {
