@@ -78,9 +78,10 @@ interface TrialRaw {
   output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string; reused: number;
 }
 
-interface CallRaw {
-  provider: string; model: string; messages_json: string; reply: string | null; reply_hash: string | null; input_tokens: number; output_tokens: number;
-  cost: number | null; latency_ms: number; cached: number;
+/** A call as `calls_json` keeps it: long texts by their hash in lab_texts. */
+interface StoredCall {
+  provider: string; model: string; messages: { role: ModelCall["messages"][number]["role"]; content?: string; text?: string }[];
+  reply?: string; replyHash?: string; inputTokens: number; outputTokens: number; cost: number | null; latencyMs: number; cached: boolean;
 }
 
 /** Text hashes computed lately: a system prompt sent with every call is hashed once. */
@@ -91,10 +92,10 @@ const INLINE_TEXT = 128;
 
 /**
  * Stores `text` (secrets masked) once under its hash and returns `{ text: hash }`, or `{ content }`
- * for a short text kept inline; `written` collects the hashes inserted, marked known once the
- * transaction commits.
+ * for a short text kept inline. Written before the row that refers to it, on its own: a text whose
+ * row then fails to be written is only an unused entry.
  */
-function storedText(s: Statements, text: string, written: string[]): { content: string } | { text: string } {
+function storedText(s: Statements, text: string): { content: string } | { text: string } {
   const clean = redactString(text);
   if (clean.length <= INLINE_TEXT) return { content: clean };
   let hash = textHashes.get(clean);
@@ -105,7 +106,8 @@ function storedText(s: Statements, text: string, written: string[]): { content: 
   }
   if (!s.knownTexts.has(hash)) {
     s.insertText.run(hash, clean);
-    written.push(hash);
+    if (s.knownTexts.size >= 10_000) s.knownTexts.clear();
+    s.knownTexts.add(hash);
   }
   return { text: hash };
 }
@@ -120,9 +122,9 @@ class Statements {
   readonly run: Statement<[string], RunRaw>;
   readonly rows: Statement<[string], RowRaw>;
   readonly trials: Statement<[string], TrialRaw>;
+  readonly insertRowWithCalls: Statement;
   readonly insertText: Statement;
-  readonly insertCall: Statement;
-  /** Hashes of texts known to be in lab_texts (committed through this connection): not sent to SQLite again. */
+  /** Hashes of texts known to be in lab_texts (written through this connection): not sent to SQLite again. */
   readonly knownTexts = new Set<string>();
 
   constructor(db: Database) {
@@ -148,12 +150,17 @@ class Statements {
        @example_scores_json, @budget_spent, @lm_calls, @input_tokens, @output_tokens, @cost, @duration_ms, @error, @data_json, @reused)`,
     );
     this.insertText = db.prepare("INSERT OR IGNORE INTO lab_texts (hash, text) VALUES (?, ?)");
-    this.insertCall = db.prepare(
-      `INSERT INTO lab_calls (run_id, idx, seq, provider, model, messages_json, reply, reply_hash, input_tokens, output_tokens, cost, latency_ms, cached)
-       VALUES (@run_id, @idx, @seq, @provider, @model, @messages_json, @reply, @reply_hash, @input_tokens, @output_tokens, @cost, @latency_ms, @cached)`,
+    this.insertRowWithCalls = db.prepare(
+      `INSERT INTO lab_rows (run_id, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error,
+       duration_ms, input_tokens, output_tokens, cost, calls_json)
+       VALUES (@run_id, @idx, @example_id, @inputs_json, @expected_json, @prediction_json, @scores_json, @error,
+       @duration_ms, @input_tokens, @output_tokens, @cost, @calls_json)`,
     );
     this.run = db.prepare<[string], RunRaw>("SELECT * FROM lab_runs WHERE id = ?");
-    this.rows = db.prepare<[string], RowRaw>("SELECT * FROM lab_rows WHERE run_id = ? ORDER BY idx");
+    this.rows = db.prepare<[string], RowRaw>(
+      `SELECT idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost
+       FROM lab_rows WHERE run_id = ? ORDER BY idx`,
+    );
     this.trials = db.prepare<[string], TrialRaw>("SELECT * FROM lab_trials WHERE run_id = ? ORDER BY idx");
   }
 }
@@ -237,22 +244,17 @@ export class LabStore {
         s.insertRow.run(values);
         return;
       }
-      const written: string[] = [];
-      this.#database().transaction(() => {
-        s.insertRow.run(values);
-        calls.forEach((call, seq) => {
-          const messages = call.messages.map((m) => ({ role: m.role, ...storedText(s, m.content, written) }));
-          const reply = storedText(s, call.reply, written);
-          s.insertCall.run({
-            run_id: runId, idx: row.index, seq, provider: call.provider, model: call.model, messages_json: JSON.stringify(messages),
-            reply: "content" in reply ? reply.content : null, reply_hash: "text" in reply ? reply.text : null,
-            input_tokens: call.inputTokens, output_tokens: call.outputTokens,
-            cost: call.cost === null || !Number.isFinite(call.cost) ? null : call.cost, latency_ms: call.latencyMs, cached: call.cached ? 1 : 0,
-          });
-        });
-      })();
-      if (s.knownTexts.size + written.length > 10_000) s.knownTexts.clear();
-      for (const hash of written) s.knownTexts.add(hash);
+      // One statement, as without calls: the calls go in the row, their long texts (new ones only) before it.
+      const stored = calls.map((call): StoredCall => {
+        const reply = storedText(s, call.reply);
+        return {
+          provider: call.provider, model: call.model, messages: call.messages.map((m) => ({ role: m.role, ...storedText(s, m.content) })),
+          ...("content" in reply ? { reply: reply.content } : { replyHash: reply.text }),
+          inputTokens: call.inputTokens, outputTokens: call.outputTokens, cost: call.cost === null || !Number.isFinite(call.cost) ? null : call.cost,
+          latencyMs: call.latencyMs, cached: call.cached,
+        };
+      });
+      s.insertRowWithCalls.run({ ...values, calls_json: JSON.stringify(stored) });
     }, runId, `example ${row.index}`);
   }
 
@@ -260,15 +262,8 @@ export class LabStore {
   calls(runId: string, index: number): ModelCall[] {
     return this.#read(() => {
       const db = this.#database();
-      const raws = db.prepare<[string, number], CallRaw>("SELECT * FROM lab_calls WHERE run_id = ? AND idx = ? ORDER BY seq").all(runId, index);
-      const textOf = db.prepare<[string], { text: string }>("SELECT text FROM lab_texts WHERE hash = ?");
-      const read = (hash: string | null | undefined) => (hash == null ? "" : textOf.get(hash)?.text ?? "");
-      return raws.map((c) => ({
-        provider: c.provider, model: c.model,
-        messages: parse<{ role: ModelCall["messages"][number]["role"]; content?: string; text?: string }[]>(c.messages_json)
-          .map((m) => ({ role: m.role, content: m.content ?? read(m.text) })),
-        reply: c.reply ?? read(c.reply_hash), inputTokens: c.input_tokens, outputTokens: c.output_tokens, cost: c.cost, latencyMs: c.latency_ms, cached: c.cached === 1,
-      }));
+      const raw = db.prepare<[string, number], { calls_json: string | null }>("SELECT calls_json FROM lab_rows WHERE run_id = ? AND idx = ?").get(runId, index);
+      return raw?.calls_json == null ? [] : storedCalls(db, raw.calls_json);
     });
   }
 
@@ -543,6 +538,16 @@ function batchRowProblem(b: BatchRaw): string | undefined {
     return `custom_ids_json is ${preview(ids)}; expected a JSON array of request keys (strings)`;
   }
   return undefined;
+}
+
+/** The calls of a row's `calls_json`, their long texts read back from lab_texts. */
+export function storedCalls(db: Database, json: string): ModelCall[] {
+  const textOf = db.prepare<[string], { text: string }>("SELECT text FROM lab_texts WHERE hash = ?");
+  const read = (hash: string | undefined) => (hash === undefined ? "" : textOf.get(hash)?.text ?? "");
+  return parse<StoredCall[]>(json).map((c) => ({
+    provider: c.provider, model: c.model, messages: c.messages.map((m) => ({ role: m.role, content: m.content ?? read(m.text) })),
+    reply: c.reply ?? read(c.replyHash), inputTokens: c.inputTokens, outputTokens: c.outputTokens, cost: c.cost, latencyMs: c.latencyMs, cached: c.cached,
+  }));
 }
 
 function parse<T>(text: string): T {

@@ -23,11 +23,10 @@
  *                       written as soon as the provider accepted it (before the first poll): provider,
  *                       model, endpoint (shown form), round, custom_ids_json (the request keys it holds),
  *                       status (submitted|completed|failed), created_at; a resumed run re-attaches to it.
- * - `lab_calls`         (from 006) one row per model call an evaluated example made, keyed (run_id, idx, seq):
- *                       provider, model, messages_json (an array of { role, content } for a short message
- *                       or { role, text } with `text` the hash of a long one in lab_texts), reply (a short
- *                       reply) or reply_hash (a long one), input_tokens, output_tokens (INTEGER), cost
- *                       (nullable), latency_ms, cached (INTEGER 0/1); written with the example's row.
+ *                       From 006: calls_json, the model calls the example made (recordCalls), an array of
+ *                       { provider, model, messages, reply | replyHash, inputTokens, outputTokens, cost,
+ *                       latencyMs, cached }; each message { role, content } (short) or { role, text } (the
+ *                       hash of a long content in lab_texts); null when none were recorded.
  * - `lab_texts`         (from 006) each long text a recorded call sent or received, once: hash (the first
  *                       128 bits of its sha256, hex), text. A system prompt repeated in every call is stored once.
  *                       (from 007) index lab_rows_failed: a run's failed rows (error IS NOT NULL).
@@ -214,25 +213,10 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
   },
   {
     name: "006_lab_calls",
-    sql: `CREATE TABLE IF NOT EXISTS lab_texts (
+    sql: `ALTER TABLE lab_rows ADD COLUMN calls_json TEXT;
+    CREATE TABLE IF NOT EXISTS lab_texts (
       hash TEXT PRIMARY KEY,
       text TEXT NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS lab_calls (
-      run_id TEXT NOT NULL REFERENCES lab_runs (id) ON DELETE CASCADE,
-      idx INTEGER NOT NULL,
-      seq INTEGER NOT NULL,
-      provider TEXT NOT NULL,
-      model TEXT NOT NULL,
-      messages_json TEXT NOT NULL,
-      reply TEXT,
-      reply_hash TEXT,
-      input_tokens INTEGER NOT NULL,
-      output_tokens INTEGER NOT NULL,
-      cost REAL,
-      latency_ms REAL NOT NULL,
-      cached INTEGER NOT NULL,
-      PRIMARY KEY (run_id, idx, seq)
     )`,
   },
   {

@@ -6,10 +6,14 @@ import { resolve } from "node:path";
 import type { Database } from "better-sqlite3";
 import { ValidationError } from "../errors.js";
 import { storeError } from "../store/db.js";
+import { storedCalls } from "../store/lab-store.js";
 import type { ModelCall } from "../lm/usage-scope.js";
 import type { EvaluationRow, EvaluationRun, ExampleScore, LabRun, RunKind, RunStatus, RunSummary, Trial } from "../store/records.js";
 
 const requireFromHere = createRequire(import.meta.url);
+
+/** A row's columns as lists and pages read them (not its recorded calls, which only its own page shows). */
+const ROW = "rowid AS seq, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost";
 
 /** How the runs list is narrowed: kind and status exactly, name and model as a part of the text. */
 export interface RunQuery {
@@ -190,7 +194,7 @@ export class ViewStore {
       : query.sort === "score" && scorePath !== undefined ? `json_extract(scores_json, @scorePath) ${direction}, idx`
         : query.sort === "duration" ? `duration_ms ${direction}, idx` : `idx ${direction}`;
     const raws = this.#all<RowRaw>(
-      `SELECT rowid AS seq, * FROM lab_rows WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT @limit OFFSET @offset`,
+      `SELECT ${ROW} FROM lab_rows WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT @limit OFFSET @offset`,
       { ...params, limit: query.limit, offset: query.offset },
     );
     return { rows: raws.map(row), total };
@@ -203,29 +207,24 @@ export class ViewStore {
 
   /** One row of a run by its index. */
   row(runId: string, index: number): ViewRow | undefined {
-    const raw = this.#get<RowRaw>("SELECT rowid AS seq, * FROM lab_rows WHERE run_id = ? AND idx = ?", [runId, index]);
+    const raw = this.#get<RowRaw>(`SELECT ${ROW} FROM lab_rows WHERE run_id = ? AND idx = ?`, [runId, index]);
     return raw === undefined ? undefined : row(raw);
   }
 
   /**
-   * The model calls recorded with one example, in order; null when the store has no call table (written
+   * The model calls recorded with one example, in order; null when the store cannot hold them (written
    * by a typelm that did not record calls).
    */
   calls(runId: string, index: number): ModelCall[] | null {
-    if (!this.#hasTable("lab_calls")) return null;
-    const raws = this.#all<{
-      provider: string; model: string; messages_json: string; reply: string | null; reply_hash: string | null; input_tokens: number;
-      output_tokens: number; cost: number | null; latency_ms: number; cached: number;
-    }>("SELECT * FROM lab_calls WHERE run_id = ? AND idx = ? ORDER BY seq", [runId, index]);
-    const read = (hash: string | null | undefined) =>
-      hash == null ? "" : this.#get<{ text: string }>("SELECT text FROM lab_texts WHERE hash = ?", [hash])?.text ?? "";
-    return raws.map((c) => ({
-      provider: c.provider, model: c.model,
-      messages: parse<{ role: ModelCall["messages"][number]["role"]; content?: string; text?: string }[]>(c.messages_json, [])
-        .map((m) => ({ role: m.role, content: m.content ?? read(m.text) })),
-      reply: c.reply ?? read(c.reply_hash), inputTokens: c.input_tokens, outputTokens: c.output_tokens, cost: c.cost,
-      latencyMs: c.latency_ms, cached: c.cached === 1,
-    }));
+    const hasCalls = this.#all<{ name: string }>("SELECT name FROM pragma_table_info('lab_rows')").some((c) => c.name === "calls_json");
+    if (!hasCalls) return null;
+    const raw = this.#get<{ calls_json: string | null }>("SELECT calls_json FROM lab_rows WHERE run_id = ? AND idx = ?", [runId, index]);
+    if (raw?.calls_json == null) return [];
+    try {
+      return storedCalls(this.#db, raw.calls_json);
+    } catch (error) {
+      throw storeError(this.path, "read", error);
+    }
   }
 
   /**
@@ -246,7 +245,7 @@ export class ViewStore {
     if (base === undefined) return undefined;
     const { bestTrial, ...rest } = base;
     if (rest.kind === "evaluation") {
-      const rows = this.#all<RowRaw>("SELECT rowid AS seq, * FROM lab_rows WHERE run_id = ? ORDER BY idx", [base.id]).map(row);
+      const rows = this.#all<RowRaw>(`SELECT ${ROW} FROM lab_rows WHERE run_id = ? ORDER BY idx`, [base.id]).map(row);
       return { ...rest, kind: "evaluation", rows } satisfies EvaluationRun;
     }
     return { ...rest, kind: "optimization", trials: this.trials(base.id), bestTrial };

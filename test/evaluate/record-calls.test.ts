@@ -68,7 +68,7 @@ describe("recording each row's model calls", () => {
     const report = await new Evaluation({ lab, progress: false }).evaluate({ moduleInstance, testExamples });
     const system = lm.requests[0]!.messages.find((m) => m.role === "system")!.content;
     expect(lm.requests.every((r) => r.messages.find((m) => m.role === "system")!.content === system)).toBe(true);
-    expect(count(path, "SELECT count(*) AS n FROM lab_calls WHERE run_id = ?", report.runId)).toBe(40);
+    expect(count(path, "SELECT sum(json_array_length(calls_json)) AS n FROM lab_rows WHERE run_id = ?", report.runId)).toBe(40);
     expect(count(path, "SELECT count(*) AS n FROM lab_texts WHERE text = ?", system)).toBe(1);
     // Texts over 128 characters are stored by hash, once: the system prompt and the garbled replies
     // (examples 3, 13, 23, 33, the same text); the short user messages and replies stay in the calls' rows.
@@ -79,7 +79,7 @@ describe("recording each row's model calls", () => {
     expect(lab.calls(report.runId!, 12)[0]!.messages.map((m) => m.content)).toEqual(lm.requests.find((r) => r.inputs?.["sentence"] === "s12")!.messages.map((m) => m.content));
     // A second run of the same program adds no text it already has.
     const again = await new Evaluation({ lab, progress: false }).evaluate({ moduleInstance, testExamples });
-    expect(count(path, "SELECT count(*) AS n FROM lab_calls WHERE run_id = ?", again.runId)).toBe(40);
+    expect(count(path, "SELECT sum(json_array_length(calls_json)) AS n FROM lab_rows WHERE run_id = ?", again.runId)).toBe(40);
     expect(count(path, "SELECT count(*) AS n FROM lab_texts")).toBe(2);
   });
 
@@ -89,11 +89,11 @@ describe("recording each row's model calls", () => {
     const { moduleInstance, testExamples } = setup(4);
     const report = await new Evaluation({ lab, progress: false, recordCalls: false }).evaluate({ moduleInstance, testExamples });
     expect(lab.rows(report.runId!)).toHaveLength(4);
-    expect(count(path, "SELECT count(*) AS n FROM lab_calls")).toBe(0);
+    expect(count(path, "SELECT count(*) AS n FROM lab_rows WHERE calls_json IS NOT NULL")).toBe(0);
     expect(count(path, "SELECT count(*) AS n FROM lab_texts")).toBe(0);
     const unrecorded = await new Evaluation({ lab, progress: false, record: false }).evaluate({ moduleInstance, testExamples });
     expect(unrecorded.runId).toBeNull();
-    expect(count(path, "SELECT count(*) AS n FROM lab_calls")).toBe(0);
+    expect(count(path, "SELECT count(*) AS n FROM lab_rows WHERE calls_json IS NOT NULL")).toBe(0);
   });
 
   it("masks a registered key in what it stores of a call", async () => {
@@ -114,7 +114,7 @@ describe("recording each row's model calls", () => {
       expect(user).toContain("key");
     }
     const db = openStoreSync(path);
-    const everything = JSON.stringify([db.prepare("SELECT * FROM lab_calls").all(), db.prepare("SELECT * FROM lab_texts").all()]);
+    const everything = JSON.stringify([db.prepare("SELECT * FROM lab_rows").all(), db.prepare("SELECT * FROM lab_texts").all()]);
     expect(everything).not.toContain(key);
   });
 });
