@@ -212,7 +212,7 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
     )`,
   },
   {
-    name: "006_lab_calls",
+    name: "006_lab_row_calls",
     sql: `ALTER TABLE lab_rows ADD COLUMN calls_json TEXT;
     CREATE TABLE IF NOT EXISTS lab_texts (
       hash TEXT PRIMARY KEY,
