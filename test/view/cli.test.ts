@@ -7,6 +7,11 @@ import { describe, expect, it } from "@jest/globals";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { createRequire } from "node:module";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { migrate, STORE_MIGRATIONS } from "../../lib/store/db.js";
+import { startViewer } from "../../lib/view/server.js";
 import { BIN, runCliHere } from "../helpers/cli.js";
 import { buildFixture } from "./fixture.js";
 
@@ -87,5 +92,34 @@ describe("typelm view", () => {
     };
     all.forEach(visitAll);
     expect([...binSeen].some((f) => /\bViewStore = class\b|class ViewStore\b/.test(readFileSync(f, "utf8")))).toBe(true);
+  });
+
+  it("reads a store written before model calls were recorded, and leaves it as it was (no migration)", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "typelm-view-old-")), "lab.sqlite");
+    const Database = createRequire(import.meta.url)("better-sqlite3") as typeof import("better-sqlite3");
+    const db = new Database(path);
+    const older = STORE_MIGRATIONS.filter((m) => m.name < "006");
+    migrate(db, older);
+    db.prepare(`INSERT INTO lab_runs (id, kind, name, status, started_at, config_json, summary_json) VALUES ('old-run', 'evaluation', 'old', 'completed', '2026-01-01T00:00:00Z', '{"metrics":["accuracy"]}', '{"metrics":{"accuracy":0.5}}')`).run();
+    const insert = db.prepare(`INSERT INTO lab_rows (run_id, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost)
+      VALUES ('old-run', ?, ?, '{"q":"x"}', '{"a":"y"}', NULL, ?, ?, 1, 1, 1, 0)`);
+    insert.run(0, "e0", '{"accuracy":1}', null);
+    insert.run(1, "e1", '{"accuracy":0}', "ProviderError: 500");
+    db.close();
+    const before = readFileSync(path);
+    const viewer = await startViewer({ store: path, port: 0 });
+    try {
+      const row = await (await fetch(`${viewer.url}runs/old-run/rows/0`)).text();
+      expect(row).toContain("This store records no model calls");
+      const failed = await (await fetch(`${viewer.url}runs/old-run?failed=1`)).text();
+      expect([...failed.matchAll(/<tr data-example-id="([^"]+)"/g)].map((m) => m[1])).toEqual(["e1"]);
+      expect(await (await fetch(`${viewer.url}api/runs/old-run/rows/0`)).json()).toMatchObject({ exampleId: "e0", calls: null });
+    } finally {
+      await viewer.close();
+    }
+    const check = new Database(path, { readonly: true });
+    expect((check.prepare("SELECT name FROM schema_migrations ORDER BY name").all() as { name: string }[]).map((r) => r.name)).toEqual(older.map((m) => m.name));
+    check.close();
+    expect(readFileSync(path).equals(before)).toBe(true);
   });
 });
