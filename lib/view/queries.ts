@@ -211,6 +211,14 @@ export class ViewStore {
     return raw === undefined ? undefined : row(raw);
   }
 
+  /** One metric's score of every row of a run, in index order (a missing score counts 0). */
+  scores(runId: string, metric: string): Float64Array {
+    const raws = this.#all<{ s: number | null }>(
+      "SELECT json_extract(scores_json, @path) AS s FROM lab_rows WHERE run_id = @run ORDER BY idx", { run: runId, path: `$.${JSON.stringify(metric)}` },
+    );
+    return Float64Array.from(raws, (r) => (typeof r.s === "number" ? r.s : 0));
+  }
+
   /**
    * The model calls recorded with one example, in order; null when the store cannot hold them (written
    * by a typelm that did not record calls).

@@ -7,7 +7,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ValidationError } from "../errors.js";
 import { adjustComparisons, compare, formatPValue } from "../evaluate/compare.js";
-import { wilsonInterval } from "../evaluate/stats.js";
+import { bcaInterval, meanStatistic, wilsonInterval } from "../evaluate/stats.js";
 import { metricsOf, runTitle, storedReport } from "../lab/commands.js";
 import type { EvaluationRow, EvaluationRun, RunSummary } from "../store/records.js";
 import { html, page } from "./html.js";
@@ -207,9 +207,9 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     const key = `${run.id}\u0000${counts.rows}\u0000${run.status}`;
     const cached = this.#metrics.get(key);
     if (cached !== undefined) return cached;
-    let lines = this.#shareLines(run, counts.rows);
+    let lines = this.#sqlLines(run, counts.rows);
     if (lines === undefined) {
-      // Other metrics need every row (a bootstrap over them, F1 over the labels).
+      // f1_score needs every row (its bootstrap recomputes macro-F1 over the labels).
       const full = this.store.fullRun(run.id) as EvaluationRun;
       const metrics = metricsOf(full);
       const report = storedReport(full, metrics);
@@ -221,24 +221,29 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
   }
 
   /**
-   * The lines of a run whose metrics are all shares (accuracy or exact_match, every score 0 or 1):
-   * the value as `metricsOf` gives it and the Wilson interval from two counts, both in SQL, as
-   * `typelm show` computes them from the rows. Undefined when some metric is not a share.
+   * The lines of a run, as `typelm show` computes them from its rows, without loading the rows: a
+   * share (accuracy or exact_match, every score 0 or 1) has the Wilson interval of two SQL counts,
+   * another mean metric the BCa bootstrap of its scores alone. Undefined for `f1_score` (its bootstrap
+   * needs the labels) or when the metrics are not known without the rows.
    */
-  #shareLines(run: RunSummary, rows: number): MetricLine[] | undefined {
+  #sqlLines(run: RunSummary, rows: number): MetricLine[] | undefined {
     if (rows === 0) return undefined;
     const recorded = (run.summary as { metrics?: unknown }).metrics;
     const summaryMetrics = recorded !== null && typeof recorded === "object" && Object.values(recorded).every((v) => typeof v === "number")
       ? recorded as Record<string, number> : undefined;
     const configured = run.config["metrics"];
     const names = summaryMetrics !== undefined ? Object.keys(summaryMetrics) : Array.isArray(configured) ? configured.filter((m): m is string => typeof m === "string") : [];
-    if (names.length === 0 || names.some((m) => m !== "accuracy" && m !== "exact_match")) return undefined;
+    if (names.length === 0 || names.includes("f1_score")) return undefined;
     const lines: MetricLine[] = [];
     for (const name of names) {
       const c = this.store.scoreCounts(run.id, name);
-      if (c.other > 0) return undefined;
       // Without a recorded summary the value is the mean over the rows (a missing score counts 0).
-      lines.push({ name, value: summaryMetrics?.[name] ?? c.sum / c.n, ci: wilsonInterval(c.sum, c.n), method: "wilson" });
+      const value = summaryMetrics?.[name] ?? c.sum / c.n;
+      if ((name === "accuracy" || name === "exact_match") && c.other === 0) {
+        lines.push({ name, value, ci: wilsonInterval(c.sum, c.n), method: "wilson" });
+      } else {
+        lines.push({ name, value, ci: bcaInterval(c.n, meanStatistic(this.store.scores(run.id, name))), method: "bootstrap-bca" });
+      }
     }
     return lines;
   }
