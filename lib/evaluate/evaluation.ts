@@ -19,7 +19,7 @@ export interface EvaluationOptions {
   record?: boolean;
   /**
    * With each recorded row, its model calls: messages, reply, model, tokens, cost, latency, cache hit
-   * (default true; each text is stored once by its hash). `false` records the rows only.
+   * (default true; a long text, such as a system prompt, is stored once by its hash). `false` records the rows only.
    */
   recordCalls?: boolean;
   /** The run's name in the lab store (default "evaluation"). */
