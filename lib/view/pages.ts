@@ -12,6 +12,8 @@ export interface MetricLine {
   value: number;
   ci: [number, number] | undefined;
   method: string;
+  /** The interval is being computed (a large run's bootstrap): the page asks for it again. */
+  pending?: boolean;
 }
 
 export const KINDS = ["evaluation", "optimization"];
@@ -88,9 +90,9 @@ export function evaluationPage(args: {
   return html`${runHeader(run)}
 <p><span id="row-count">${args.counts.rows}</span> examples recorded, <span id="failed-count">${args.counts.failed}</span> failed${typeof run.config["examples"] === "number" ? html` (of ${run.config["examples"]})` : ""}</p>
 <h2>Metrics</h2>
-${args.metrics.length === 0 ? html`<p class="muted">No metric recorded yet.</p>` : html`<table id="metrics"><thead><tr><th>metric</th><th>value</th><th>95% CI</th><th>method</th></tr></thead><tbody>
+${args.metrics.length === 0 ? html`<p class="muted">No metric recorded yet.</p>` : html`<table id="metrics" data-run="${run.id}"><thead><tr><th>metric</th><th>value</th><th>95% CI</th><th>method</th></tr></thead><tbody>
 ${args.metrics.map((m) => html`<tr><td>${m.name}</td><td class="num" data-metric="${m.name}">${num(m.value)}</td>
-<td class="num" data-metric-ci="${m.name}">${m.ci === undefined ? "—" : `${num(m.ci[0])} to ${num(m.ci[1])}`}</td><td>${m.method}</td></tr>`)}
+<td class="num" data-metric-ci="${m.name}"${new Markup(m.pending ? ' data-pending="1"' : "")}>${m.pending ? "computing…" : m.ci === undefined ? "—" : `${num(m.ci[0])} to ${num(m.ci[1])}`}</td><td data-metric-method="${m.name}">${m.method}</td></tr>`)}
 </tbody></table>${run.status === "running" ? html`<p class="muted">The run is going on: the metrics are those of the rows recorded when the page was loaded.</p>` : ""}`}
 <h2>Examples</h2>
 <form class="filters" method="get" action="${path}">
@@ -109,8 +111,34 @@ ${args.rows.rows.length === 0 ? html`<p class="muted" id="no-rows">No example${q
 ${pager(path, keep, query.offset, query.limit, args.rows.total)}`;
 }
 
-/** The live update of a running evaluation's page: polls for rows written after the last shown, each second. */
+/**
+ * The page's script: fills in intervals still being computed (a large run's bootstrap), and on a
+ * running evaluation's page adds the rows written after the last shown, polling each second.
+ */
 export const LIVE_SCRIPT = `
+(function () {
+  var metrics = document.getElementById("metrics");
+  function fillIntervals() {
+    if (!metrics || metrics.querySelectorAll("[data-pending]").length === 0) return;
+    fetch("/api/runs/" + encodeURIComponent(metrics.getAttribute("data-run")), { cache: "no-store" })
+      .then(function (res) { return res.json(); })
+      .then(function (data) {
+        (data.metrics || []).forEach(function (m) {
+          if (m.pending || !m.ci) return;
+          metrics.querySelectorAll("[data-metric-ci]").forEach(function (cell) {
+            if (cell.getAttribute("data-metric-ci") !== m.name) return;
+            cell.textContent = m.ci[0].toFixed(3) + " to " + m.ci[1].toFixed(3);
+            cell.removeAttribute("data-pending");
+          });
+          metrics.querySelectorAll("[data-metric-method]").forEach(function (cell) {
+            if (cell.getAttribute("data-metric-method") === m.name) cell.textContent = m.method;
+          });
+        });
+        setTimeout(fillIntervals, 1000);
+      }, function () { setTimeout(fillIntervals, 2000); });
+  }
+  setTimeout(fillIntervals, 500);
+})();
 (function () {
   var table = document.getElementById("rows");
   if (!table || table.getAttribute("data-live") !== "1") return;

@@ -21,6 +21,11 @@ export interface ViewerOptions {
   /** 0 picks a free port. */
   port?: number;
   host?: string;
+  /**
+   * Runs with more rows than this get a bootstrap interval after their page is sent (the page fills
+   * it in when ready); default 20,000.
+   */
+  deferIntervalsAbove?: number;
 }
 
 /** A running viewer: its address, and `close()` to stop it. */
@@ -31,6 +36,7 @@ export interface Viewer {
 }
 
 export const DEFAULT_PORT = 4173;
+const DEFER_INTERVALS_ABOVE = 20_000;
 const PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 500;
 
@@ -40,7 +46,7 @@ class NotFound extends Error {}
 export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   const store = new ViewStore(options.store);
   const host = options.host ?? "127.0.0.1";
-  const app = new App(store);
+  const app = new App(store, options.deferIntervalsAbove ?? DEFER_INTERVALS_ABOVE);
   const server = createServer((req, res) => app.handle(req, res));
   try {
     await new Promise<void>((done, fail) => {
@@ -82,8 +88,10 @@ class App {
   loopbackOnly = true;
   /** Metric intervals by run, rows and status: a finished run's are computed once. */
   readonly #metrics = new Map<string, MetricLine[]>();
+  /** The runs whose intervals are being computed after an answer (by the key of `#metrics`). */
+  readonly #scheduled = new Set<string>();
 
-  constructor(readonly store: ViewStore) {}
+  constructor(readonly store: ViewStore, readonly deferAbove: number) {}
 
   handle(req: IncomingMessage, res: ServerResponse): void {
     if (req.method !== "GET" && req.method !== "HEAD") {
@@ -201,13 +209,39 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     };
   }
 
-  /** The run's metrics with their intervals, as `typelm show` computes them from the stored rows. */
+  /**
+   * The run's metrics with their intervals, as `typelm show` computes them from the stored rows. Past
+   * `deferAbove` rows, an interval that needs a bootstrap is computed after the answer is sent: the
+   * line says it is pending (the page asks again), so the first page does not wait for it.
+   */
   #metricLines(run: RunSummary): MetricLine[] {
     const counts = this.store.rowCounts(run.id);
     const key = `${run.id}\u0000${counts.rows}\u0000${run.status}`;
     const cached = this.#metrics.get(key);
     if (cached !== undefined) return cached;
-    let lines = this.#sqlLines(run, counts.rows);
+    if (counts.rows > this.deferAbove) {
+      const quick = this.#sqlLines(run, counts.rows, false) ?? summaryLines(run);
+      if (quick !== undefined && quick.some((l) => l.pending)) {
+        if (!this.#scheduled.has(key)) {
+          this.#scheduled.add(key);
+          setImmediate(() => {
+            try {
+              this.#computeLines(run, counts.rows, key);
+            } catch {
+              // The store was closed meanwhile (the viewer stopped), or it failed to read: the next request computes and says.
+            } finally {
+              this.#scheduled.delete(key);
+            }
+          });
+        }
+        return quick;
+      }
+    }
+    return this.#computeLines(run, counts.rows, key);
+  }
+
+  #computeLines(run: RunSummary, rows: number, key: string): MetricLine[] {
+    let lines = this.#sqlLines(run, rows, true);
     if (lines === undefined) {
       // f1_score needs every row (its bootstrap recomputes macro-F1 over the labels).
       const full = this.store.fullRun(run.id) as EvaluationRun;
@@ -226,7 +260,7 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
    * another mean metric the BCa bootstrap of its scores alone. Undefined for `f1_score` (its bootstrap
    * needs the labels) or when the metrics are not known without the rows.
    */
-  #sqlLines(run: RunSummary, rows: number): MetricLine[] | undefined {
+  #sqlLines(run: RunSummary, rows: number, bootstrap: boolean): MetricLine[] | undefined {
     if (rows === 0) return undefined;
     const recorded = (run.summary as { metrics?: unknown }).metrics;
     const summaryMetrics = recorded !== null && typeof recorded === "object" && Object.values(recorded).every((v) => typeof v === "number")
@@ -241,8 +275,10 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       const value = summaryMetrics?.[name] ?? c.sum / c.n;
       if ((name === "accuracy" || name === "exact_match") && c.other === 0) {
         lines.push({ name, value, ci: wilsonInterval(c.sum, c.n), method: "wilson" });
-      } else {
+      } else if (bootstrap) {
         lines.push({ name, value, ci: bcaInterval(c.n, meanStatistic(this.store.scores(run.id, name))), method: "bootstrap-bca" });
+      } else {
+        lines.push({ name, value, ci: undefined, method: "bootstrap-bca", pending: true });
       }
     }
     return lines;
@@ -345,6 +381,14 @@ function rowQuery(q: URLSearchParams, run: RunSummary, known: string[] = []): Ro
     failed: q.get("failed") === "1" || q.get("failed") === "true", label: text(q, "label"), text: text(q, "text"),
     metric, maxScore, sort, descending: q.get("desc") === "1" || q.get("desc") === "true", ...paging(q),
   };
+}
+
+/** A finished run's recorded metric values, their intervals pending; undefined when it recorded none. */
+function summaryLines(run: RunSummary): MetricLine[] | undefined {
+  const recorded = (run.summary as { metrics?: unknown }).metrics;
+  if (recorded === null || typeof recorded !== "object" || !Object.values(recorded).every((v) => typeof v === "number")) return undefined;
+  const lines = Object.entries(recorded as Record<string, number>).map(([name, value]) => ({ name, value, ci: undefined, method: "…", pending: true }));
+  return lines.length === 0 ? undefined : lines;
 }
 
 function byId(rows: readonly EvaluationRow[]): Map<string, EvaluationRow> {

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Browser, Page } from "puppeteer-core";
+import { showRun } from "../../lib/lab/commands.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
@@ -80,5 +81,27 @@ maybe("live update of a running run", () => {
     expect(await ids()).toEqual(["ex-2"]);
     expect(await page.$eval("#row-count", (e) => e.textContent)).toBe("3");
     lab.finishRun(id, { status: "completed", score: 0.5, summary: {} });
+  }, 20000);
+
+  it("a large run's bootstrap interval comes after its page, which fills it in without a reload", async () => {
+    // Past deferIntervalsAbove rows the page is sent before the bootstrap; 10 makes the 30-row run large.
+    const first = await startViewer({ store: fixture.path, port: 0, deferIntervalsAbove: 10 });
+    const second = await startViewer({ store: fixture.path, port: 0, deferIntervalsAbove: 10 });
+    try {
+      const html = await (await fetch(`${first.url}runs/${fixture.graded}`)).text();
+      expect(html).toMatch(/data-metric-ci="quality" data-pending="1">computing…</);
+      const shown = showRun(LabStore.open(fixture.path).run(fixture.graded)!);
+      const line = /^quality\s+(\S+)\s+(\S+ to \S+)\s+(\S+)$/m.exec(shown)!;
+      await page.goto(`${second.url}runs/${fixture.graded}`, { waitUntil: "load" });
+      await page.waitForFunction(() => document.querySelectorAll("[data-pending]").length === 0, { timeout: 5000, polling: 50 });
+      expect(await page.$eval('[data-metric="quality"]', (e) => e.textContent)).toBe(line[1]);
+      expect(await page.$eval('[data-metric-ci="quality"]', (e) => e.textContent)).toBe(line[2]);
+      expect(await page.$eval('[data-metric-method="quality"]', (e) => e.textContent)).toBe(line[3]);
+      // Once computed it is kept: the next page has it at once.
+      expect(await (await fetch(`${first.url}runs/${fixture.graded}`)).text()).toContain(`data-metric-ci="quality">${line[2]}<`);
+    } finally {
+      await first.close();
+      await second.close();
+    }
   }, 20000);
 });
