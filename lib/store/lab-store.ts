@@ -6,6 +6,7 @@ import { ConfigurationError, preview, ValidationError } from "../errors.js";
 import { isPlainObject } from "../plain-object.js";
 import { redactedJson, redactError, redactString } from "../instrument/redact.js";
 import type { ModelCall } from "../lm/usage-scope.js";
+import { storedCalls, type StoredCall } from "./stored-calls.js";
 import { openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";
 import type {
@@ -76,12 +77,6 @@ interface TrialRaw {
   idx: number; kind: string; parents_json: string; choices_json: string; instructions_json: string; demo_ids_json: string;
   score: number | null; example_scores_json: string | null; budget_spent: number; lm_calls: number; input_tokens: number;
   output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string; reused: number;
-}
-
-/** A call as `calls_json` keeps it: long texts by their hash in lab_texts. */
-interface StoredCall {
-  provider: string; model: string; messages: { role: ModelCall["messages"][number]["role"]; content?: string; text?: string }[];
-  reply?: string; replyHash?: string; inputTokens: number; outputTokens: number; cost: number | null; latencyMs: number; cached: boolean;
 }
 
 /** Text hashes computed lately: a system prompt sent with every call is hashed once. */
@@ -538,16 +533,6 @@ function batchRowProblem(b: BatchRaw): string | undefined {
     return `custom_ids_json is ${preview(ids)}; expected a JSON array of request keys (strings)`;
   }
   return undefined;
-}
-
-/** The calls of a row's `calls_json`, their long texts read back from lab_texts. */
-export function storedCalls(db: Database, json: string): ModelCall[] {
-  const textOf = db.prepare<[string], { text: string }>("SELECT text FROM lab_texts WHERE hash = ?");
-  const read = (hash: string | undefined) => (hash === undefined ? "" : textOf.get(hash)?.text ?? "");
-  return parse<StoredCall[]>(json).map((c) => ({
-    provider: c.provider, model: c.model, messages: c.messages.map((m) => ({ role: m.role, content: m.content ?? read(m.text) })),
-    reply: c.reply ?? read(c.replyHash), inputTokens: c.inputTokens, outputTokens: c.outputTokens, cost: c.cost, latencyMs: c.latencyMs, cached: c.cached,
-  }));
 }
 
 function parse<T>(text: string): T {

@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import type { Database } from "better-sqlite3";
 import { ValidationError } from "../errors.js";
 import { storeError } from "../store/db.js";
-import { storedCalls } from "../store/lab-store.js";
+import { storedCalls } from "../store/stored-calls.js";
 import type { ModelCall } from "../lm/usage-scope.js";
 import type { EvaluationRow, EvaluationRun, ExampleScore, LabRun, RunKind, RunStatus, RunSummary, Trial } from "../store/records.js";
 
