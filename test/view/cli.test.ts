@@ -3,9 +3,9 @@
  * stops cleanly on SIGTERM, and rejects bad options with a message; `import "typelm"` never reaches
  * the viewer's code. The built command needs `npm run build` first (CI does).
  */
-import { describe, expect, it } from "@jest/globals";
+import { afterAll, describe, expect, it } from "@jest/globals";
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createRequire } from "node:module";
 import { mkdtempSync } from "node:fs";
@@ -13,7 +13,9 @@ import { tmpdir } from "node:os";
 import { migrate, STORE_MIGRATIONS } from "../../lib/store/db.js";
 import { startViewer } from "../../lib/view/server.js";
 import { BIN, runCliHere } from "../helpers/cli.js";
-import { buildFixture } from "./fixture.js";
+import { buildFixture, removeFixtures } from "./fixture.js";
+
+afterAll(() => removeFixtures());
 
 describe("typelm view", () => {
   it("prints its address on 127.0.0.1, serves the runs there, and stops on SIGTERM", async () => {
@@ -95,7 +97,8 @@ describe("typelm view", () => {
   });
 
   it("reads a store written before model calls were recorded, and leaves it as it was (no migration)", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "typelm-view-old-")), "lab.sqlite");
+    const folder = mkdtempSync(join(tmpdir(), "typelm-view-old-"));
+    const path = join(folder, "lab.sqlite");
     const Database = createRequire(import.meta.url)("better-sqlite3") as typeof import("better-sqlite3");
     const db = new Database(path);
     const older = STORE_MIGRATIONS.filter((m) => m.name < "006");
@@ -121,5 +124,6 @@ describe("typelm view", () => {
     expect((check.prepare("SELECT name FROM schema_migrations ORDER BY name").all() as { name: string }[]).map((r) => r.name)).toEqual(older.map((m) => m.name));
     check.close();
     expect(readFileSync(path).equals(before)).toBe(true);
+    rmSync(folder, { recursive: true, force: true });
   });
 });

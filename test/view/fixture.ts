@@ -1,6 +1,6 @@
 // A lab store with what the viewer shows: two evaluations of the same examples (one with hostile
 // text and failed rows), an optimization with GEPA-style parents, and two registry versions.
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Registry } from "../../lib/store/registry.js";
@@ -51,9 +51,17 @@ export function row(index: number, over: Partial<EvaluationRow> = {}): Evaluatio
   };
 }
 
+const made: string[] = [];
+
+/** Removes the folders `buildFixture` made (call it after the viewers on them are closed). */
+export function removeFixtures(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
 /** Builds the store in a new temporary folder and closes it (the viewer opens it read-only). */
 export async function buildFixture(): Promise<Fixture> {
   const dir = mkdtempSync(join(tmpdir(), "typelm-view-"));
+  made.push(dir);
   const path = join(dir, "lab.sqlite");
   const lab = LabStore.open(path);
   const config = { module: "SentimentProgram", metrics: ["accuracy"], models: ["openai/gpt-4o-mini"], examples: 60 };

@@ -9,7 +9,7 @@ import { LabStore } from "../../lib/store/lab-store.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
 import { browserTestsRun, launch } from "./browser.js";
-import { buildFixture, HOSTILE, row, type Fixture } from "./fixture.js";
+import { buildFixture, HOSTILE, removeFixtures, row, type Fixture } from "./fixture.js";
 
 /** The page's globals, in the functions run in the browser (the project compiles without the DOM library). */
 declare const window: any, document: any;
@@ -33,7 +33,8 @@ maybe("live update of a running run", () => {
   afterAll(async () => {
     await closeBrowser?.();
     await viewer?.close();
-    closeStoreSync(fixture.path);
+    if (fixture !== undefined) closeStoreSync(fixture.path);
+    removeFixtures();
   });
 
   const ids = () => page.$$eval("tr[data-example-id]", (rows) => rows.map((r) => r.getAttribute("data-example-id")));

@@ -11,7 +11,8 @@ import { showRun } from "../../lib/lab/commands.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
 import { browserTestsRun, launch } from "./browser.js";
-import { buildFixture, HOSTILE, SYSTEM, type Fixture } from "./fixture.js";
+import { closeStoreSync } from "../../lib/store/db.js";
+import { buildFixture, HOSTILE, removeFixtures, SYSTEM, type Fixture } from "./fixture.js";
 
 /** The page's globals, in the functions run in the browser (the project compiles without the DOM library). */
 declare const window: any, document: any;
@@ -43,6 +44,8 @@ maybe("the run viewer in Chromium", () => {
   afterAll(async () => {
     await closeBrowser?.();
     await viewer?.close();
+    if (fixture !== undefined) closeStoreSync(fixture.path);
+    removeFixtures();
   });
 
   /** Opens `path`, checks the answer, and that nothing stored ran as script. */
