@@ -2,7 +2,7 @@
  * The run viewer over evaluations of 1,000, 20,000 and 200,000 rows: how long its pages take (the
  * first load of a run's page, then again: past 20,000 rows a bootstrap interval is computed after the
  * first answer, and the second request waits for it; a late page; the failed filter; a text search;
- * one example) and the server's peak RSS. The viewer
+ * one example; a live poll; a comparison of the run with itself) and the server's peak RSS. The viewer
  * runs in a process of its own (`typelm view`'s `startViewer`), so the RSS is the server's alone.
  * Budget (DESIGN.md): a 200,000-row run's first page within 1 s, the server under 300 MB.
  *
@@ -82,6 +82,7 @@ async function measure(rows: number): Promise<void> {
       await timed(`${base}?text=${encodeURIComponent(`#${rows - 1}:`)}`, "text search (one match)"),
       await timed(`${base}/rows/${rows - 1}`, "one example"),
       await timed(`${url}api/runs/${runId}/rows?after=${rows - 10}`, "live poll (api rows after)"),
+      await timed(`${url}compare/${runId}/${runId}`, "comparison (the run with itself)"),
     ];
     const rss = await new Promise<number>((resolve) => {
       child.once("message", (m) => resolve(Number((m as { peakRssMB: number }).peakRssMB)));

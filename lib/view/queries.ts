@@ -12,6 +12,9 @@ import type { EvaluationRow, EvaluationRun, ExampleScore, LabRun, RunKind, RunSt
 
 const requireFromHere = createRequire(import.meta.url);
 
+/** The inputs and expected values of a row read for its scores only: one shared empty object. */
+const NONE: Record<string, unknown> = Object.freeze({});
+
 /** A row's columns as lists and pages read them (not its recorded calls, which only its own page shows). */
 const ROW = "rowid AS seq, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost";
 
@@ -257,6 +260,30 @@ export class ViewStore {
       return { ...rest, kind: "evaluation", rows } satisfies EvaluationRun;
     }
     return { ...rest, kind: "optimization", trials: this.trials(base.id), bestTrial };
+  }
+
+  /**
+   * A run's rows with only what a comparison of mean metrics reads (index, id, scores, error), by
+   * index: a large run compared costs its scores, not its texts.
+   */
+  scoreRows(runId: string): EvaluationRow[] {
+    return this.#all<{ idx: number; example_id: string | null; scores_json: string; error: string | null }>(
+      "SELECT idx, example_id, scores_json, error FROM lab_rows WHERE run_id = ? ORDER BY idx", [runId],
+    ).map((r) => ({
+      index: r.idx, exampleId: r.example_id, inputs: NONE, expected: NONE, prediction: null, scores: parse(r.scores_json, {}), error: r.error,
+      durationMs: 0, inputTokens: 0, outputTokens: 0, cost: 0,
+    }));
+  }
+
+  /** The rows of a run with these ids (`#<index>` for a row without one), in one pass over the run. */
+  rowsById(runId: string, ids: readonly string[]): ViewRow[] {
+    if (ids.length === 0) return [];
+    const indices = ids.filter((id) => /^#\d+$/.test(id)).map((id) => Number(id.slice(1)));
+    return this.#all<RowRaw>(
+      `SELECT ${ROW} FROM lab_rows WHERE run_id = @run AND (example_id IN (SELECT value FROM json_each(@ids))
+       OR (example_id IS NULL AND idx IN (SELECT value FROM json_each(@indices)))) ORDER BY idx`,
+      { run: runId, ids: JSON.stringify(ids), indices: JSON.stringify(indices) },
+    ).map(row);
   }
 
   /** The trials of an optimization, by index. */

@@ -150,7 +150,10 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     }
     if (parts[0] === "compare" && parts.length === 3) {
       const c = this.#compare(parts[1]!, parts[2]!);
-      return page("Comparison", s, comparePage(c.a, c.b, c.comparisons, byId(c.a.rows), byId(c.b.rows), pText));
+      // The changed examples shown, read in full (the comparison itself may have read only scores).
+      const first = c.comparisons[0]!;
+      const shown = [...first.better, ...first.worse].slice(0, 200);
+      return page("Comparison", s, comparePage(c.a, c.b, c.comparisons, byId(this.store.rowsById(c.a.id, shown)), byId(this.store.rowsById(c.b.id, shown)), pText));
     }
     if (parts[0] === "registry" && parts.length === 1) return page("Registry", s, registryPage(this.store.registryNames()));
     if (parts[0] === "registry" && parts.length === 2) {
@@ -284,12 +287,16 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     return lines;
   }
 
+  /** The comparison `typelm compare` prints; a mean metric reads only the rows' scores, f1_score the whole rows. */
   #compare(idA: string, idB: string) {
-    const runs = [idA, idB].map((id) => {
-      const found = this.#run(id);
-      if (found.kind !== "evaluation") throw new ValidationError(`run ${found.id} is an ${found.kind} run; a comparison takes two evaluation runs`, { field: "run" });
-      return this.store.fullRun(found.id) as EvaluationRun;
+    const found = [idA, idB].map((id) => {
+      const run = this.#run(id);
+      if (run.kind !== "evaluation") throw new ValidationError(`run ${run.id} is an ${run.kind} run; a comparison takes two evaluation runs`, { field: "run" });
+      return run;
     });
+    const light = found.map((run): EvaluationRun => ({ ...run, kind: "evaluation", rows: this.store.scoreRows(run.id) }));
+    const needsRows = Object.keys(metricsOf(light[0]!)).includes("f1_score") && Object.keys(metricsOf(light[1]!)).includes("f1_score");
+    const runs = needsRows ? found.map((run) => this.store.fullRun(run.id) as EvaluationRun) : light;
     const [a, b] = [runs[0]!, runs[1]!];
     const ra = { results: a.rows, metrics: metricsOf(a) };
     const rb = { results: b.rows, metrics: metricsOf(b) };

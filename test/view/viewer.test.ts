@@ -197,6 +197,10 @@ maybe("the run viewer in Chromium", () => {
     expect(await page.$$eval("#changed tr[data-example-id]", (rows) => rows.map((r) => r.getAttribute("data-example-id"))))
       .toEqual([5, 7, 9, 17, 21, 29, 33, 41, 45, 53, 57].map((i) => `ex-${i}`));
     expect(await text()).toContain("11 better, 0 worse");
+    // Side by side: score change, id (linked to A's row), input, expected, A's and B's predictions.
+    expect(await page.$eval('#changed tr[data-example-id="ex-5"]', (tr) => [...tr.cells].map((c) => c.textContent)))
+      .toEqual(["+ 0.00 → 1.00", "ex-5", '{"sentence":"sentence number 5"}', '{"sentiment":"positive"}', '{"sentiment":"wrong"}', '{"sentiment":"positive"}']);
+    expect(await page.$eval('#changed tr[data-example-id="ex-7"] td:nth-child(5)', (td) => td.textContent)).toBe(`failed: OutputError: the reply was not JSON: ${HOSTILE[1]}`);
     await open(`/compare/${fixture.evalA}/${fixture.optimization}`, 400);
   });
 
