@@ -3,7 +3,9 @@
  *   (a) a model of fixed latency L at concurrency C over N examples: wall time ÷ the ideal N·L/C;
  *   (b) the fake provider enforcing R requests/s (429 + retry-after), bursts 5 and 1: throughput ÷ R,
  *       429 answers, failed examples;
- *   (c) the lab store: µs per recorded example and bytes per example in the file.
+ *   (c) the lab store: µs per recorded example and bytes per example in the file, without and with the
+ *       example's model call (`recordCalls`), and an evaluation unrecorded, recorded without its calls
+ *       and recorded with them.
  *
  * Run with `npm run bench:evaluate` (builds to dist/, then runs dist/bench/evaluate.js).
  * Options (environment variables): BENCH_LATENCY_MS (50), BENCH_CONCURRENCY (8), BENCH_EXAMPLES (400),
@@ -130,26 +132,48 @@ async function store(dir: string): Promise<void> {
   console.log(`(c) lab store, ${STORE_ROWS} rows, one autocommit insert each (WAL): ${perRowUs.toFixed(1)} us per recorded example`);
   console.log(`    file growth after checkpoint: ${bytes.toFixed(0)} bytes per example (the row as JSON: ${json} bytes)`);
 
+  // The same rows with the model call each made (Classify's real prompt: the system message is the
+  // same in every call and stored once).
+  const sent = new Predict(Classify).prompt();
+  const system = sent.system();
+  const withCalls = lab.startRun({ kind: "evaluation", name: "bench-calls", config: {} });
+  const callOf = (i: number) => [{
+    provider: "openai", model: "gpt-4o-mini",
+    messages: [{ role: "system" as const, content: system }, { role: "user" as const, content: `review: Review #${i}: the product arrived on time and works as described.` }],
+    reply: `{"sentiment":"${i % 2 === 0 ? "positive" : "neutral"}"}`, inputTokens: 180, outputTokens: 12, cost: 0.0000342, latencyMs: 512.25, cached: false,
+  }];
+  const sizeBeforeCalls = fileBytes(path);
+  const startedCalls = performance.now();
+  for (let i = 0; i < STORE_ROWS; i++) lab.recordExample(withCalls, sampleRow(i), callOf(i));
+  const perRowCallsUs = ((performance.now() - startedCalls) * 1000) / STORE_ROWS;
+  const bytesCalls = (fileBytes(path) - sizeBeforeCalls) / STORE_ROWS;
+  console.log(`    with its model call (system prompt ${system.length} characters, stored once): ${perRowCallsUs.toFixed(1)} us and ${bytesCalls.toFixed(0)} bytes per example ` +
+    `(${(perRowCallsUs / perRowUs).toFixed(2)}x and ${(bytesCalls / bytes).toFixed(2)}x the row alone)`);
+
   // The same evaluation with and without recording, instant model: the difference per example.
   const lm = new ScriptedLM((req) => ({ sentiment: labelFor(String(req.inputs?.["review"])) }));
   const m = new Predict(Classify).configure((c) => { c.lm = lm; });
   const testExamples = examples(2000);
-  const timed = async (record: boolean): Promise<number> => {
+  const timed = async (record: boolean, recordCalls = false): Promise<number> => {
     const t = performance.now();
-    await new Evaluation({ concurrency: 8, record, lab: record ? lab : null, progress: false }).evaluate({ moduleInstance: m, testExamples });
+    await new Evaluation({ concurrency: 8, record, recordCalls, lab: record ? lab : null, progress: false }).evaluate({ moduleInstance: m, testExamples });
     return performance.now() - t;
   };
   await timed(false);
   await timed(true);
-  const offs: number[] = [], ons: number[] = [];
+  await timed(true, true);
+  const offs: number[] = [], ons: number[] = [], calls: number[] = [];
   for (let round = 0; round < 5; round++) {
     offs.push(await timed(false));
     ons.push(await timed(true));
+    calls.push(await timed(true, true));
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const off = (median(offs) * 1000) / testExamples.length;
   const on = (median(ons) * 1000) / testExamples.length;
-  console.log(`    Evaluation with an instant model, N=2000, median of 5: ${off.toFixed(1)} us/example unrecorded, ${on.toFixed(1)} recorded (+${(on - off).toFixed(1)} us)`);
+  const withModelCalls = (median(calls) * 1000) / testExamples.length;
+  console.log(`    Evaluation with an instant model, N=2000, median of 5: ${off.toFixed(1)} us/example unrecorded, ${on.toFixed(1)} recorded (+${(on - off).toFixed(1)} us), ` +
+    `${withModelCalls.toFixed(1)} recorded with its model calls (+${(withModelCalls - off).toFixed(1)} us, ${((withModelCalls - off) / (on - off)).toFixed(2)}x the recording without them)`);
 }
 
 /** Bytes of the main file after folding the WAL into it (a second connection may checkpoint). */

@@ -16,6 +16,7 @@ extra=()
 [ "$(id -u)" = 0 ] && extra+=(--allow-root)
 echo "Starting Jupyter Notebook on notebooks/ (kernel: TypeScript (tslab)); open the URL with the token printed below."
 echo "URL: http://127.0.0.1:$port/ (Ctrl-C stops it; LAB_PORT=<port> for another port)"
+echo "The runs in a browser: npx typelm view (http://127.0.0.1:4173/, see docs/viewer.md)"
 # No port retries: Jupyter would move to the next free port and the URL above would be wrong.
 exec /usr/bin/jupyter-notebook --no-browser --ip=127.0.0.1 --port="$port" --NotebookApp.port_retries=0 \
   --notebook-dir="$PWD/notebooks" "${extra[@]}"

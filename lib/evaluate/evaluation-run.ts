@@ -12,7 +12,7 @@ import type { EvaluationRow } from "../store/records.js";
 import { checkExpectedFields, describeFields } from "./fields.js";
 import { progressBar } from "./progress.js";
 import { AdaptiveConcurrency } from "./rate-limiter.js";
-import { recordingStore, resumeRecording, startRecording, type RunRecorder } from "./recorder.js";
+import { isRecording, recordingStore, resumeRecording, startRecording, type RunRecorder } from "./recorder.js";
 import type { LabStore as Store } from "../store/lab-store.js";
 import { EvaluationReport } from "./report.js";
 import { runExample, type ExampleOutcome } from "./run-example.js";
@@ -51,6 +51,8 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
     recorder = resumeRecording(store, args.resume, ev.name);
   }
   const { runId } = recorder;
+  // The examples' model calls are kept only to be written with their rows.
+  const keepCalls = ev.recordCalls && isRecording(recorder);
   const started = performance.now();
   // `progress` lets the notebook display skip a run started with `progress: false`.
   Instrumentation.emit("evaluation.start", {
@@ -86,7 +88,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
       judge.outputTokens += metricUsage.outputTokens;
       judge.cost += metricUsage.cost;
     }
-    recorder.example(row);
+    recorder.example(row, outcome.calls);
     const score = scoreSum / done;
     Instrumentation.emit("evaluation.example", {
       runId, name: ev.name, index: row.index, exampleId: row.exampleId, error: row.error, scores: row.scores,
@@ -125,7 +127,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
       for (let i = 0; i < total; i++) {
         if (have.has(i)) continue;
         await limiter.acquire();
-        runExample(moduleInstance, examples[i]!, i, metrics, limiter, ev.exampleTimeout, finishedOnce);
+        runExample(moduleInstance, examples[i]!, i, metrics, limiter, ev.exampleTimeout, finishedOnce, keepCalls);
         // An instant model settles every example in microtasks: without this, timers and I/O (a
         // notebook redrawing the progress display) would wait for the whole run.
         const turn = yieldNowAndThen();
@@ -145,7 +147,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
       });
       const todo = examples.map((_, i) => i).filter((i) => !have.has(i));
       await runInRounds(todo, (i) => new Promise<ExampleOutcome>((resolve) => {
-        void limiter.acquire().then(() => runExample(moduleInstance, examples[i]!, i, metrics, limiter, ev.exampleTimeout, resolve));
+        void limiter.acquire().then(() => runExample(moduleInstance, examples[i]!, i, metrics, limiter, ev.exampleTimeout, resolve, keepCalls));
       }), transport, { maxRetries: settings.maxRetries, concurrency: Math.max(ev.concurrency, 64), onDone: (_, outcome) => finishedOnce(outcome) });
     }
     await everyExample;

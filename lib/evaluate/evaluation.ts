@@ -17,6 +17,11 @@ export interface EvaluationOptions {
   progress?: boolean;
   /** Write the run and every row to the lab store as each example finishes (default true). */
   record?: boolean;
+  /**
+   * With each recorded row, its model calls: messages, reply, model, tokens, cost, latency, cache hit
+   * (default true; a long text, such as a system prompt, is stored once by its hash). `false` records the rows only.
+   */
+  recordCalls?: boolean;
   /** The run's name in the lab store (default "evaluation"). */
   name?: string;
   /** The store to record into (default: the configured one; `null` records nothing). */
@@ -72,6 +77,7 @@ export class Evaluation {
   readonly concurrency: number;
   readonly progress: boolean | undefined;
   readonly record: boolean;
+  readonly recordCalls: boolean;
   readonly name: string;
   /** The `name` option as given (undefined when defaulted), for the report. */
   /** @internal */
@@ -90,6 +96,7 @@ export class Evaluation {
     this.concurrency = concurrency;
     this.progress = options.progress;
     this.record = options.record ?? true;
+    this.recordCalls = options.recordCalls ?? true;
     this.name = options.name ?? "evaluation";
     this.givenName = options.name;
     this.lab = options.lab;

@@ -1,17 +1,24 @@
 import { describeError, Instrumentation } from "../instrument/bus.js";
+import type { ModelCall } from "../lm/usage-scope.js";
 import type { LabStore } from "../store/lab-store.js";
 import type { EvaluationRow } from "../store/records.js";
 
 /** Writes one evaluation run to the lab store as it goes; a no-op when recording is off. */
 export interface RunRecorder {
   readonly runId: string | null;
-  example(row: EvaluationRow): void;
+  /** Writes the row, with its model calls when given. */
+  example(row: EvaluationRow, calls?: readonly ModelCall[] | null): void;
   finish(end: { ok: boolean; score: number | null; summary: Record<string, unknown>; error?: string }): void;
   /** The first store error met after the run started (writing then stops), or null. */
   readonly failure: string | null;
 }
 
 const OFF: RunRecorder = { runId: null, failure: null, example() {}, finish() {} };
+
+/** Whether this recorder writes anything (the evaluation then keeps each example's model calls for it). */
+export function isRecording(recorder: RunRecorder): boolean {
+  return recorder !== OFF;
+}
 
 /**
  * Starts the run in `lab` (or the configured store) when `record` is true. `record: false` and
@@ -56,8 +63,8 @@ function recorderFor(store: LabStore, runId: string, name: string): RunRecorder 
     get failure() {
       return failure;
     },
-    example(row) {
-      if (failure === null) attempt(() => store.recordExample(runId, row));
+    example(row, calls) {
+      if (failure === null) attempt(() => store.recordExample(runId, row, calls ?? undefined));
     },
     finish({ ok, score, summary, error }) {
       // A run whose rows could not all be written is marked failed, so it is not read as complete.

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { LMError } from "../errors.js";
 import { withRateListener } from "../lm/rate-signal.js";
-import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
+import { emptyUsage, trackUsage, type ModelCall, type UsageTotals } from "../lm/usage-scope.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import { withTrace, type TraceEntry } from "../predict/trace.js";
@@ -31,6 +31,8 @@ export interface ExampleOutcome {
   feedback: Record<string, string>;
   /** The model calls the metrics made (judges), counted apart from the module's (the row's tokens and cost). */
   metricUsage?: UsageTotals;
+  /** The model calls the example's module made (re-runs included), when the evaluation records them; else null. */
+  calls?: ModelCall[] | null;
 }
 
 /** What one example's work produced (the row is made from it). */
@@ -103,11 +105,12 @@ class Slot {
  */
 export function runExample(
   moduleInstance: Module, example: FewShotExample, index: number, metrics: readonly ResolvedMetric[], limiter: AdaptiveConcurrency,
-  exampleTimeout: number, done: (outcome: ExampleOutcome) => void,
+  exampleTimeout: number, done: (outcome: ExampleOutcome) => void, recordCalls = false,
 ): void {
   const started = performance.now();
   const usage = emptyUsage();
   const metricUsage = emptyUsage();
+  if (recordCalls) usage.log = [];
   const slot = new Slot(limiter);
   const progress: Progress = { doing: `${moduleInstance.constructor.name}.call was running`, trace: [] };
   let settled = false;
@@ -158,7 +161,11 @@ function outcomeOf(
   };
   // Only rows some metric gave details for carry the field, so other rows keep their former shape.
   if (Object.keys(details).length > 0) row.details = details;
-  return { row, prediction: error === undefined ? attempt.prediction : null, trace, feedback, metricUsage };
+  // The calls: a copy, as work abandoned at a timeout may still answer into the log after the row is written.
+  return {
+    row, prediction: error === undefined ? attempt.prediction : null, trace, feedback, metricUsage,
+    calls: usage.log === undefined ? null : [...usage.log],
+  };
 }
 
 /** The example's work: module call (re-run after 429s), then every metric. Undefined once abandoned. */

@@ -53,6 +53,9 @@ const USAGE = `Usage:
       Scores the stored predictions of an evaluation run again, without calling its program, with
       the metrics the files default-export (a metric function or a Judge), and records a new run
       linked to the first (config.rescoredFrom).
+  typelm view [--store .typelm/lab.sqlite] [--port 4173] [--host 127.0.0.1]
+      A local web app over the lab store, read-only: runs, an evaluation's metrics and examples, one
+      example, two runs compared, the registry. Prints the address; Ctrl-C stops it.
   typelm help
 `;
 
@@ -67,6 +70,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
         out: { type: "string" }, batch: { type: "boolean" }, kind: { type: "string" }, help: { type: "boolean", short: "h" },
         baseline: { type: "string" }, "max-drop": { type: "string" }, junit: { type: "string" }, seeds: { type: "string" },
         metric: { type: "string", multiple: true },
+        store: { type: "string" }, port: { type: "string" }, host: { type: "string" },
       },
     });
   } catch (error) {
@@ -133,6 +137,18 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       const { rescoreCommand } = await import("./rescore-command.js");
       io.stdout(`${storeLine(path)}${await rescoreCommand(LabStore.open(path), rest[0]!, values.metric ?? [], cwd)}`);
       return 0;
+    }
+    if (command === "view") {
+      if (rest.length > 0) throw new ValidationError(`view takes no arguments; received ${rest.join(" ")} (the store is --store PATH)`, { field: "view" });
+      const port = count(values.port, "port");
+      if (port !== undefined && port > 65535) throw new ValidationError(`--port expects a port number 0-65535; received ${port}`, { field: "port" });
+      const store = resolve(cwd, values.store ?? join(".typelm", "lab.sqlite"));
+      // Loaded here only: `import "typelm"` never loads the viewer.
+      const { serveCommand } = await import("../view/server.js");
+      return await serveCommand({ store, port, host: values.host }, io);
+    }
+    if ((values.store !== undefined || values.port !== undefined || values.host !== undefined) && command !== "view") {
+      throw new ValidationError("--store, --port and --host go with typelm view", { field: "store" });
     }
     if (command === "runs") {
       if (rest.length > 0) throw new ValidationError(`runs takes no arguments; received ${rest.join(" ")}`, { field: "runs" });

@@ -108,7 +108,7 @@ function showEvaluation(run: EvaluationRun): string[] {
 }
 
 /** The stored run as an `EvaluationReport`, so its intervals are the ones `report.ci` gives. */
-function storedReport(run: EvaluationRun, metrics: Record<string, number>): EvaluationReport {
+export function storedReport(run: EvaluationRun, metrics: Record<string, number>): EvaluationReport {
   const failures = run.rows.filter((r) => r.error !== null);
   const sum = (key: "inputTokens" | "outputTokens" | "cost" | "durationMs") => run.rows.reduce((total, r) => total + r[key], 0);
   return new EvaluationReport({

@@ -62,9 +62,10 @@ export abstract class BaseLM implements LanguageModel {
       });
       throw error;
     }
-    recordUsage(response);
+    const durationMs = performance.now() - started;
+    recordUsage(response, { messages: request.messages, latencyMs: durationMs });
     Instrumentation.emit("lm.chat.end", {
-      provider, model, ok: true, durationMs: performance.now() - started, cached: response.cached,
+      provider, model, ok: true, durationMs, cached: response.cached,
       inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens,
       estimatedCost: response.estimatedCost, finishReason: response.finishReason, responseModel: response.model,
       content: response.content,

@@ -1,5 +1,23 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { LMResponse } from "./types.js";
+import type { ChatMessage, LMResponse } from "./types.js";
+
+/** One model call as an evaluation records it with its example (`Evaluation({ recordCalls })`). */
+export interface ModelCall {
+  provider: string;
+  model: string;
+  /** The messages sent, in order. */
+  messages: ChatMessage[];
+  /** The reply's text as the model gave it (for native structured output, the JSON text). */
+  reply: string;
+  inputTokens: number;
+  outputTokens: number;
+  /** USD; null when the model's price is unknown. */
+  cost: number | null;
+  /** From the request to the reply, in milliseconds (retries included). */
+  latencyMs: number;
+  /** Answered from the response cache. */
+  cached: boolean;
+}
 
 /** What the language-model calls made inside one `withUsage` scope cost. */
 export interface UsageTotals {
@@ -11,6 +29,8 @@ export interface UsageTotals {
   outputTokens: number;
   /** USD; calls whose price is unknown add nothing. */
   cost: number;
+  /** When set, every call answered in this scope is appended here (an evaluation recording its examples' calls). */
+  log?: ModelCall[];
 }
 
 const scopes = new AsyncLocalStorage<UsageTotals[]>();
@@ -34,11 +54,18 @@ export function trackUsage<T>(usage: UsageTotals, fn: () => Promise<T>): Promise
   return scopes.run([...(scopes.getStore() ?? []), usage], fn);
 }
 
-/** Called by every language model once per answered call. */
-export function recordUsage(response: LMResponse): void {
+/** Called by every language model once per answered call (with what was sent, for a scope that keeps a log). */
+export function recordUsage(response: LMResponse, sent?: { messages: ChatMessage[]; latencyMs: number }): void {
   const active = scopes.getStore();
   if (active === undefined) return;
   for (const u of active) {
+    if (u.log !== undefined && sent !== undefined) {
+      u.log.push({
+        provider: response.provider, model: response.model, messages: sent.messages, reply: response.content,
+        inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens, cost: response.estimatedCost,
+        latencyMs: sent.latencyMs, cached: response.cached,
+      });
+    }
     u.calls++;
     if (response.cached) u.cachedCalls++;
     u.inputTokens += response.usage.inputTokens;

@@ -4,7 +4,9 @@ import type { Statement } from "better-sqlite3";
 import { configuredStorePath, globalConfig } from "../config.js";
 import { ConfigurationError, preview, ValidationError } from "../errors.js";
 import { isPlainObject } from "../plain-object.js";
-import { redactedJson, redactError } from "../instrument/redact.js";
+import { redactedJson, redactError, redactString } from "../instrument/redact.js";
+import type { ModelCall } from "../lm/usage-scope.js";
+import { storedCalls, type StoredCall } from "./stored-calls.js";
 import { openStoreSync, storeError } from "./db.js";
 import type { Database } from "./db.js";
 import type {
@@ -77,6 +79,34 @@ interface TrialRaw {
   output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string; reused: number;
 }
 
+/** Text hashes computed lately: a system prompt sent with every call is hashed once. */
+const textHashes = new Map<string, string>();
+
+/** Texts up to this many characters are kept in the call's row: shorter than their hash's row would be. */
+const INLINE_TEXT = 128;
+
+/**
+ * Stores `text` (secrets masked) once under its hash and returns `{ text: hash }`, or `{ content }`
+ * for a short text kept inline. Written before the row that refers to it, on its own: a text whose
+ * row then fails to be written is only an unused entry.
+ */
+function storedText(s: Statements, text: string): { content: string } | { text: string } {
+  const clean = redactString(text);
+  if (clean.length <= INLINE_TEXT) return { content: clean };
+  let hash = textHashes.get(clean);
+  if (hash === undefined) {
+    hash = nodeCrypto().createHash("sha256").update(clean).digest("hex").slice(0, 32);
+    if (textHashes.size >= 512) textHashes.clear();
+    textHashes.set(clean, hash);
+  }
+  if (!s.knownTexts.has(hash)) {
+    s.insertText.run(hash, clean);
+    if (s.knownTexts.size >= 10_000) s.knownTexts.clear();
+    s.knownTexts.add(hash);
+  }
+  return { text: hash };
+}
+
 /** The statements of one connection, prepared once and shared by every `LabStore` on it. */
 class Statements {
   readonly insertRun: Statement;
@@ -87,6 +117,10 @@ class Statements {
   readonly run: Statement<[string], RunRaw>;
   readonly rows: Statement<[string], RowRaw>;
   readonly trials: Statement<[string], TrialRaw>;
+  readonly insertRowWithCalls: Statement;
+  readonly insertText: Statement;
+  /** Hashes of texts known to be in lab_texts (written through this connection): not sent to SQLite again. */
+  readonly knownTexts = new Set<string>();
 
   constructor(db: Database) {
     this.insertRun = db.prepare(
@@ -110,8 +144,18 @@ class Statements {
        VALUES (@run_id, @idx, @kind, @parents_json, @choices_json, @instructions_json, @demo_ids_json, @score,
        @example_scores_json, @budget_spent, @lm_calls, @input_tokens, @output_tokens, @cost, @duration_ms, @error, @data_json, @reused)`,
     );
+    this.insertText = db.prepare("INSERT OR IGNORE INTO lab_texts (hash, text) VALUES (?, ?)");
+    this.insertRowWithCalls = db.prepare(
+      `INSERT INTO lab_rows (run_id, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error,
+       duration_ms, input_tokens, output_tokens, cost, calls_json)
+       VALUES (@run_id, @idx, @example_id, @inputs_json, @expected_json, @prediction_json, @scores_json, @error,
+       @duration_ms, @input_tokens, @output_tokens, @cost, @calls_json)`,
+    );
     this.run = db.prepare<[string], RunRaw>("SELECT * FROM lab_runs WHERE id = ?");
-    this.rows = db.prepare<[string], RowRaw>("SELECT * FROM lab_rows WHERE run_id = ? ORDER BY idx");
+    this.rows = db.prepare<[string], RowRaw>(
+      `SELECT idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost
+       FROM lab_rows WHERE run_id = ? ORDER BY idx`,
+    );
     this.trials = db.prepare<[string], TrialRaw>("SELECT * FROM lab_trials WHERE run_id = ? ORDER BY idx");
   }
 }
@@ -177,15 +221,45 @@ export class LabStore {
     return id;
   }
 
-  /** Records one evaluated example of `runId` (call it when the example finishes). */
-  recordExample(runId: string, row: EvaluationRow): void {
-    this.#write("record an example in", () => this.#statements().insertRow.run({
-      run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs, EXAMPLE, "inputs"),
-      expected_json: json(row.expected, EXAMPLE, "expected"),
-      prediction_json: row.prediction === null ? null : json(row.prediction, EXAMPLE, "prediction"),
-      scores_json: json(row.scores, EXAMPLE, "scores"), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
-      output_tokens: row.outputTokens, cost: row.cost,
-    }), runId, `example ${row.index}`);
+  /**
+   * Records one evaluated example of `runId` (call it when the example finishes), with the model calls
+   * it made when given: in one transaction, each text (message, reply) stored once by its hash.
+   */
+  recordExample(runId: string, row: EvaluationRow, calls?: readonly ModelCall[]): void {
+    this.#write("record an example in", () => {
+      const s = this.#statements();
+      const values = {
+        run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs, EXAMPLE, "inputs"),
+        expected_json: json(row.expected, EXAMPLE, "expected"),
+        prediction_json: row.prediction === null ? null : json(row.prediction, EXAMPLE, "prediction"),
+        scores_json: json(row.scores, EXAMPLE, "scores"), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
+        output_tokens: row.outputTokens, cost: row.cost,
+      };
+      if (calls === undefined || calls.length === 0) {
+        s.insertRow.run(values);
+        return;
+      }
+      // One statement, as without calls: the calls go in the row, their long texts (new ones only) before it.
+      const stored = calls.map((call): StoredCall => {
+        const reply = storedText(s, call.reply);
+        return {
+          provider: call.provider, model: call.model, messages: call.messages.map((m) => ({ role: m.role, ...storedText(s, m.content) })),
+          ...("content" in reply ? { reply: reply.content } : { replyHash: reply.text }),
+          inputTokens: call.inputTokens, outputTokens: call.outputTokens, cost: call.cost === null || !Number.isFinite(call.cost) ? null : call.cost,
+          latencyMs: call.latencyMs, cached: call.cached,
+        };
+      });
+      s.insertRowWithCalls.run({ ...values, calls_json: JSON.stringify(stored) });
+    }, runId, `example ${row.index}`);
+  }
+
+  /** The model calls recorded with one example of a run, in the order they were answered ([] when none). */
+  calls(runId: string, index: number): ModelCall[] {
+    return this.#read(() => {
+      const db = this.#database();
+      const raw = db.prepare<[string, number], { calls_json: string | null }>("SELECT calls_json FROM lab_rows WHERE run_id = ? AND idx = ?").get(runId, index);
+      return raw?.calls_json == null ? [] : storedCalls(db, raw.calls_json);
+    });
   }
 
   /** Records one finished optimizer trial of `runId` (a failed trial too, with its error). */

@@ -23,6 +23,13 @@
  *                       written as soon as the provider accepted it (before the first poll): provider,
  *                       model, endpoint (shown form), round, custom_ids_json (the request keys it holds),
  *                       status (submitted|completed|failed), created_at; a resumed run re-attaches to it.
+ *                       From 006: calls_json, the model calls the example made (recordCalls), an array of
+ *                       { provider, model, messages, reply | replyHash, inputTokens, outputTokens, cost,
+ *                       latencyMs, cached }; each message { role, content } (short) or { role, text } (the
+ *                       hash of a long content in lab_texts); null when none were recorded.
+ * - `lab_texts`         (from 006) each long text a recorded call sent or received, once: hash (the first
+ *                       128 bits of its sha256, hex), text. A system prompt repeated in every call is stored once.
+ *                       (from 007) index lab_rows_failed: a run's failed rows (error IS NOT NULL).
  * - `registry_versions` one stored module per (name, version): created_at, score, metadata_json,
  *                       state_json (per predictor: instruction, demos, signature fingerprint) and
  *                       module_class (the class name `load` rebuilds).
@@ -203,5 +210,19 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
       created_at TEXT NOT NULL,
       PRIMARY KEY (run_id, batch_id)
     )`,
+  },
+  {
+    name: "006_lab_row_calls",
+    sql: `ALTER TABLE lab_rows ADD COLUMN calls_json TEXT;
+    CREATE TABLE IF NOT EXISTS lab_texts (
+      hash TEXT PRIMARY KEY,
+      text TEXT NOT NULL
+    )`,
+  },
+  {
+    // The failed rows of a run, for the viewer's "failed only" and its count (a partial index: only
+    // failed rows are in it).
+    name: "007_lab_rows_failed",
+    sql: "CREATE INDEX IF NOT EXISTS lab_rows_failed ON lab_rows (run_id, idx) WHERE error IS NOT NULL",
   },
 ];

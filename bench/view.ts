@@ -1,0 +1,112 @@
+/**
+ * The run viewer over evaluations of 1,000, 20,000 and 200,000 rows: how long its pages take (the
+ * first load of a run's page, then again: past 20,000 rows a bootstrap interval is computed after the
+ * first answer, and the second request waits for it; a late page; the failed filter; a text search;
+ * one example; a live poll; a comparison of the run with itself) and the server's peak RSS. The viewer
+ * runs in a process of its own (`typelm view`'s `startViewer`), so the RSS is the server's alone.
+ * Budget (DESIGN.md): a 200,000-row run's first page within 1 s, the server under 300 MB.
+ *
+ * Run with `npm run build --silent && node dist/bench/view.js`.
+ * Options (environment variables): BENCH_VIEW_SIZES (comma-separated, default 1000,20000,200000);
+ * BENCH_VIEW_METRIC=quality for a graded metric (scores 0, 0.5, 1: a BCa bootstrap interval) instead of
+ * accuracy (a share: the Wilson interval from two counts).
+ */
+import { fork } from "node:child_process";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { closeStoreSync, openStoreSync } from "../lib/store/db.js";
+import { LabStore } from "../lib/store/lab-store.js";
+
+const self = fileURLToPath(import.meta.url);
+const GRADED = process.env["BENCH_VIEW_METRIC"] === "quality";
+const METRIC = GRADED ? "quality" : "accuracy";
+const SIZES = (process.env["BENCH_VIEW_SIZES"] ?? "1000,20000,200000").split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0);
+
+/** An evaluation of `rows` rows (every 10th failed, 30% wrong), written in one transaction. */
+function buildStore(path: string, rows: number): string {
+  const lab = LabStore.open(path);
+  const runId = lab.startRun({ kind: "evaluation", name: `bench-${rows}`, config: { metrics: [METRIC], models: ["openai/gpt-4o-mini"], examples: rows } });
+  const db = openStoreSync(path);
+  const insert = db.prepare(
+    `INSERT INTO lab_rows (run_id, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const labels = ["positive", "negative", "neutral"];
+  db.transaction(() => {
+    for (let i = 0; i < rows; i++) {
+      const label = labels[i % 3]!;
+      const failed = i % 10 === 9;
+      const right = !failed && i % 10 < 7;
+      insert.run(runId, i, `ex-${i}`, JSON.stringify({ review: `Review #${i}: the product arrived on time and works as described, mostly.` }),
+        JSON.stringify({ sentiment: label }), failed ? null : JSON.stringify({ sentiment: right ? label : labels[(i + 1) % 3] }),
+        JSON.stringify({ [METRIC]: right ? 1 : GRADED && !failed ? 0.5 : 0 }), failed ? "ProviderError: 503 Service Unavailable" : null, 300 + (i % 50), 120, 5, 0.00002);
+    }
+  })();
+  const score = Array.from({ length: rows }, (_, i) => (i % 10 < 7 ? 1 : GRADED && i % 10 !== 9 ? 0.5 : 0) as number).reduce((a, b) => a + b, 0) / rows;
+  lab.finishRun(runId, { status: "completed", score, summary: { metrics: { [METRIC]: score } } });
+  closeStoreSync(path);
+  return runId;
+}
+
+interface Timing { page: string; ms: number; bytes: number }
+
+async function timed(url: string, page: string): Promise<Timing> {
+  const started = performance.now();
+  const response = await fetch(url);
+  const body = await response.text();
+  if (response.status !== 200) throw new Error(`${page}: HTTP ${response.status}: ${body.slice(0, 200)}`);
+  return { page, ms: performance.now() - started, bytes: body.length };
+}
+
+async function measure(rows: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "typelm-bench-view-"));
+  try {
+    const path = join(dir, "lab.sqlite");
+    const built = performance.now();
+    const runId = buildStore(path, rows);
+    const buildMs = performance.now() - built;
+    const child = fork(self, ["serve", path], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const url = await new Promise<string>((resolve, reject) => {
+      child.once("message", (m) => resolve(String((m as { url: string }).url)));
+      child.once("exit", (code) => reject(new Error(`the viewer exited with ${code}`)));
+    });
+    const base = `${url}runs/${runId}`;
+    const last = Math.ceil(rows / 50);
+    const timings = [
+      await timed(base, "run page, first load"),
+      await timed(base, "run page again (after any deferred interval)"),
+      await timed(`${base}?page=${last}`, `run page ${last} (the last)`),
+      await timed(`${base}?failed=1`, "failed only"),
+      await timed(`${base}?text=${encodeURIComponent(`#${rows - 1}:`)}`, "text search (one match)"),
+      await timed(`${base}/rows/${rows - 1}`, "one example"),
+      await timed(`${url}api/runs/${runId}/rows?after=${rows - 10}`, "live poll (api rows after)"),
+      await timed(`${url}compare/${runId}/${runId}`, "comparison (the run with itself)"),
+    ];
+    const rss = await new Promise<number>((resolve) => {
+      child.once("message", (m) => resolve(Number((m as { peakRssMB: number }).peakRssMB)));
+      child.send("rss");
+    });
+    child.kill("SIGTERM");
+    console.log(`\n${rows.toLocaleString("en-US")} rows (store ${(statSync(path).size / 1e6).toFixed(1)} MB, written in ${(buildMs / 1000).toFixed(1)} s); viewer peak RSS ${rss.toFixed(0)} MB`);
+    for (const t of timings) console.log(`  ${t.page.padEnd(42)} ${t.ms.toFixed(1).padStart(8)} ms  ${(t.bytes / 1024).toFixed(0).padStart(5)} KB`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function serve(path: string): Promise<void> {
+  const { startViewer } = await import("../lib/view/server.js");
+  const viewer = await startViewer({ store: path, port: 0 });
+  process.on("message", () => process.send!({ peakRssMB: process.resourceUsage().maxRSS / 1024 }));
+  process.on("SIGTERM", () => { void viewer.close().then(() => process.exit(0)); });
+  process.send!({ url: viewer.url });
+}
+
+if (process.argv[2] === "serve") {
+  await serve(process.argv[3]!);
+} else {
+  console.log(`typelm view: page times over one evaluation run, metric ${METRIC} (Node ${process.version}); budget: 200,000 rows' first page ≤ 1 s, server < 300 MB`);
+  for (const rows of SIZES) await measure(rows);
+}

@@ -1,0 +1,137 @@
+// The pages of an optimization, a comparison of two evaluations and the registry.
+import type { Comparison } from "../evaluate/compare.js";
+import type { EvaluationRow, RunSummary, Trial } from "../store/records.js";
+import { clip, html, Markup, num, valueText } from "./html.js";
+import { models } from "./pages.js";
+import type { ViewVersion } from "./queries.js";
+
+/** The trials' scores by trial index, as an SVG scatter (failed trials at the bottom, the returned one ringed). */
+function trialsChart(trials: readonly Trial[], best: number | null): Markup {
+  const scored = trials.filter((t) => t.score !== null);
+  if (scored.length === 0) return html`<p class="muted">No trial scored yet.</p>`;
+  const w = 640, h = 220, pad = 36;
+  const maxIndex = Math.max(1, ...trials.map((t) => t.index));
+  const lo = Math.min(...scored.map((t) => t.score!)), hi = Math.max(...scored.map((t) => t.score!));
+  const span = hi - lo < 1e-9 ? 1 : hi - lo;
+  const x = (i: number) => pad + (i / maxIndex) * (w - 2 * pad);
+  const y = (s: number) => h - pad - ((s - lo) / span) * (h - 2 * pad);
+  let running = -Infinity;
+  const bestSoFar = scored.map((t) => { running = Math.max(running, t.score!); return `${x(t.index).toFixed(1)},${y(running).toFixed(1)}`; }).join(" ");
+  return html`<svg id="trials-chart" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="trial scores">
+<line x1="${pad}" y1="${h - pad}" x2="${w - pad}" y2="${h - pad}" stroke="#888"/><line x1="${pad}" y1="${pad}" x2="${pad}" y2="${h - pad}" stroke="#888"/>
+<text x="${pad}" y="${h - 10}" font-size="11">trial 0</text><text x="${w - pad}" y="${h - 10}" font-size="11" text-anchor="end">trial ${maxIndex}</text>
+<text x="4" y="${y(hi) + 4}" font-size="11">${num(hi)}</text><text x="4" y="${y(lo) + 4}" font-size="11">${num(lo)}</text>
+<polyline points="${bestSoFar}" fill="none" stroke="#9fb3d1" stroke-width="1.5"/>
+${scored.map((t) => html`<circle data-trial="${t.index}" cx="${x(t.index).toFixed(1)}" cy="${y(t.score!).toFixed(1)}" r="${t.index === best ? 6 : 3.5}" fill="${t.index === best ? "#d4a017" : "#23395d"}"><title>trial ${t.index} (${t.kind}): ${num(t.score)}</title></circle>`)}
+</svg><p class="muted">Each dot is a trial's score; the line is the best so far; the returned trial is the large dot.</p>`;
+}
+
+/** `/runs/<id>` of an optimization: the chart, the trials, each candidate's instructions and demos, the lineage. */
+export function optimizationPage(run: RunSummary & { bestTrial: number | null }, trials: Trial[], header: Markup): Markup {
+  const onTraining = (run.summary as { validation?: unknown }).validation === "training";
+  const lineage = trials.filter((t) => t.parents.length > 0);
+  return html`${header}
+<p>${trials.length} trials${run.bestTrial === null ? "" : html`, returned trial <a href="#trial-${run.bestTrial}">${run.bestTrial}</a>`}.
+Scores are on the ${onTraining ? "training" : "validation"} examples; the returned trial was chosen on them, so its score is optimistic.</p>
+<h2>Scores</h2>${trialsChart(trials, run.bestTrial)}
+<h2>Trials</h2>
+<table id="trials"><thead><tr><th>trial</th><th>kind</th><th>score</th><th>parents</th><th>reused</th><th>choices</th><th>LM calls</th><th>error</th></tr></thead><tbody>
+${trials.map((t) => html`<tr data-trial="${t.index}"${new Markup(t.index === run.bestTrial ? ' class="best"' : "")}><td class="num"><a href="#trial-${t.index}">${t.index}${t.index === run.bestTrial ? " *" : ""}</a></td>
+<td>${t.kind}</td><td class="num">${num(t.score)}</td><td>${t.parents.join(", ")}</td><td class="num">${t.reused}</td>
+<td class="cell">${Object.keys(t.choices).length === 0 ? "" : clip(JSON.stringify(t.choices), 120)}</td><td class="num">${t.lmCalls}</td><td class="cell">${t.error === null ? "" : clip(t.error, 200)}</td></tr>`)}
+</tbody></table>
+${lineage.length === 0 ? "" : html`<h2>Lineage</h2><ul id="lineage">${lineage.map((t) => html`<li data-lineage="${t.index}">trial ${t.index} (${t.kind}, ${num(t.score)}) ← ${t.parents.map((p, i) => html`${i > 0 ? ", " : ""}<a href="#trial-${p}">trial ${p}</a>`)}</li>`)}</ul>`}
+<h2>Candidates</h2>
+${trials.map((t) => html`<section id="trial-${t.index}" class="call"><div><b>trial ${t.index}</b> · ${t.kind} · score ${num(t.score)}${t.index === run.bestTrial ? " · returned" : ""}</div>
+${Object.entries(t.instructions).map(([path, text]) => html`<div class="role">${path} · instruction</div><pre>${text}</pre>
+<div class="role">${path} · demos</div><div>${(t.demoIds[path] ?? []).length === 0 ? "none" : (t.demoIds[path] ?? []).join(", ")}</div>`)}</section>`)}`;
+}
+
+function predictionText(row: EvaluationRow | undefined): string {
+  if (row === undefined) return "—";
+  if (row.error !== null) return `failed: ${row.error}`;
+  return valueText(row.prediction);
+}
+
+/** `/compare/<a>/<b>`: each shared metric paired by example, then the examples that changed side by side. */
+export function comparePage(a: RunSummary, b: RunSummary, comparisons: (Comparison & { pAdjusted: number })[], rowsA: Map<string, EvaluationRow>, rowsB: Map<string, EvaluationRow>, pText: (p: number) => string): Markup {
+  const first = comparisons[0]!;
+  const changed = [...first.better.map((id) => ["better", id] as const), ...first.worse.map((id) => ["worse", id] as const)];
+  const shown = changed.slice(0, 200);
+  const score = (r: EvaluationRow | undefined) => num(r?.scores[first.metric], 2);
+  const runLink = (r: RunSummary, which: string) => html`<p>${which}: <a href="/runs/${encodeURIComponent(r.id)}" data-run-id="${r.id}">${r.name}</a> <code>${r.id}</code>${models(r) === "" ? "" : html` · ${models(r)}`}</p>`;
+  return html`<h1>Comparison</h1>${runLink(a, "A")}${runLink(b, "B")}
+<p>${first.n} examples paired by id. Difference is B − A.</p>
+<table id="comparison"><thead><tr><th>metric</th><th>A</th><th>B</th><th>difference</th><th>${Number((first.confidence * 100).toPrecision(6))}% CI</th><th>interval</th><th>p-value</th><th>p (Holm)</th><th>test</th><th>verdict</th><th>mde (80% power)</th></tr></thead><tbody>
+${comparisons.map((c, i) => html`<tr><td>${c.metric}${i === 0 && comparisons.length > 1 ? " (primary)" : ""}</td><td class="num">${num(c.a)}</td><td class="num">${num(c.b)}</td>
+<td class="num" data-metric="${c.metric}">${signedText(c.diff)}</td><td class="num">${signedText(c.ci[0])} to ${signedText(c.ci[1])}</td><td>${c.ciMethod}</td>
+<td class="num">${pText(c.pValue)}</td><td class="num">${pText(c.pAdjusted)}</td><td>${c.test}</td>
+<td class="${c.significant ? (c.diff > 0 ? "better" : "worse") : "muted"}">${c.significant ? "significant" : "not significant"}</td><td class="num">${c.significant ? "" : c.mde === null ? "none" : num(c.mde)}</td></tr>`)}
+</tbody></table>
+<h2>${changed.length === 0 ? `No example changed on ${first.metric}` : `Examples that changed on ${first.metric}: ${first.better.length} better, ${first.worse.length} worse`}</h2>
+${changed.length > shown.length ? html`<p class="muted">The first ${shown.length} are shown.</p>` : ""}
+${shown.length === 0 ? "" : html`<table id="changed"><thead><tr><th></th><th>example</th><th>input</th><th>expected</th><th>A</th><th>B</th></tr></thead><tbody>
+${shown.map(([how, id]) => {
+    const ra = rowsA.get(id), rb = rowsB.get(id);
+    return html`<tr data-example-id="${id}" class="${how}"><td class="${how}">${how === "better" ? "+" : "−"} ${score(ra)} → ${score(rb)}</td>
+<td>${ra === undefined ? id : html`<a href="/runs/${encodeURIComponent(a.id)}/rows/${ra.index}">${id}</a>`}</td><td class="cell">${clip(valueText(ra?.inputs), 300)}</td>
+<td class="cell">${clip(valueText(ra?.expected), 200)}</td><td class="cell">${clip(predictionText(ra), 300)}</td><td class="cell">${clip(predictionText(rb), 300)}</td></tr>`;
+  })}</tbody></table>`}`;
+}
+
+function signedText(v: number): string {
+  return `${v > 0 ? "+" : v < 0 ? "−" : ""}${Math.abs(v).toFixed(3)}`;
+}
+
+/** `/registry`: every stored module name with its versions. */
+export function registryPage(names: { name: string; versions: number; latest: number; score: number | null; createdAt: string }[]): Markup {
+  return html`<h1>Registry</h1>${names.length === 0 ? html`<p class="muted">No module stored in this store's registry.</p>` : html`
+<table id="registry"><thead><tr><th>name</th><th>versions</th><th>latest</th><th>score</th><th>stored</th></tr></thead><tbody>
+${names.map((n) => html`<tr data-name="${n.name}"><td><a href="/registry/${encodeURIComponent(n.name)}">${n.name}</a></td><td class="num">${n.versions}</td>
+<td class="num">v${n.latest}</td><td class="num">${num(n.score)}</td><td>${n.createdAt}</td></tr>`)}</tbody></table>`}`;
+}
+
+/** Line-by-line difference of two texts (longest common subsequence; long texts compared as wholes). */
+export function lineDiff(a: string, b: string): { kind: "same" | "del" | "ins"; text: string }[] {
+  const x = a.split("\n"), y = b.split("\n");
+  if (x.length * y.length > 250_000) return [...x.map((text) => ({ kind: "del" as const, text })), ...y.map((text) => ({ kind: "ins" as const, text }))];
+  const lcs: number[][] = Array.from({ length: x.length + 1 }, () => new Array<number>(y.length + 1).fill(0));
+  for (let i = x.length - 1; i >= 0; i--) for (let j = y.length - 1; j >= 0; j--) lcs[i]![j] = x[i] === y[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  const out: { kind: "same" | "del" | "ins"; text: string }[] = [];
+  let i = 0, j = 0;
+  while (i < x.length && j < y.length) {
+    if (x[i] === y[j]) { out.push({ kind: "same", text: x[i]! }); i++; j++; }
+    else if (lcs[i + 1]![j]! >= lcs[i]![j + 1]!) out.push({ kind: "del", text: x[i++]! });
+    else out.push({ kind: "ins", text: y[j++]! });
+  }
+  while (i < x.length) out.push({ kind: "del", text: x[i++]! });
+  while (j < y.length) out.push({ kind: "ins", text: y[j++]! });
+  return out;
+}
+
+function demoKey(demo: unknown): string {
+  const id = (demo as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? id : JSON.stringify(demo);
+}
+
+/** `/registry/<name>`: the versions with their scores, and the instruction and demo difference between two of them. */
+export function registryNamePage(name: string, versions: ViewVersion[], a: ViewVersion | undefined, b: ViewVersion | undefined): Markup {
+  const base = `/registry/${encodeURIComponent(name)}`;
+  const paths = [...new Set([...Object.keys(a?.predictors ?? {}), ...Object.keys(b?.predictors ?? {})])];
+  return html`<p><a href="/registry">← registry</a></p><h1>${name}</h1>
+<table id="versions"><thead><tr><th>version</th><th>stored</th><th>score</th><th>class</th><th>metadata</th></tr></thead><tbody>
+${versions.map((v) => html`<tr data-version="${v.version}"><td class="num">v${v.version}</td><td>${v.createdAt}</td><td class="num">${num(v.score)}</td><td>${v.moduleClass}</td><td class="cell">${clip(valueText(v.metadata), 300)}</td></tr>`)}
+</tbody></table>
+${a === undefined || b === undefined ? "" : html`<h2>v${a.version} → v${b.version}</h2>
+<form class="filters" method="get" action="${base}"><label>from<select name="a">${versions.map((v) => html`<option value="${v.version}"${new Markup(v.version === a.version ? " selected" : "")}>v${v.version}</option>`)}</select></label>
+<label>to<select name="b">${versions.map((v) => html`<option value="${v.version}"${new Markup(v.version === b.version ? " selected" : "")}>v${v.version}</option>`)}</select></label><button type="submit">Compare</button></form>
+${paths.map((path) => {
+    const pa = a.predictors[path], pb = b.predictors[path];
+    const demosA = new Map((pa?.demos ?? []).map((d) => [demoKey(d), d])), demosB = new Map((pb?.demos ?? []).map((d) => [demoKey(d), d]));
+    const removed = [...demosA.keys()].filter((k) => !demosB.has(k)), added = [...demosB.keys()].filter((k) => !demosA.has(k));
+    return html`<section class="call" data-predictor="${path}"><div class="role">${path} · instruction</div>
+<pre class="diff">${lineDiff(pa?.instruction ?? "", pb?.instruction ?? "").map((l) => html`<span class="${l.kind}">${l.kind === "del" ? "- " : l.kind === "ins" ? "+ " : "  "}${l.text}\n</span>`)}</pre>
+<div class="role">${path} · demos: ${demosB.size} in v${b.version}, ${added.length} added, ${removed.length} removed</div>
+${removed.map((k) => html`<pre class="del">- ${clip(valueText(demosA.get(k)), 600)}</pre>`)}${added.map((k) => html`<pre class="ins">+ ${clip(valueText(demosB.get(k)), 600)}</pre>`)}</section>`;
+  })}`}`;
+}

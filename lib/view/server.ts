@@ -1,0 +1,429 @@
+// `typelm view`: a local web server over one lab store, read-only. Pages are rendered on the server
+// (pages.ts, pages-more.ts) from the store's read-only connection (queries.ts); the same data is JSON
+// under /api/. Loaded only by the command line (a dynamic import), never by `import "typelm"`.
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ValidationError } from "../errors.js";
+import { adjustComparisons, compare, formatPValue } from "../evaluate/compare.js";
+import { bcaInterval, meanStatistic, wilsonInterval } from "../evaluate/stats.js";
+import { metricsOf, runTitle, storedReport } from "../lab/commands.js";
+import type { EvaluationRow, EvaluationRun, RunSummary } from "../store/records.js";
+import { html, page } from "./html.js";
+import { callsSection, evaluationPage, KINDS, LIVE_SCRIPT, rowPage, runsPage, STATUSES, type MetricLine } from "./pages.js";
+import { comparePage, optimizationPage, registryNamePage, registryPage } from "./pages-more.js";
+import { ViewStore, type RowQuery, type RunQuery } from "./queries.js";
+
+/** What `startViewer` takes: the store file, and where to listen (default 127.0.0.1:4173). */
+export interface ViewerOptions {
+  store: string;
+  /** 0 picks a free port. */
+  port?: number;
+  host?: string;
+  /**
+   * Runs with more rows than this get a bootstrap interval after their page is sent (the page fills
+   * it in when ready); default 20,000.
+   */
+  deferIntervalsAbove?: number;
+}
+
+/** A running viewer: its address, and `close()` to stop it. */
+export interface Viewer {
+  url: string;
+  store: string;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_PORT = 4173;
+const DEFER_INTERVALS_ABOVE = 20_000;
+const PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 500;
+
+class NotFound extends Error {}
+
+/** Starts the viewer; resolves once it listens. */
+export async function startViewer(options: ViewerOptions): Promise<Viewer> {
+  const store = new ViewStore(options.store);
+  const host = options.host ?? "127.0.0.1";
+  const app = new App(store, options.deferIntervalsAbove ?? DEFER_INTERVALS_ABOVE);
+  const server = createServer((req, res) => app.handle(req, res));
+  try {
+    await new Promise<void>((done, fail) => {
+      server.once("error", fail);
+      server.listen(options.port ?? DEFAULT_PORT, host, () => { server.off("error", fail); done(); });
+    });
+  } catch (error) {
+    store.close();
+    const code = (error as { code?: unknown }).code;
+    if (code === "EADDRINUSE") throw new ValidationError(`port ${options.port ?? DEFAULT_PORT} on ${host} is in use: give another with --port N (--port 0 picks a free one)`, { field: "port" });
+    if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") throw new ValidationError(`cannot listen on host ${JSON.stringify(host)}: give an address of this machine with --host (default 127.0.0.1)`, { field: "host" });
+    throw error;
+  }
+  const address = server.address() as AddressInfo;
+  app.port = address.port;
+  app.loopbackOnly = isLoopback(host);
+  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}/`,
+    store: store.path,
+    close: () => closeServer(server).finally(() => store.close()),
+  };
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((done) => {
+    server.close(() => done());
+    server.closeAllConnections();
+  });
+}
+
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host.startsWith("127.");
+}
+
+/** The viewer's routes over one store. */
+class App {
+  port = 0;
+  loopbackOnly = true;
+  /** Metric intervals by run, rows and status: a finished run's are computed once. */
+  readonly #metrics = new Map<string, MetricLine[]>();
+  /** The runs whose intervals are being computed after an answer (by the key of `#metrics`). */
+  readonly #scheduled = new Set<string>();
+
+  constructor(readonly store: ViewStore, readonly deferAbove: number) {}
+
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      send(res, 405, "text/plain; charset=utf-8", "The viewer is read-only: GET only.\n", { allow: "GET, HEAD" });
+      return;
+    }
+    // A page on another site must not reach the viewer through a name that resolves to 127.0.0.1.
+    const hostHeader = req.headers.host ?? "";
+    if (this.loopbackOnly && !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/i.test(hostHeader)) {
+      send(res, 403, "text/plain; charset=utf-8", "The viewer answers only to 127.0.0.1, localhost and [::1].\n");
+      return;
+    }
+    const url = new URL(req.url ?? "/", "http://viewer");
+    let parts: string[];
+    try {
+      parts = url.pathname.split("/").filter((p) => p !== "").map((p) => decodeURIComponent(p));
+    } catch {
+      parts = ["\u0000"];
+    }
+    const api = parts[0] === "api";
+    try {
+      const out = api ? this.api(parts.slice(1), url.searchParams) : this.page(parts, url.searchParams);
+      if (typeof out === "string") {
+        send(res, 200, "text/html; charset=utf-8", out);
+      } else {
+        send(res, 200, "application/json; charset=utf-8", JSON.stringify(out));
+      }
+    } catch (error) {
+      const status = error instanceof NotFound ? 404 : error instanceof ValidationError ? 400 : 500;
+      const message = error instanceof Error ? error.message : String(error);
+      if (api) send(res, status, "application/json; charset=utf-8", JSON.stringify({ error: message }));
+      else send(res, status, "text/html; charset=utf-8", page(status === 404 ? "Not found" : "Error", this.store.path, html`<h1>${status === 404 ? "Not found" : "Error"}</h1><p id="error">${message}</p><p><a href="/">runs</a></p>`));
+    }
+  }
+
+  // ---- pages -----------------------------------------------------------------------------------
+
+  page(parts: string[], q: URLSearchParams): string {
+    const s = this.store.path;
+    if (parts.length === 0) return page("Runs", s, runsPage(this.store.runs(runQuery(q)), runQuery(q)));
+    if (parts[0] === "runs" && parts.length === 2) {
+      const run = this.#run(parts[1]!);
+      if (run.kind === "optimization") {
+        return page(run.name, s, optimizationPage(run, this.store.trials(run.id), html`<h1>${runTitle(run.name, run.kind, run.config)} <span class="muted">(optimization)</span></h1>
+<p>run <code>${run.id}</code> · <span class="status-${run.status}">${run.status}</span> · started ${run.startedAt}${run.endedAt === null ? "" : html` · ended ${run.endedAt}`}</p>
+${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
+      }
+      const d = this.#evaluation(run, q);
+      return page(run.name, s, evaluationPage(d), { nonce: randomBytes(16).toString("base64"), code: LIVE_SCRIPT });
+    }
+    if (parts[0] === "runs" && parts.length === 4 && parts[2] === "rows") {
+      const run = this.#run(parts[1]!);
+      const row = this.store.row(run.id, index(parts[3]!));
+      if (row === undefined) throw new NotFound(`run ${run.id} has no example ${parts[3]}`);
+      return page(`Example ${row.index}`, s, rowPage(run, row, callsSection(this.store.calls(run.id, row.index))));
+    }
+    if (parts[0] === "compare" && parts.length === 3) {
+      const c = this.#compare(parts[1]!, parts[2]!);
+      // The changed examples shown, read in full (the comparison itself may have read only scores).
+      const first = c.comparisons[0]!;
+      const shown = [...first.better, ...first.worse].slice(0, 200);
+      return page("Comparison", s, comparePage(c.a, c.b, c.comparisons, byId(this.store.rowsById(c.a.id, shown)), byId(this.store.rowsById(c.b.id, shown)), pText));
+    }
+    if (parts[0] === "registry" && parts.length === 1) return page("Registry", s, registryPage(this.store.registryNames()));
+    if (parts[0] === "registry" && parts.length === 2) {
+      const r = this.#registry(parts[1]!, q);
+      return page(parts[1]!, s, registryNamePage(parts[1]!, r.versions, r.a, r.b));
+    }
+    throw new NotFound(`no page at /${parts.join("/")}`);
+  }
+
+  // ---- JSON ------------------------------------------------------------------------------------
+
+  api(parts: string[], q: URLSearchParams): unknown {
+    if (parts[0] === "runs" && parts.length === 1) return this.store.runs(runQuery(q));
+    if (parts[0] === "runs" && parts.length >= 2) {
+      const run = this.#run(parts[1]!);
+      if (parts.length === 2) {
+        if (run.kind === "optimization") return { ...run, trials: this.store.trials(run.id) };
+        return { ...run, counts: this.store.rowCounts(run.id), metrics: this.#metricLines(run) };
+      }
+      if (parts[2] === "rows" && parts.length === 3) {
+        const query = rowQuery(q, run);
+        const after = q.get("after");
+        if (after !== null) query.after = whole(after, "after");
+        return { ...this.store.rows(run.id, query), status: this.#run(run.id).status, counts: this.store.rowCounts(run.id) };
+      }
+      if (parts[2] === "rows" && parts.length === 4) {
+        const row = this.store.row(run.id, index(parts[3]!));
+        if (row === undefined) throw new NotFound(`run ${run.id} has no example ${parts[3]}`);
+        return { ...row, calls: this.store.calls(run.id, row.index) };
+      }
+    }
+    if (parts[0] === "compare" && parts.length === 3) {
+      const c = this.#compare(parts[1]!, parts[2]!);
+      return { a: summaryOf(c.a), b: summaryOf(c.b), comparisons: c.comparisons };
+    }
+    if (parts[0] === "registry" && parts.length === 1) return this.store.registryNames();
+    if (parts[0] === "registry" && parts.length === 2) return this.#registry(parts[1]!, q);
+    throw new NotFound(`no data at /api/${parts.join("/")}`);
+  }
+
+  // ---- shared ----------------------------------------------------------------------------------
+
+  #run(id: string) {
+    const run = this.store.run(id);
+    if (run === undefined) throw new NotFound(`no run whose id is or starts with ${JSON.stringify(id)} in ${this.store.path}`);
+    return run;
+  }
+
+  #evaluation(run: RunSummary, q: URLSearchParams) {
+    const metrics = this.#metricLines(run);
+    const query = rowQuery(q, run, metrics.map((m) => m.name));
+    return {
+      run, counts: this.store.rowCounts(run.id), metrics, rows: this.store.rows(run.id, query), query,
+      // Only a running run's page polls for new rows.
+      labels: this.store.labels(run.id), metricNames: metricNames(run, metrics), lastSeq: run.status === "running" ? this.store.lastSeq(run.id) : 0,
+    };
+  }
+
+  /**
+   * The run's metrics with their intervals, as `typelm show` computes them from the stored rows. Past
+   * `deferAbove` rows, an interval that needs a bootstrap is computed after the answer is sent: the
+   * line says it is pending (the page asks again), so the first page does not wait for it.
+   */
+  #metricLines(run: RunSummary): MetricLine[] {
+    const counts = this.store.rowCounts(run.id);
+    const key = `${run.id}\u0000${counts.rows}\u0000${run.status}`;
+    const cached = this.#metrics.get(key);
+    if (cached !== undefined) return cached;
+    if (counts.rows > this.deferAbove) {
+      const quick = this.#sqlLines(run, counts.rows, false) ?? summaryLines(run);
+      if (quick !== undefined && quick.some((l) => l.pending)) {
+        if (!this.#scheduled.has(key)) {
+          this.#scheduled.add(key);
+          setImmediate(() => {
+            try {
+              this.#computeLines(run, counts.rows, key);
+            } catch {
+              // The store was closed meanwhile (the viewer stopped), or it failed to read: the next request computes and says.
+            } finally {
+              this.#scheduled.delete(key);
+            }
+          });
+        }
+        return quick;
+      }
+    }
+    return this.#computeLines(run, counts.rows, key);
+  }
+
+  #computeLines(run: RunSummary, rows: number, key: string): MetricLine[] {
+    let lines = this.#sqlLines(run, rows, true);
+    if (lines === undefined) {
+      // f1_score needs every row (its bootstrap recomputes macro-F1 over the labels).
+      const full = this.store.fullRun(run.id) as EvaluationRun;
+      const metrics = metricsOf(full);
+      const report = storedReport(full, metrics);
+      lines = Object.entries(metrics).map(([name, value]) => ({ name, value, ci: report.ci[name], method: report.ciMethod[name] ?? "percentile bootstrap" }));
+    }
+    for (const k of this.#metrics.keys()) if (k.startsWith(`${run.id}\u0000`)) this.#metrics.delete(k);
+    this.#metrics.set(key, lines);
+    return lines;
+  }
+
+  /**
+   * The lines of a run, as `typelm show` computes them from its rows, without loading the rows: a
+   * share (accuracy or exact_match, every score 0 or 1) has the Wilson interval of two SQL counts,
+   * another mean metric the BCa bootstrap of its scores alone. Undefined for `f1_score` (its bootstrap
+   * needs the labels) or when the metrics are not known without the rows.
+   */
+  #sqlLines(run: RunSummary, rows: number, bootstrap: boolean): MetricLine[] | undefined {
+    if (rows === 0) return undefined;
+    const recorded = (run.summary as { metrics?: unknown }).metrics;
+    const summaryMetrics = recorded !== null && typeof recorded === "object" && Object.values(recorded).every((v) => typeof v === "number")
+      ? recorded as Record<string, number> : undefined;
+    const configured = run.config["metrics"];
+    const names = summaryMetrics !== undefined ? Object.keys(summaryMetrics) : Array.isArray(configured) ? configured.filter((m): m is string => typeof m === "string") : [];
+    if (names.length === 0 || names.includes("f1_score")) return undefined;
+    const lines: MetricLine[] = [];
+    for (const name of names) {
+      const c = this.store.scoreCounts(run.id, name);
+      // Without a recorded summary the value is the mean over the rows (a missing score counts 0).
+      const value = summaryMetrics?.[name] ?? c.sum / c.n;
+      if ((name === "accuracy" || name === "exact_match") && c.other === 0) {
+        lines.push({ name, value, ci: wilsonInterval(c.sum, c.n), method: "wilson" });
+      } else if (bootstrap) {
+        lines.push({ name, value, ci: bcaInterval(c.n, meanStatistic(this.store.scores(run.id, name))), method: "bootstrap-bca" });
+      } else {
+        lines.push({ name, value, ci: undefined, method: "bootstrap-bca", pending: true });
+      }
+    }
+    return lines;
+  }
+
+  /** The comparison `typelm compare` prints; a mean metric reads only the rows' scores, f1_score the whole rows. */
+  #compare(idA: string, idB: string) {
+    const found = [idA, idB].map((id) => {
+      const run = this.#run(id);
+      if (run.kind !== "evaluation") throw new ValidationError(`run ${run.id} is an ${run.kind} run; a comparison takes two evaluation runs`, { field: "run" });
+      return run;
+    });
+    const light = found.map((run): EvaluationRun => ({ ...run, kind: "evaluation", rows: this.store.scoreRows(run.id) }));
+    const needsRows = Object.keys(metricsOf(light[0]!)).includes("f1_score") && Object.keys(metricsOf(light[1]!)).includes("f1_score");
+    const runs = needsRows ? found.map((run) => this.store.fullRun(run.id) as EvaluationRun) : light;
+    const [a, b] = [runs[0]!, runs[1]!];
+    const ra = { results: a.rows, metrics: metricsOf(a) };
+    const rb = { results: b.rows, metrics: metricsOf(b) };
+    const shared = Object.keys(ra.metrics).filter((m) => m in rb.metrics);
+    if (shared.length === 0) {
+      throw new ValidationError(`the two runs share no metric (A: ${Object.keys(ra.metrics).join(", ") || "none"}; B: ${Object.keys(rb.metrics).join(", ") || "none"})`, { field: "metric" });
+    }
+    return { a, b, comparisons: adjustComparisons(shared.map((metric) => compare(ra, rb, { metric }))) };
+  }
+
+  #registry(name: string, q: URLSearchParams) {
+    const versions = this.store.versions(name);
+    if (versions.length === 0) throw new NotFound(`no module named ${JSON.stringify(name)} in the registry of ${this.store.path}`);
+    const pick = (key: string, fallback: number) => {
+      const given = q.get(key);
+      const wanted = given === null || given === "" ? fallback : whole(given, key);
+      const found = versions.find((v) => v.version === wanted);
+      if (found === undefined) throw new ValidationError(`${name} has no version ${wanted}; it has ${versions.map((v) => `v${v.version}`).join(", ")}`, { field: key });
+      return found;
+    };
+    const last = versions[versions.length - 1]!.version;
+    const before = versions.length > 1 ? versions[versions.length - 2]!.version : last;
+    return { versions, a: pick("a", before), b: pick("b", last) };
+  }
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
+  const nonce = /<script nonce="([^"]+)"/.exec(type.startsWith("text/html") ? body : "")?.[1];
+  res.writeHead(status, {
+    "content-type": type,
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    // Only the page's own inline script runs; stored text can never become a script or a style.
+    "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'${nonce === undefined ? "" : `; script-src 'nonce-${nonce}'`}`,
+    ...extra,
+  });
+  res.end(res.req.method === "HEAD" ? undefined : body);
+}
+
+function whole(text: string, name: string): number {
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new ValidationError(`${name} expects a whole number; received ${JSON.stringify(text)}`, { field: name });
+  return Number(text);
+}
+
+function index(text: string): number {
+  if (!/^\d+$/.test(text)) throw new NotFound(`${JSON.stringify(text)} is not an example index (a whole number)`);
+  return Number(text);
+}
+
+function paging(q: URLSearchParams): { limit: number; offset: number } {
+  const size = q.get("size");
+  const limit = size === null || size === "" ? PAGE_SIZE : Math.min(MAX_PAGE_SIZE, Math.max(1, whole(size, "size")));
+  const pageText = q.get("page");
+  const pageNo = pageText === null || pageText === "" ? 1 : Math.max(1, whole(pageText, "page"));
+  return { limit, offset: (pageNo - 1) * limit };
+}
+
+function text(q: URLSearchParams, key: string): string | undefined {
+  const v = q.get(key);
+  return v === null || v === "" ? undefined : v;
+}
+
+function runQuery(q: URLSearchParams): RunQuery {
+  const kind = text(q, "kind"), status = text(q, "status");
+  if (kind !== undefined && !KINDS.includes(kind)) throw new ValidationError(`kind expects ${KINDS.join(" or ")}; received ${JSON.stringify(kind)}`, { field: "kind" });
+  if (status !== undefined && !STATUSES.includes(status)) throw new ValidationError(`status expects ${STATUSES.join(", ")}; received ${JSON.stringify(status)}`, { field: "status" });
+  return { kind, status, name: text(q, "name"), model: text(q, "model"), ...paging(q) };
+}
+
+function metricNames(run: RunSummary, lines: MetricLine[]): string[] {
+  const configured = run.config["metrics"];
+  const names = Array.isArray(configured) ? configured.filter((m): m is string => typeof m === "string") : [];
+  return [...new Set([...names, ...lines.map((l) => l.name)])];
+}
+
+function rowQuery(q: URLSearchParams, run: RunSummary, known: string[] = []): RowQuery {
+  const names = [...new Set([...metricNames(run, []), ...known])];
+  const metric = text(q, "metric") ?? names[0];
+  const sort = text(q, "sort") ?? "index";
+  if (sort !== "index" && sort !== "score" && sort !== "duration") throw new ValidationError(`sort expects index, score or duration; received ${JSON.stringify(sort)}`, { field: "sort" });
+  const max = text(q, "max");
+  let maxScore: number | undefined;
+  if (max !== undefined) {
+    maxScore = Number(max);
+    if (!Number.isFinite(maxScore)) throw new ValidationError(`max expects a number (a score, e.g. 0.5); received ${JSON.stringify(max)}`, { field: "max" });
+  }
+  return {
+    failed: q.get("failed") === "1" || q.get("failed") === "true", label: text(q, "label"), text: text(q, "text"),
+    metric, maxScore, sort, descending: q.get("desc") === "1" || q.get("desc") === "true", ...paging(q),
+  };
+}
+
+/** A finished run's recorded metric values, their intervals pending; undefined when it recorded none. */
+function summaryLines(run: RunSummary): MetricLine[] | undefined {
+  const recorded = (run.summary as { metrics?: unknown }).metrics;
+  if (recorded === null || typeof recorded !== "object" || !Object.values(recorded).every((v) => typeof v === "number")) return undefined;
+  const lines = Object.entries(recorded as Record<string, number>).map(([name, value]) => ({ name, value, ci: undefined, method: "…", pending: true }));
+  return lines.length === 0 ? undefined : lines;
+}
+
+function byId(rows: readonly EvaluationRow[]): Map<string, EvaluationRow> {
+  return new Map(rows.map((r) => [r.exampleId ?? `#${r.index}`, r]));
+}
+
+function summaryOf(run: EvaluationRun): RunSummary {
+  const { rows: _rows, ...rest } = run;
+  return rest;
+}
+
+function pText(p: number): string {
+  return formatPValue(p).replace(/^p\s*(= )?/, "");
+}
+
+/** `typelm view`: starts the viewer, prints its address, and serves until interrupted (Ctrl-C). */
+export async function serveCommand(options: ViewerOptions, io: { stdout: (text: string) => void; stderr: (text: string) => void }): Promise<number> {
+  const viewer = await startViewer(options);
+  // Listening for Ctrl-C before the address is announced: whoever reads it may stop the server at once.
+  const stopped = new Promise<void>((done) => {
+    const stop = () => { process.off("SIGINT", stop); process.off("SIGTERM", stop); done(); };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  io.stderr(`Serving ${viewer.store} read-only; Ctrl-C stops.\n`);
+  io.stdout(`typelm view: ${viewer.url}\n`);
+  await stopped;
+  await viewer.close();
+  return 0;
+}
+

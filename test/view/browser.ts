@@ -1,0 +1,38 @@
+// Debian's Chromium driven by puppeteer-core, for the viewer's browser tests. Without /usr/bin/chromium
+// the tests are skipped with a message saying how to install it; under CI=true that is a failure.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser } from "puppeteer-core";
+import { CHROMIUM, hasChromium } from "./fixture.js";
+
+export const SKIP_MESSAGE = `The viewer's browser tests need Chromium at ${CHROMIUM} (Debian: sudo apt-get install chromium); skipped.`;
+
+/** Whether to run the browser tests: true with Chromium; a clear skip without it, except in CI. */
+export function browserTestsRun(): boolean {
+  if (hasChromium) return true;
+  if (process.env["CI"] === "true") throw new Error(`${SKIP_MESSAGE.replace("; skipped.", "")}: CI must run them (.ci/run installs it).`);
+  console.warn(SKIP_MESSAGE);
+  return false;
+}
+
+/** A headless Chromium with a fresh profile; `close()` stops it and removes the profile. */
+export async function launch(): Promise<{ browser: Browser; close: () => Promise<void> }> {
+  const { default: puppeteer } = await import("puppeteer-core");
+  const profile = mkdtempSync(join(tmpdir(), "typelm-chromium-"));
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync", `--user-data-dir=${profile}`,
+    ],
+  });
+  return {
+    browser,
+    close: async () => {
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}

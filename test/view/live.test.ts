@@ -1,0 +1,108 @@
+/**
+ * A running evaluation's page shows the rows written after it loaded, in index order, within 2 s and
+ * without a reload; the status follows when the run ends.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import type { Browser, Page } from "puppeteer-core";
+import { showRun } from "../../lib/lab/commands.js";
+import { LabStore } from "../../lib/store/lab-store.js";
+import { closeStoreSync } from "../../lib/store/db.js";
+import { startViewer, type Viewer } from "../../lib/view/server.js";
+import { browserTestsRun, launch } from "./browser.js";
+import { buildFixture, HOSTILE, removeFixtures, row, type Fixture } from "./fixture.js";
+
+/** The page's globals, in the functions run in the browser (the project compiles without the DOM library). */
+declare const window: any, document: any;
+
+const maybe = browserTestsRun() ? describe : describe.skip;
+
+maybe("live update of a running run", () => {
+  let fixture: Fixture;
+  let viewer: Viewer;
+  let browser: Browser;
+  let closeBrowser: () => Promise<void>;
+  let page: Page;
+
+  beforeAll(async () => {
+    fixture = await buildFixture();
+    viewer = await startViewer({ store: fixture.path, port: 0 });
+    ({ browser, close: closeBrowser } = await launch());
+    page = await browser.newPage();
+  }, 60000);
+
+  afterAll(async () => {
+    await closeBrowser?.();
+    await viewer?.close();
+    if (fixture !== undefined) closeStoreSync(fixture.path);
+    removeFixtures();
+  });
+
+  const ids = () => page.$$eval("tr[data-example-id]", (rows) => rows.map((r) => r.getAttribute("data-example-id")));
+
+  it("new rows appear within 2 s of being written, in index order, without a reload", async () => {
+    await page.goto(`${viewer.url}runs/${fixture.running}`, { waitUntil: "load" });
+    expect(await ids()).toEqual(["ex-0", "ex-1", "ex-2"]);
+    // Marks this document: a reload would drop the mark.
+    await page.evaluate(() => { window.__same = true; });
+    const writer = LabStore.open(fixture.path);
+    const written = Date.now();
+    // Rows finish out of order under concurrency: 5 before 3 and 4.
+    writer.recordExample(fixture.running, row(5, { inputs: { sentence: HOSTILE[1]! } }));
+    writer.recordExample(fixture.running, row(3));
+    writer.recordExample(fixture.running, row(4, { error: "ProviderError: 503", prediction: null, scores: { accuracy: 0 } }));
+    await page.waitForFunction(() => document.querySelectorAll("tr[data-example-id]").length === 6, { timeout: 2000, polling: 50 });
+    expect(Date.now() - written).toBeLessThan(2000);
+    expect(await ids()).toEqual(["ex-0", "ex-1", "ex-2", "ex-3", "ex-4", "ex-5"]);
+    expect(await page.$eval("#row-count", (e) => e.textContent)).toBe("6");
+    expect(await page.$eval("#failed-count", (e) => e.textContent)).toBe("1");
+    expect(await page.$eval('tr[data-example-id="ex-4"]', (e) => e.className)).toBe("failed");
+    // The hostile input arrived through JSON and went in as text.
+    expect(await page.$eval('tr[data-example-id="ex-5"]', (e) => e.textContent)).toContain(HOSTILE[1]!.replace(/"/g, '\\"'));
+    const state = await page.evaluate(() => ({
+      same: window.__same, pwned: window.__pwned,
+      images: document.querySelectorAll("img").length,
+    }));
+    expect(state).toEqual({ same: true, pwned: undefined, images: 0 });
+
+    writer.finishRun(fixture.running, { status: "completed", score: 1, summary: {} });
+    await page.waitForFunction(() => document.getElementById("run-status")?.textContent === "completed", { timeout: 2000, polling: 50 });
+  }, 20000);
+
+  it("a filtered page receives only the new rows that match its filter", async () => {
+    const lab = LabStore.open(fixture.path);
+    const id = lab.startRun({ kind: "evaluation", name: "filtered", config: { metrics: ["accuracy"] } });
+    lab.recordExample(id, row(0));
+    await page.goto(`${viewer.url}runs/${id}?failed=1`, { waitUntil: "load" });
+    expect(await ids()).toEqual([]);
+    lab.recordExample(id, row(1));
+    lab.recordExample(id, row(2, { error: "TimeoutError: 30 s", prediction: null, scores: { accuracy: 0 } }));
+    await page.waitForFunction(() => document.querySelectorAll("tr[data-example-id]").length === 1, { timeout: 2000, polling: 50 });
+    // One more poll round: the row that did not fail must not arrive later either.
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(await ids()).toEqual(["ex-2"]);
+    expect(await page.$eval("#row-count", (e) => e.textContent)).toBe("3");
+    lab.finishRun(id, { status: "completed", score: 0.5, summary: {} });
+  }, 20000);
+
+  it("a large run's bootstrap interval comes after its page, which fills it in without a reload", async () => {
+    // Past deferIntervalsAbove rows the page is sent before the bootstrap; 10 makes the 30-row run large.
+    const first = await startViewer({ store: fixture.path, port: 0, deferIntervalsAbove: 10 });
+    const second = await startViewer({ store: fixture.path, port: 0, deferIntervalsAbove: 10 });
+    try {
+      const html = await (await fetch(`${first.url}runs/${fixture.graded}`)).text();
+      expect(html).toMatch(/data-metric-ci="quality" data-pending="1">computing…</);
+      const shown = showRun(LabStore.open(fixture.path).run(fixture.graded)!);
+      const line = /^quality\s+(\S+)\s+(\S+ to \S+)\s+(\S+)$/m.exec(shown)!;
+      await page.goto(`${second.url}runs/${fixture.graded}`, { waitUntil: "load" });
+      await page.waitForFunction(() => document.querySelectorAll("[data-pending]").length === 0, { timeout: 5000, polling: 50 });
+      expect(await page.$eval('[data-metric="quality"]', (e) => e.textContent)).toBe(line[1]);
+      expect(await page.$eval('[data-metric-ci="quality"]', (e) => e.textContent)).toBe(line[2]);
+      expect(await page.$eval('[data-metric-method="quality"]', (e) => e.textContent)).toBe(line[3]);
+      // Once computed it is kept: the next page has it at once.
+      expect(await (await fetch(`${first.url}runs/${fixture.graded}`)).text()).toContain(`data-metric-ci="quality">${line[2]}<`);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  }, 20000);
+});
