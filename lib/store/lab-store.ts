@@ -72,6 +72,7 @@ interface RunRaw {
 interface RowRaw {
   idx: number; example_id: string | null; inputs_json: string; expected_json: string; prediction_json: string | null;
   scores_json: string; error: string | null; duration_ms: number; input_tokens: number; output_tokens: number; cost: number;
+  details_json: string | null;
 }
 interface TrialRaw {
   idx: number; kind: string; parents_json: string; choices_json: string; instructions_json: string; demo_ids_json: string;
@@ -134,9 +135,9 @@ class Statements {
     this.reopenRun = db.prepare("UPDATE lab_runs SET status = 'running', ended_at = NULL, error = NULL WHERE id = ?");
     this.insertRow = db.prepare(
       `INSERT INTO lab_rows (run_id, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error,
-       duration_ms, input_tokens, output_tokens, cost)
+       duration_ms, input_tokens, output_tokens, cost, details_json)
        VALUES (@run_id, @idx, @example_id, @inputs_json, @expected_json, @prediction_json, @scores_json, @error,
-       @duration_ms, @input_tokens, @output_tokens, @cost)`,
+       @duration_ms, @input_tokens, @output_tokens, @cost, @details_json)`,
     );
     this.insertTrial = db.prepare(
       `INSERT INTO lab_trials (run_id, idx, kind, parents_json, choices_json, instructions_json, demo_ids_json, score,
@@ -147,14 +148,14 @@ class Statements {
     this.insertText = db.prepare("INSERT OR IGNORE INTO lab_texts (hash, text) VALUES (?, ?)");
     this.insertRowWithCalls = db.prepare(
       `INSERT INTO lab_rows (run_id, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error,
-       duration_ms, input_tokens, output_tokens, cost, calls_json)
+       duration_ms, input_tokens, output_tokens, cost, details_json, calls_json)
        VALUES (@run_id, @idx, @example_id, @inputs_json, @expected_json, @prediction_json, @scores_json, @error,
-       @duration_ms, @input_tokens, @output_tokens, @cost, @calls_json)`,
+       @duration_ms, @input_tokens, @output_tokens, @cost, @details_json, @calls_json)`,
     );
     this.run = db.prepare<[string], RunRaw>("SELECT * FROM lab_runs WHERE id = ?");
     this.rows = db.prepare<[string], RowRaw>(
-      `SELECT idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost
-       FROM lab_rows WHERE run_id = ? ORDER BY idx`,
+      `SELECT idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost,
+       details_json FROM lab_rows WHERE run_id = ? ORDER BY idx`,
     );
     this.trials = db.prepare<[string], TrialRaw>("SELECT * FROM lab_trials WHERE run_id = ? ORDER BY idx");
   }
@@ -234,6 +235,7 @@ export class LabStore {
         prediction_json: row.prediction === null ? null : json(row.prediction, EXAMPLE, "prediction"),
         scores_json: json(row.scores, EXAMPLE, "scores"), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
         output_tokens: row.outputTokens, cost: row.cost,
+        details_json: row.details === undefined ? null : json(row.details, EXAMPLE, "details"),
       };
       if (calls === undefined || calls.length === 0) {
         s.insertRow.run(values);
@@ -379,6 +381,8 @@ export class LabStore {
       index: r.idx, exampleId: r.example_id, inputs: parse(r.inputs_json), expected: parse(r.expected_json),
       prediction: r.prediction_json === null ? null : parse(r.prediction_json), scores: parse(r.scores_json),
       error: r.error, durationMs: r.duration_ms, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cost: r.cost,
+      // Only rows a metric gave details for carry the field, as in the report.
+      ...(r.details_json === null ? {} : { details: parse(r.details_json) as Record<string, Record<string, unknown>> }),
     }));
   }
 

@@ -225,4 +225,9 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
     name: "007_lab_rows_failed",
     sql: "CREATE INDEX IF NOT EXISTS lab_rows_failed ON lab_rows (run_id, idx) WHERE error IS NOT NULL",
   },
+  {
+    // What a metric said of an example beyond its score (a judge's verdict and rationale), by metric name.
+    name: "008_lab_row_details",
+    sql: "ALTER TABLE lab_rows ADD COLUMN details_json TEXT",
+  },
 ];

@@ -46,7 +46,7 @@ export interface EvaluationRow {
   cost: number;
   /**
    * Metric name → what the metric reported beyond its score (a judge: `verdict` or `score`, and
-   * `rationale`); present only when some metric gave details. Kept in the report, not in the lab store.
+   * `rationale`); present only when some metric gave details. Kept in the report and in the lab store.
    */
   details?: Record<string, Record<string, unknown>>;
 }

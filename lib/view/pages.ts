@@ -204,6 +204,7 @@ export function rowPage(run: RunSummary, row: ViewRow, calls: Markup): Markup {
 <p>${num(row.durationMs, 0)} ms · ${row.inputTokens} input tokens · ${row.outputTokens} output tokens · cost ${num(row.cost, 6)}</p>
 ${block("Inputs", row.inputs, "inputs")}${block("Expected", row.expected, "expected")}${block("Prediction", row.prediction, "prediction")}
 <h2>Scores</h2><table id="scores"><tbody>${Object.entries(row.scores).map(([m, v]) => html`<tr><td>${m}</td><td class="num" data-metric="${m}">${num(v)}</td></tr>`)}</tbody></table>
+${row.details === undefined ? "" : html`<h2>What the metrics said</h2><table id="details"><thead><tr><th>metric</th><th>verdict or score</th><th>rationale</th></tr></thead><tbody>${Object.entries(row.details).map(([m, d]) => html`<tr data-details="${m}"><td>${m}</td><td>${valueText(d.verdict ?? d.score ?? "")}</td><td class="cell">${valueText(d.rationale ?? Object.fromEntries(Object.entries(d).filter(([k]) => k !== "verdict" && k !== "score")))}</td></tr>`)}</tbody></table>`}
 ${row.error === null ? "" : html`<h2>Error</h2><pre id="error" class="worse">${row.error}</pre>`}
 ${calls}`;
 }

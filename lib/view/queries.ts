@@ -211,7 +211,19 @@ export class ViewStore {
   /** One row of a run by its index. */
   row(runId: string, index: number): ViewRow | undefined {
     const raw = this.#get<RowRaw>(`SELECT ${ROW} FROM lab_rows WHERE run_id = ? AND idx = ?`, [runId, index]);
-    return raw === undefined ? undefined : row(raw);
+    if (raw === undefined) return undefined;
+    const shown = row(raw);
+    // What metrics said beyond their scores (a judge's verdict and rationale): a store written before
+    // they were kept has no such column.
+    if (this.#hasColumn("details_json")) {
+      const d = this.#get<{ details_json: string | null }>("SELECT details_json FROM lab_rows WHERE run_id = ? AND idx = ?", [runId, index]);
+      if (d?.details_json != null) shown.details = parse(d.details_json, {}) as Record<string, Record<string, unknown>>;
+    }
+    return shown;
+  }
+
+  #hasColumn(name: string): boolean {
+    return this.#all<{ name: string }>("SELECT name FROM pragma_table_info('lab_rows')").some((c) => c.name === name);
   }
 
   /** One metric's score of every row of a run, in index order (a missing score counts 0). */
