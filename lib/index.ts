@@ -62,7 +62,7 @@ export type { Comparison, CompareOptions, ComparableReport } from "./evaluate/co
 export type { CiMethod, Interval, PairedTest } from "./evaluate/stats.js";
 export type { LabelStats } from "./evaluate/metrics.js";
 export type { ExampleOutcome } from "./evaluate/run-example.js";
-export type { UsageTotals } from "./lm/usage-scope.js";
+export type { ModelCall, UsageTotals } from "./lm/usage-scope.js";
 export type { BuiltinMetricName, MetricSpec } from "./evaluate/scoring.js";
 export { defaultMetric } from "./evaluate/metric.js";
 export type { Metric, MetricObject, MetricResult, MetricScore } from "./evaluate/metric.js";
