@@ -1,6 +1,6 @@
 // Evaluation.evaluate's run, loaded the first time an evaluation runs (see Evaluation.evaluate), so
 // `import "typelm"` does not compile the example loop, recording, batching and scoring.
-import { preview, ValidationError } from "../errors.js";
+import { ConfigurationError, preview, ValidationError } from "../errors.js";
 import { describeError, Instrumentation } from "../instrument/bus.js";
 import { resolveLM } from "../config.js";
 import type { LanguageModel } from "../lm/types.js";
@@ -13,7 +13,7 @@ import { checkExpectedFields, describeFields } from "./fields.js";
 import { progressBar } from "./progress.js";
 import { AdaptiveConcurrency } from "./rate-limiter.js";
 import { recordingStore, resumeRecording, startRecording, type RunRecorder } from "./recorder.js";
-import type { LabStore as Store } from "../store/lab-store.js";
+import type { Lab as Store } from "../store/lab-store.js";
 import { EvaluationReport } from "./report.js";
 import { runExample, type ExampleOutcome } from "./run-example.js";
 import { aggregate, resolveMetrics, type MetricSpec } from "./scoring.js";
@@ -46,7 +46,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
     if (store === null) {
       throw new ValidationError("Evaluation.evaluate: resume needs the lab store, but recording is off (record: false, lab: null or c.lab = false)", { field: "resume" });
     }
-    kept = keptRows(store, args.resume, config, examples);
+    kept = await keptRows(store, args.resume, config, examples);
     recorder = resumeRecording(store, args.resume, ev.name);
   }
   const { runId } = recorder;
@@ -128,6 +128,9 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
       // and round, and the examples that waited run again with the replies.
       const settings = ev.batch;
       const store = await recordingStore(ev.record, ev.lab);
+      if (store?.engine === "postgresql") {
+        throw new ConfigurationError(`Evaluation.evaluate: batch mode does not record its batches in a PostgreSQL lab store yet (${store.path}); run it with a SQLite store (c.lab = { path }) or without batch`);
+      }
       const transport = providerTransport({
         settings, store, runId,
         onProgress: (p) => {
@@ -146,7 +149,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
     // Only a throwing `onExample` (or a bug) gets here: examples themselves never throw.
     bar.stop();
     const message = describeError(error);
-    recorder.finish({ ok: false, score: null, summary: { done, failures }, error: message });
+    await recorder.finish({ ok: false, score: null, summary: { done, failures }, error: message });
     Instrumentation.emit("evaluation.end", { runId, name: ev.name, ok: false, error: message, done, total });
     throw error;
   }
@@ -158,7 +161,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
   const failed = rows.filter((r) => r.error !== null);
   const summary = { metrics: values, failures: failed.length, total, inputTokens, outputTokens, cost, durationMs };
   const headline = values[metricNames[0]!]!;
-  recorder.finish({ ok: true, score: headline, summary });
+  await recorder.finish({ ok: true, score: headline, summary });
   // The registry stores it with the module's next version.
   noteScore(moduleInstance, headline);
   Instrumentation.emit("evaluation.end", {
@@ -188,8 +191,8 @@ function modelIds(moduleInstance: Module): string[] {
  * with the same configuration (module class, metrics, number of examples), and a row is kept when its
  * example id is the example's at that position.
  */
-function keptRows(store: Store, runId: string, config: Record<string, unknown>, examples: readonly FewShotExample[]): EvaluationRow[] {
-  const run = store.run(runId);
+async function keptRows(store: Store, runId: string, config: Record<string, unknown>, examples: readonly FewShotExample[]): Promise<EvaluationRow[]> {
+  const run = await store.run(runId);
   if (run === undefined) throw new ValidationError(`Evaluation.evaluate: resume: no run with id ${JSON.stringify(runId)} in ${store.path}`, { field: "resume" });
   if (run.kind !== "evaluation") throw new ValidationError(`Evaluation.evaluate: resume: run ${runId} is an ${run.kind} run, not an evaluation`, { field: "resume" });
   for (const key of ["module", "metrics", "examples"] as const) {

@@ -3,7 +3,7 @@ import { ConfigurationError, TypelmError, ValidationError } from "../errors.js";
 import { canonicalJson } from "../canonical-json.js";
 import { describeError, Instrumentation } from "../instrument/bus.js";
 import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
-import { labFromConfig, type LabStore } from "../store/lab-store.js";
+import { labFromConfig, type Lab } from "../store/lab-store.js";
 import type { OptimizationRun, Trial } from "../store/records.js";
 import { trialProgress, type TrialProgress, type TrialProgressOptions } from "./progress.js";
 
@@ -57,14 +57,14 @@ export function inExperiment<T>(experiment: string, fn: () => T): T {
  */
 export class RunRecorder {
   readonly run: OptimizationRun;
-  private readonly lab: LabStore | null;
+  private readonly lab: Lab | null;
   private readonly replay: Trial[];
   private budget = 0;
   /** What `budgetSpent` counts when the optimizer keeps its own tally (GEPA: metric calls); else LM calls. */
   private readonly spent: (() => number) | undefined;
   private progress: TrialProgress | undefined;
 
-  private constructor(run: OptimizationRun, lab: LabStore | null, replay: Trial[], options: RecorderOptions) {
+  private constructor(run: OptimizationRun, lab: Lab | null, replay: Trial[], options: RecorderOptions) {
     this.run = run;
     this.lab = lab;
     this.replay = replay;
@@ -93,6 +93,12 @@ export class RunRecorder {
     }
     if (lab === null) {
       throw new ConfigurationError(`${name}.compile({ resume: "${resume}" }): the lab store is switched off (c.lab = false), so there is no recorded run to resume`);
+    }
+    if (lab.engine === "postgresql") {
+      throw new ConfigurationError(
+        `${name}.compile({ resume: "${resume}" }): resuming an optimization run recorded in a PostgreSQL lab store (${lab.path}) is not supported yet; ` +
+          "resume it from a SQLite store (c.lab = { path })",
+      );
     }
     const stored = lab.run(resume);
     if (stored === undefined || stored.kind !== "optimization") {
@@ -218,6 +224,11 @@ export class RunRecorder {
     this.progress?.stop(end.status !== "failed");
     this.progress = undefined;
     this.lab?.finishRun(this.run.id, { status: end.status, score: end.score, summary: end.summary, error, bestTrial: end.bestTrial });
+    // A PostgreSQL store sends its queued writes in the background: a failure is reported as an event.
+    if (this.lab?.engine === "postgresql") {
+      const runId = this.run.id;
+      this.lab.flush().catch((e: unknown) => Instrumentation.emit("optimizer.record.error", { runId, optimizer: this.run.name, error: describeError(e) }));
+    }
     Object.assign(this.run, { status: end.status, score: end.score, bestTrial: end.bestTrial, summary: end.summary, error, endedAt: new Date().toISOString() });
     Instrumentation.emit("optimizer.end", {
       runId: this.run.id, optimizer: this.run.name, status: end.status, score: end.score, bestTrial: end.bestTrial, error, trials: this.run.trials.length,

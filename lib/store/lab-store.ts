@@ -1,11 +1,13 @@
 import { nodeCrypto } from "../load-sync.js";
 import { resolve } from "node:path";
 import type { Statement } from "better-sqlite3";
-import { configuredStorePath, globalConfig } from "../config.js";
+import { configuredLabUrl, configuredStorePath, globalConfig } from "../config.js";
 import { ConfigurationError, preview, ValidationError } from "../errors.js";
 import { isPlainObject } from "../plain-object.js";
-import { redactedJson, redactError } from "../instrument/redact.js";
+import { redactedJson, redactError, shownUrl } from "../instrument/redact.js";
 import { openStoreSync, storeError } from "./db.js";
+import { isPostgresUrl } from "./pg.js";
+import { PostgresLabStore } from "./pg-lab-store.js";
 import type { Database } from "./db.js";
 import type {
   EvaluationRow, ExampleScore, LabRun, RunKind, RunStatus, RunSummary, Trial,
@@ -44,6 +46,12 @@ export interface FinishRun {
 /** What `LabStore.open` takes: the file's path, or `{ path }`; without one, the configured store file. */
 export type LabStoreOptions = string | { path?: string };
 
+/** A PostgreSQL database's URL, as `LabStore.open` and `c.lab = { url }` take it. */
+export type PostgresUrl = `postgres://${string}` | `postgresql://${string}`;
+
+/** A lab store of either engine: the SQLite file or a team's PostgreSQL database. */
+export type Lab = LabStore | PostgresLabStore;
+
 /** A provider batch a run submitted (`lab_batches`). */
 export interface RunBatch {
   batchId: string;
@@ -58,20 +66,20 @@ export interface RunBatch {
   createdAt: string;
 }
 
-interface BatchRaw {
+export interface BatchRaw {
   batch_id: string; provider: string; model: string; endpoint: string; round: number; custom_ids_json: string;
   status: RunBatch["status"]; created_at: string;
 }
 
-interface RunRaw {
+export interface RunRaw {
   id: string; kind: RunKind; name: string; status: RunStatus; started_at: string; ended_at: string | null;
   score: number | null; config_json: string; summary_json: string; error: string | null; best_trial: number | null;
 }
-interface RowRaw {
+export interface RowRaw {
   idx: number; example_id: string | null; inputs_json: string; expected_json: string; prediction_json: string | null;
   scores_json: string; error: string | null; duration_ms: number; input_tokens: number; output_tokens: number; cost: number;
 }
-interface TrialRaw {
+export interface TrialRaw {
   idx: number; kind: string; parents_json: string; choices_json: string; instructions_json: string; demo_ids_json: string;
   score: number | null; example_scores_json: string | null; budget_spent: number; lm_calls: number; input_tokens: number;
   output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string; reused: number;
@@ -124,6 +132,8 @@ const statements = new WeakMap<Database, Statements>();
  * already written and another process can read a run while it goes on.
  */
 export class LabStore {
+  /** Which engine holds the lab: this one is the SQLite file (a team's database is "postgresql"). */
+  readonly engine = "sqlite" as const;
   /** The absolute path of the file (or ":memory:"). */
   readonly path: string;
   readonly #db: Database;
@@ -139,7 +149,11 @@ export class LabStore {
    * path, else `.typelm/lab.sqlite`. Every `LabStore`, registry and LM cache on one file in one
    * process shares one connection.
    */
-  static open(options?: LabStoreOptions): LabStore {
+  static open(options: PostgresUrl | { url: string }): PostgresLabStore;
+  static open(options?: LabStoreOptions): LabStore;
+  static open(options?: LabStoreOptions | { url: string }): Lab {
+    if (typeof options === "object" && options !== null && "url" in options) return PostgresLabStore.open(checkedUrl(options.url));
+    if (typeof options === "string" && isPostgresUrl(options)) return PostgresLabStore.open(options);
     const given = typeof options === "string" ? options : options?.path;
     const path = given ?? configuredStorePath();
     const absolute = path === ":memory:" ? path : resolve(path);
@@ -155,21 +169,7 @@ export class LabStore {
 
   /** Records a new run as `running` and returns its id; a bad kind, name or config is a `ValidationError` and writes nothing. */
   startRun(run: StartRun): string {
-    const where = "LabStore.startRun";
-    if (!RUN_KINDS.includes(run.kind)) {
-      throw new ValidationError(`${where}: kind must be "evaluation" or "optimization"; received ${shown(run.kind)}`, { field: "kind" });
-    }
-    if (typeof run.name !== "string") {
-      throw new ValidationError(`${where}: name must be a string (the run's name in lab.runs()); received ${shown(run.name)}`, { field: "name" });
-    }
-    const config = run.config ?? {};
-    if (!isPlainObject(config)) {
-      throw new ValidationError(
-        `${where}: config must be an object of the run's options; received ${Array.isArray(config) ? "an array" : typeof config}`,
-        { field: "config" },
-      );
-    }
-    const configJson = json(config, where, "config");
+    const configJson = checkStartRun(run, "LabStore.startRun");
     const id = nodeCrypto().randomUUID();
     this.#write("record a run in", () => this.#statements().insertRun.run({
       id, kind: run.kind, name: run.name, started_at: new Date().toISOString(), config_json: configJson,
@@ -179,34 +179,17 @@ export class LabStore {
 
   /** Records one evaluated example of `runId` (call it when the example finishes). */
   recordExample(runId: string, row: EvaluationRow): void {
-    this.#write("record an example in", () => this.#statements().insertRow.run({
-      run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs, EXAMPLE, "inputs"),
-      expected_json: json(row.expected, EXAMPLE, "expected"),
-      prediction_json: row.prediction === null ? null : json(row.prediction, EXAMPLE, "prediction"),
-      scores_json: json(row.scores, EXAMPLE, "scores"), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
-      output_tokens: row.outputTokens, cost: row.cost,
-    }), runId, `example ${row.index}`);
+    this.#write("record an example in", () => this.#statements().insertRow.run(rowParams(runId, row)), runId, `example ${row.index}`);
   }
 
   /** Records one finished optimizer trial of `runId` (a failed trial too, with its error). */
   recordTrial(runId: string, trial: Trial): void {
-    this.#write("record a trial in", () => this.#statements().insertTrial.run({
-      run_id: runId, idx: trial.index, kind: trial.kind, parents_json: json(trial.parents, TRIAL, "parents"),
-      choices_json: json(trial.choices, TRIAL, "choices"), instructions_json: json(trial.instructions, TRIAL, "instructions"),
-      demo_ids_json: json(trial.demoIds, TRIAL, "demoIds"), score: finiteOrNull(trial.score),
-      example_scores_json: trial.exampleScores === null ? null : json(trial.exampleScores, TRIAL, "exampleScores"),
-      budget_spent: trial.budgetSpent, lm_calls: trial.lmCalls, input_tokens: trial.inputTokens,
-      output_tokens: trial.outputTokens, cost: trial.cost, duration_ms: trial.durationMs, error: text(trial.error),
-      data_json: json(trial.data, TRIAL, "data"), reused: trial.reused ?? 0,
-    }), runId, `trial ${trial.index}`);
+    this.#write("record a trial in", () => this.#statements().insertTrial.run(trialParams(runId, trial)), runId, `trial ${trial.index}`);
   }
 
   /** Marks the run completed, failed or stopped (an optimizer's maxCost), with its headline score, totals and error. */
   finishRun(runId: string, end: FinishRun): void {
-    const result = this.#write("finish a run in", () => this.#statements().finishRun.run({
-      id: runId, status: end.status, ended_at: new Date().toISOString(), score: finiteOrNull(end.score ?? null),
-      summary_json: json(end.summary ?? {}, "LabStore.finishRun", "summary"), error: text(end.error), best_trial: end.bestTrial ?? null,
-    }));
+    const result = this.#write("finish a run in", () => this.#statements().finishRun.run(finishParams(runId, end)));
     if (result.changes === 0) throw unknownRun(this.path, runId);
   }
 
@@ -265,25 +248,12 @@ export class LabStore {
   runs(filter: RunFilter = {}): RunSummary[] {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
-    // A misspelt kind or status would match nothing and read as "no runs yet".
-    for (const [key, known] of [["kind", RUN_KINDS], ["status", RUN_STATUSES]] as const) {
-      const value = filter[key];
-      if (value !== undefined && !(known as readonly unknown[]).includes(value)) {
-        const expected = known.map((k) => JSON.stringify(k));
-        throw new ValidationError(
-          `runs({ ${key} }) expects ${expected.slice(0, -1).join(", ")} or ${expected[expected.length - 1]}; received ${JSON.stringify(value)}`,
-          { field: key },
-        );
-      }
-    }
+    checkRunFilter(filter);
     for (const key of ["kind", "name", "status"] as const) {
       if (filter[key] !== undefined) {
         where.push(`${key} = @${key}`);
         params[key] = filter[key];
       }
-    }
-    if (filter.limit !== undefined && !(Number.isInteger(filter.limit) && filter.limit >= 0)) {
-      throw new ValidationError(`runs({ limit }) expects a whole number ≥ 0; received ${String(filter.limit)}`, { field: "limit" });
     }
     const sql = `SELECT * FROM lab_runs${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC` +
       (filter.limit !== undefined ? ` LIMIT ${filter.limit}` : "");
@@ -301,22 +271,12 @@ export class LabStore {
 
   /** The evaluated examples of a run recorded so far, by index ([] for an unknown run). */
   rows(runId: string): EvaluationRow[] {
-    return this.#read(() => this.#statements().rows.all(runId)).map((r) => ({
-      index: r.idx, exampleId: r.example_id, inputs: parse(r.inputs_json), expected: parse(r.expected_json),
-      prediction: r.prediction_json === null ? null : parse(r.prediction_json), scores: parse(r.scores_json),
-      error: r.error, durationMs: r.duration_ms, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cost: r.cost,
-    }));
+    return this.#read(() => this.#statements().rows.all(runId)).map(rowFrom);
   }
 
   /** The trials of a run recorded so far, by index ([] for an unknown run). */
   trials(runId: string): Trial[] {
-    return this.#read(() => this.#statements().trials.all(runId)).map((t) => ({
-      index: t.idx, kind: t.kind, parents: parse(t.parents_json), choices: parse(t.choices_json),
-      instructions: parse(t.instructions_json), demoIds: parse(t.demo_ids_json), score: t.score,
-      exampleScores: t.example_scores_json === null ? null : exampleScores(t.example_scores_json), budgetSpent: t.budget_spent,
-      lmCalls: t.lm_calls, inputTokens: t.input_tokens, outputTokens: t.output_tokens, cost: t.cost,
-      durationMs: t.duration_ms, error: t.error, data: parse(t.data_json), reused: t.reused,
-    }));
+    return this.#read(() => this.#statements().trials.all(runId)).map(trialFrom);
   }
 
   // ---- internals -----------------------------------------------------------------------------
@@ -364,21 +324,122 @@ export class LabStore {
 
 /**
  * The store runs are recorded in, per the global configuration: null when `c.lab === false`
- * (recording off), else the configured or default file.
+ * (recording off), the PostgreSQL database of `c.lab = { url }` or `TYPELM_LAB_URL`, else the
+ * configured or default file.
  */
-export function labFromConfig(): LabStore | null {
+export function labFromConfig(): Lab | null {
   if (globalConfig.lab === false) return null;
+  const url = configuredLabUrl();
+  if (url !== undefined) return PostgresLabStore.open(checkedUrl(url));
   return LabStore.open();
 }
 
-function unknownRun(path: string, runId: string): ValidationError {
+/** A URL that names a PostgreSQL database, else a `ConfigurationError` saying what is accepted. */
+function checkedUrl(url: unknown): string {
+  if (typeof url === "string" && isPostgresUrl(url)) return url;
+  const shown = typeof url === "string" ? JSON.stringify(shownUrl(url)) : String(url);
+  throw new ConfigurationError(
+    `The lab store's url (c.lab = { url } or TYPELM_LAB_URL) must be a PostgreSQL URL such as postgres://user@host:5432/typelm; received ${shown}. ` +
+      "For a SQLite file, give c.lab = { path } instead",
+  );
+}
+
+export function unknownRun(path: string, runId: string): ValidationError {
   return new ValidationError(
     `Unknown run id ${JSON.stringify(runId)} in the lab store at ${path}: start the run with lab.startRun(...) first (lab.runs() lists the known ones)`,
     { field: "runId" },
   );
 }
 
-function summary(raw: RunRaw): RunSummary {
+/** Checks what `startRun` takes and returns the config as stored; a bad kind, name or config is a `ValidationError`. */
+export function checkStartRun(run: StartRun, where: string): string {
+  if (!RUN_KINDS.includes(run.kind)) {
+    throw new ValidationError(`${where}: kind must be "evaluation" or "optimization"; received ${shown(run.kind)}`, { field: "kind" });
+  }
+  if (typeof run.name !== "string") {
+    throw new ValidationError(`${where}: name must be a string (the run's name in lab.runs()); received ${shown(run.name)}`, { field: "name" });
+  }
+  const config = run.config ?? {};
+  if (!isPlainObject(config)) {
+    throw new ValidationError(
+      `${where}: config must be an object of the run's options; received ${Array.isArray(config) ? "an array" : typeof config}`,
+      { field: "config" },
+    );
+  }
+  return json(config, where, "config");
+}
+
+/** The `lab_rows` columns of one evaluated example, as both engines store them. */
+export function rowParams(runId: string, row: EvaluationRow): Record<string, unknown> {
+  return {
+    run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs, EXAMPLE, "inputs"),
+    expected_json: json(row.expected, EXAMPLE, "expected"),
+    prediction_json: row.prediction === null ? null : json(row.prediction, EXAMPLE, "prediction"),
+    scores_json: json(row.scores, EXAMPLE, "scores"), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
+    output_tokens: row.outputTokens, cost: row.cost,
+  };
+}
+
+/** The `lab_trials` columns of one trial, as both engines store them. */
+export function trialParams(runId: string, trial: Trial): Record<string, unknown> {
+  return {
+    run_id: runId, idx: trial.index, kind: trial.kind, parents_json: json(trial.parents, TRIAL, "parents"),
+    choices_json: json(trial.choices, TRIAL, "choices"), instructions_json: json(trial.instructions, TRIAL, "instructions"),
+    demo_ids_json: json(trial.demoIds, TRIAL, "demoIds"), score: finiteOrNull(trial.score),
+    example_scores_json: trial.exampleScores === null ? null : json(trial.exampleScores, TRIAL, "exampleScores"),
+    budget_spent: trial.budgetSpent, lm_calls: trial.lmCalls, input_tokens: trial.inputTokens,
+    output_tokens: trial.outputTokens, cost: trial.cost, duration_ms: trial.durationMs, error: text(trial.error),
+    data_json: json(trial.data, TRIAL, "data"), reused: trial.reused ?? 0,
+  };
+}
+
+/** The `lab_runs` columns `finishRun` sets. */
+export function finishParams(runId: string, end: FinishRun): Record<string, unknown> {
+  return {
+    id: runId, status: end.status, ended_at: new Date().toISOString(), score: finiteOrNull(end.score ?? null),
+    summary_json: json(end.summary ?? {}, "LabStore.finishRun", "summary"), error: text(end.error), best_trial: end.bestTrial ?? null,
+  };
+}
+
+/** Checks `lab.runs(filter)`'s filter; a misspelt kind or status, or a bad limit, is a `ValidationError`. */
+export function checkRunFilter(filter: RunFilter): void {
+  // A misspelt kind or status would match nothing and read as "no runs yet".
+  for (const [key, known] of [["kind", RUN_KINDS], ["status", RUN_STATUSES]] as const) {
+    const value = filter[key];
+    if (value !== undefined && !(known as readonly unknown[]).includes(value)) {
+      const expected = known.map((k) => JSON.stringify(k));
+      throw new ValidationError(
+        `runs({ ${key} }) expects ${expected.slice(0, -1).join(", ")} or ${expected[expected.length - 1]}; received ${JSON.stringify(value)}`,
+        { field: key },
+      );
+    }
+  }
+  if (filter.limit !== undefined && !(Number.isInteger(filter.limit) && filter.limit >= 0)) {
+    throw new ValidationError(`runs({ limit }) expects a whole number ≥ 0; received ${String(filter.limit)}`, { field: "limit" });
+  }
+}
+
+/** One `lab_rows` row as an `EvaluationRow`. */
+export function rowFrom(r: RowRaw): EvaluationRow {
+  return {
+    index: r.idx, exampleId: r.example_id, inputs: parse(r.inputs_json), expected: parse(r.expected_json),
+    prediction: r.prediction_json === null ? null : parse(r.prediction_json), scores: parse(r.scores_json),
+    error: r.error, durationMs: r.duration_ms, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cost: r.cost,
+  };
+}
+
+/** One `lab_trials` row as a `Trial`. */
+export function trialFrom(t: TrialRaw): Trial {
+  return {
+    index: t.idx, kind: t.kind, parents: parse(t.parents_json), choices: parse(t.choices_json),
+    instructions: parse(t.instructions_json), demoIds: parse(t.demo_ids_json), score: t.score,
+    exampleScores: t.example_scores_json === null ? null : exampleScores(t.example_scores_json), budgetSpent: t.budget_spent,
+    lmCalls: t.lm_calls, inputTokens: t.input_tokens, outputTokens: t.output_tokens, cost: t.cost,
+    durationMs: t.duration_ms, error: t.error, data: parse(t.data_json), reused: t.reused,
+  };
+}
+
+export function summary(raw: RunRaw): RunSummary {
   return {
     id: raw.id, kind: raw.kind, name: raw.name, status: raw.status, startedAt: raw.started_at, endedAt: raw.ended_at,
     score: raw.score, config: parse(raw.config_json), summary: parse(raw.summary_json), error: raw.error,

@@ -1,0 +1,213 @@
+// The lab store on PostgreSQL, against a real server this suite starts (test/helpers/postgres.ts).
+import { afterAll, afterEach, beforeAll, describe, expect, it, test } from "@jest/globals";
+import pg from "pg";
+import { z } from "zod";
+import { configure, resetConfiguration } from "../../lib/config.js";
+import { ConfigurationError, ValidationError } from "../../lib/errors.js";
+import { Evaluation, FewShotExample, Predict, Signature } from "../../lib/index.js";
+import { LabStore, labFromConfig } from "../../lib/store/lab-store.js";
+import { PostgresLabStore } from "../../lib/store/pg-lab-store.js";
+import { closePostgresPools, PG_MIGRATIONS } from "../../lib/store/pg.js";
+import { STORE_MIGRATIONS } from "../../lib/store/migrations.js";
+import type { EvaluationRow, EvaluationRun, OptimizationRun, Trial } from "../../lib/store/records.js";
+import { ScriptedLM } from "../../lib/testing/index.js";
+import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
+
+const installed = postgresInstalled();
+if (!installed && process.env.CI === "true") {
+  test("the PostgreSQL server binaries are installed (CI installs them)", () => {
+    throw new Error(`PostgreSQL is not installed, so the team lab's store suite cannot run. Install it with: ${POSTGRES_INSTALL_HINT}`);
+  });
+}
+if (!installed) console.warn(`Skipping the PostgreSQL lab store suite: no server binaries. Install them with: ${POSTGRES_INSTALL_HINT}`);
+const suite = installed ? describe : describe.skip;
+
+function row(index: number, overrides: Partial<EvaluationRow> = {}): EvaluationRow {
+  return {
+    index, exampleId: `test-${index}`, inputs: { sentence: `s${index}` }, expected: { label: "positive" },
+    prediction: { label: index % 2 === 0 ? "positive" : "negative" }, scores: { accuracy: index % 2 === 0 ? 1 : 0 },
+    error: null, durationMs: 12.5, inputTokens: 10 + index, outputTokens: 2, cost: 0.001, ...overrides,
+  };
+}
+
+function trial(index: number, overrides: Partial<Trial> = {}): Trial {
+  return {
+    index, kind: "minibatch", parents: [], choices: { self: { instruction: index, demos: 1 } },
+    instructions: { self: `Instruction ${index}` }, demoIds: { self: ["train-1", "train-7"] }, score: 0.5 + index / 10,
+    exampleScores: null, budgetSpent: 3 * (index + 1), lmCalls: 3, inputTokens: 100, outputTokens: 20, cost: 0.01,
+    durationMs: 40, error: null, data: { minibatch: [1, 2, 3] }, reused: 0, ...overrides,
+  };
+}
+
+suite("the lab store on PostgreSQL", () => {
+  let server: PostgresTestServer;
+  let databases = 0;
+  /** A fresh empty database on the test server. */
+  const fresh = () => server.createDatabase(`lab_${++databases}`);
+  const sql = async (url: string, text: string, params: unknown[] = []) => {
+    const client = new pg.Client(url);
+    await client.connect();
+    try {
+      return (await client.query(text, params)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+
+  beforeAll(async () => { server = await startPostgresServer(); }, 60_000);
+  afterEach(() => resetConfiguration());
+  afterAll(async () => {
+    await closePostgresPools();
+    await server?.stop();
+  });
+
+  it("creates the schema on first use: the same migrations, by name, as the SQLite file", async () => {
+    const url = fresh();
+    const lab = LabStore.open({ url });
+    expect(lab).toBeInstanceOf(PostgresLabStore);
+    expect(await lab.runs()).toEqual([]);
+    const names = (await sql(url, "SELECT name FROM schema_migrations ORDER BY name")).map((r) => r.name);
+    expect(names).toEqual(["001_lm_cache", "002_lab_runs", "003_registry", "004_lab_stopped_reused", "005_lab_batches"]);
+    expect(PG_MIGRATIONS.map((m) => m.name)).toEqual(STORE_MIGRATIONS.map((m) => m.name));
+    const tables = (await sql(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name")).map((r) => r.table_name);
+    expect(tables).toEqual(["lab_batches", "lab_rows", "lab_runs", "lab_trials", "lm_cache", "registry_versions", "schema_migrations"]);
+    // 004 let a run be stopped; a status outside the list is refused by the database itself.
+    await sql(url, "INSERT INTO lab_runs (id, kind, name, status, started_at, config_json, summary_json) VALUES ('s', 'optimization', 'x', 'stopped', 't', '{}', '{}')");
+    await expect(sql(url, "INSERT INTO lab_runs (id, kind, name, status, started_at, config_json, summary_json) VALUES ('b', 'optimization', 'x', 'paused', 't', '{}', '{}')"))
+      .rejects.toThrow(/lab_runs_status/);
+  });
+
+  it("an evaluation run with its rows, and an optimization run with its trials, read back as written", async () => {
+    const url = fresh();
+    const lab = LabStore.open(url as `postgres://${string}`);
+    const id = lab.startRun({ kind: "evaluation", name: "sentiment", config: { metrics: ["accuracy"], seed: 7 } });
+    lab.recordExample(id, row(1));
+    lab.recordExample(id, row(0));
+    lab.recordExample(id, row(2, { prediction: null, error: "LMError: timed out", scores: { accuracy: 0 } }));
+    lab.finishRun(id, { status: "completed", score: 0.5, summary: { failures: 1 } });
+    const opt = lab.startRun({ kind: "optimization", name: "MIPROv2", config: {} });
+    lab.recordTrial(opt, trial(0));
+    lab.recordTrial(opt, trial(1, { score: null, error: "OutputError: bad reply", exampleScores: [{ exampleId: "a", score: 0, error: "x" }], reused: 2 }));
+    lab.finishRun(opt, { status: "stopped", score: 0.6, bestTrial: 1, summary: { trials: 2 } });
+    await lab.flush();
+
+    // Another handle (as another process would) reads what this one wrote.
+    const reader = PostgresLabStore.open(url);
+    const run = (await reader.run(id)) as EvaluationRun;
+    expect(run).toMatchObject({
+      id, kind: "evaluation", name: "sentiment", status: "completed", score: 0.5, config: { metrics: ["accuracy"], seed: 7 },
+      summary: { failures: 1 }, error: null, endedAt: expect.any(String),
+    });
+    expect(run.rows).toEqual([row(0), row(1), row(2, { prediction: null, error: "LMError: timed out", scores: { accuracy: 0 } })]);
+    const optimization = (await reader.run(opt)) as OptimizationRun;
+    expect(optimization).toMatchObject({ kind: "optimization", status: "stopped", bestTrial: 1, score: 0.6 });
+    expect(optimization.trials).toEqual([
+      trial(0), trial(1, { score: null, error: "OutputError: bad reply", exampleScores: [{ exampleId: "a", score: 0, error: "x" }], reused: 2 }),
+    ]);
+    // Newest first, with the filters of the SQLite store.
+    expect((await reader.runs()).map((r) => r.id)).toEqual([opt, id]);
+    expect((await reader.runs({ kind: "evaluation" })).map((r) => r.id)).toEqual([id]);
+    expect((await reader.runs({ limit: 1 })).map((r) => r.id)).toEqual([opt]);
+    await expect(reader.runs({ kind: "evaluations" as never })).rejects.toThrow(ValidationError);
+    expect(await reader.run("no-such-run")).toBeUndefined();
+  });
+
+  it("a write that fails is named by flush(), and the rest of its batch is still written", async () => {
+    const url = fresh();
+    const lab = PostgresLabStore.open(url);
+    const id = lab.startRun({ kind: "evaluation", name: "e" });
+    for (const i of [0, 1, 1, 2]) lab.recordExample(id, row(i));
+    await expect(lab.flush()).rejects.toThrow(`Run ${id} already has example 1`);
+    expect((await lab.rows(id)).map((r) => r.index)).toEqual([0, 1, 2]);
+    lab.finishRun("no-such-run", { status: "completed" });
+    await expect(lab.flush()).rejects.toThrow(/Unknown run id "no-such-run"/);
+    lab.recordExample("no-such-run", row(0));
+    await expect(lab.flush()).rejects.toThrow(/Unknown run id "no-such-run"/);
+    await lab.flush(); // the failures were reported once
+    // What JSON cannot hold is refused at once, as on SQLite, and nothing is queued.
+    expect(() => lab.recordExample(id, row(5, { inputs: { n: 1n } as never }))).toThrow(ValidationError);
+  });
+
+  it("two writers at once on a new database: the schema is made once, nothing is lost or duplicated", async () => {
+    const url = fresh();
+    // Two pools (two URLs for the same database), as two processes would have.
+    const a = PostgresLabStore.open(url);
+    const b = PostgresLabStore.open(url.replace("127.0.0.1", "localhost"));
+    const write = async (lab: PostgresLabStore, name: string) => {
+      const ids = [lab.startRun({ kind: "evaluation", name }), lab.startRun({ kind: "evaluation", name })];
+      for (let i = 0; i < 150; i++) {
+        for (const id of ids) lab.recordExample(id, row(i));
+        if (i % 20 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      for (const id of ids) lab.finishRun(id, { status: "completed", score: 1 });
+      await lab.flush();
+      return ids;
+    };
+    const ids = (await Promise.all([write(a, "a"), write(b, "b")])).flat();
+    const counts = await sql(url, "SELECT run_id, COUNT(*)::int AS n, COUNT(DISTINCT idx)::int AS distinct_idx, MIN(idx) AS lo, MAX(idx) AS hi FROM lab_rows GROUP BY run_id ORDER BY run_id");
+    expect(counts).toEqual([...ids].sort().map((run_id) => ({ run_id, n: 150, distinct_idx: 150, lo: 0, hi: 149 })));
+    expect((await sql(url, "SELECT COUNT(*)::int AS n FROM schema_migrations"))[0].n).toBe(5);
+    expect((await a.runs()).map((r) => r.status)).toEqual(["completed", "completed", "completed", "completed"]);
+  });
+
+  it("an Evaluation records into the database of c.lab = { url }; its rows are there when evaluate() returns", async () => {
+    const url = fresh();
+    configure((c) => { c.lab = { url }; });
+    class Classify extends Signature {
+      static override input = { sentence: z.string() };
+      static override output = { sentiment: z.enum(["positive", "negative"]) };
+    }
+    const lm = new ScriptedLM((req) => ({ sentiment: Number(String(req.inputs?.["sentence"]).slice(1)) % 2 === 0 ? "positive" : "negative" }));
+    const predict = new Predict(Classify).configure((c) => { c.lm = lm; });
+    const examples = Array.from({ length: 12 }, (_, i) => new FewShotExample({ input: { sentence: `s${i}` }, output: { sentiment: i < 6 ? "positive" : "negative" }, id: `ex-${i}` }));
+    const report = await new Evaluation({ progress: false, concurrency: 4 }).evaluate({ moduleInstance: predict, testExamples: examples });
+    // Read with a plain client, not through the store.
+    const [stored] = await sql(url, "SELECT status, score FROM lab_runs WHERE id = $1", [report.runId]);
+    expect(stored).toEqual({ status: "completed", score: 0.5 });
+    const rows = await sql(url, "SELECT idx, example_id, scores_json FROM lab_rows WHERE run_id = $1 ORDER BY idx", [report.runId]);
+    expect(rows.map((r) => r.example_id)).toEqual(examples.map((e) => e.id));
+    expect(rows.map((r) => JSON.parse(r.scores_json).accuracy)).toEqual([1, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 1]);
+    // labFromConfig (what Evaluation and the optimizers use) is the PostgreSQL store; resume works there too.
+    const lab = labFromConfig() as PostgresLabStore;
+    expect(lab.engine).toBe("postgresql");
+    await sql(url, "DELETE FROM lab_rows WHERE run_id = $1 AND idx >= 9", [report.runId]);
+    const asked: string[] = [];
+    const counting = new ScriptedLM((req) => {
+      asked.push(String(req.inputs?.["sentence"]));
+      return { sentiment: Number(String(req.inputs?.["sentence"]).slice(1)) % 2 === 0 ? "positive" : "negative" };
+    });
+    const resumed = await new Evaluation({ progress: false }).evaluate({
+      moduleInstance: new Predict(Classify).configure((c) => { c.lm = counting; }), testExamples: examples, resume: report.runId!,
+    });
+    expect(asked.sort()).toEqual(["s10", "s11", "s9"]);
+    expect(resumed.metrics).toEqual(report.metrics);
+    expect(((await lab.run(report.runId!)) as EvaluationRun).rows.map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+  });
+
+  it("TYPELM_LAB_URL chooses the database unless c.lab gives a path; a URL that is not PostgreSQL's is a ConfigurationError", async () => {
+    const url = fresh();
+    const saved = process.env.TYPELM_LAB_URL;
+    try {
+      process.env.TYPELM_LAB_URL = url;
+      expect(labFromConfig()?.engine).toBe("postgresql");
+      configure((c) => { c.lab = { path: ":memory:" }; });
+      expect(labFromConfig()?.engine).toBe("sqlite");
+      configure((c) => { c.lab = { url: "mysql://root:hunter2@db/lab" }; });
+      expect(() => labFromConfig()).toThrow(ConfigurationError);
+      expect(() => labFromConfig()).toThrow(/must be a PostgreSQL URL such as postgres:\/\/.*received "mysql:\/\/db\/lab"/);
+    } finally {
+      if (saved === undefined) delete process.env.TYPELM_LAB_URL;
+      else process.env.TYPELM_LAB_URL = saved;
+    }
+  });
+
+  it("a server that does not answer is a ConfigurationError naming the database without its password", async () => {
+    const lab = PostgresLabStore.open(`postgres://lab:s3cret-pw@127.0.0.1:${server.port + 1}/typelm`);
+    const failure = await lab.runs().then(() => undefined, (e: unknown) => e);
+    expect(failure).toBeInstanceOf(ConfigurationError);
+    expect(String((failure as Error).message)).toMatch(/^Cannot open the PostgreSQL lab store at postgres:\/\/127\.0\.0\.1:\d+\/typelm: .*ECONNREFUSED/);
+    expect(String((failure as Error).message)).not.toContain("s3cret-pw");
+    lab.startRun({ kind: "evaluation", name: "lost?" });
+    await expect(lab.flush()).rejects.toBeInstanceOf(ConfigurationError);
+  });
+});
