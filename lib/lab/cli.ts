@@ -49,6 +49,9 @@ const USAGE = `Usage:
   typelm compare <run id A> <run id B>
       Two evaluations of the same examples, paired: each metric's difference with its 95% interval
       and p-value, then the examples that changed.
+  typelm lab copy <.typelm/lab.sqlite> <postgres://user@host/db>
+      Copies a local lab's runs (with their rows, trials and batches) and registry versions into a
+      team's lab on PostgreSQL. Runs keep their ids; copying again adds nothing.
   typelm help
 `;
 
@@ -119,6 +122,16 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       const runs = rest.map((id) => runById(store, id));
       io.stdout(`${storeLine(path)}${command === "show" ? showRun(runs[0]!) : compareRuns(runs[0]!, runs[1]!)}`);
       return 0;
+    }
+    if (command === "lab") {
+      if (rest[0] !== "copy" || rest.length !== 3) {
+        throw new ValidationError("lab takes: lab copy <lab store file> <postgres://...>, e.g. typelm lab copy .typelm/lab.sqlite postgres://lab@db/typelm", { field: "lab" });
+      }
+      const { copyLab, copyReportText } = await import("../store/lab-copy.js");
+      const report = await copyLab(rest[1]!, rest[2]!, cwd);
+      io.stdout(copyReportText(report).split("\n").map(printable).join("\n"));
+      // Versions left behind (another module under the same name and version there) fail the command.
+      return report.registry.conflicts.length > 0 ? 1 : 0;
     }
     if (command === "runs") {
       if (rest.length > 0) throw new ValidationError(`runs takes no arguments; received ${rest.join(" ")}`, { field: "runs" });

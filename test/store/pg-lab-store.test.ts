@@ -2,7 +2,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, test } from "@jest/globals";
 import pg from "pg";
 import { z } from "zod";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { configure, resetConfiguration } from "../../lib/config.js";
+import { runCli } from "../../lib/lab/cli.js";
+import { closeStoreSync, openStoreSync } from "../../lib/store/db.js";
 import { ConfigurationError, ValidationError } from "../../lib/errors.js";
 import { Evaluation, FewShotExample, Predict, Signature } from "../../lib/index.js";
 import { LabStore, labFromConfig } from "../../lib/store/lab-store.js";
@@ -199,6 +204,80 @@ suite("the lab store on PostgreSQL", () => {
       if (saved === undefined) delete process.env.TYPELM_LAB_URL;
       else process.env.TYPELM_LAB_URL = saved;
     }
+  });
+
+  describe("typelm lab copy", () => {
+    const dir = mkdtempSync(join(tmpdir(), "typelm-lab-copy-"));
+    afterAll(() => {
+      closeStoreSync(join(dir, "lab.sqlite"));
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const cli = async (...argv: string[]) => {
+      let stdout = "", stderr = "";
+      const code = await runCli(argv, { stdout: (t) => { stdout += t; }, stderr: (t) => { stderr += t; }, cwd: dir });
+      return { code, stdout, stderr };
+    };
+    const version = (name: string, v: number, state: string) => openStoreSync(join(dir, "lab.sqlite")).prepare(
+      "INSERT INTO registry_versions (name, version, created_at, score, metadata_json, state_json, module_class) VALUES (?, ?, '2026-01-02T03:04:05.000Z', 0.75, '{}', ?, 'Predict')",
+    ).run(name, v, state);
+
+    it("copies runs (ids kept), rows, trials, batches and registry versions; copying again adds nothing", async () => {
+      const url = fresh();
+      const local = LabStore.open(join(dir, "lab.sqlite"));
+      const ev = local.startRun({ kind: "evaluation", name: "sentiment", config: { seed: 1 } });
+      for (const i of [0, 1, 2]) local.recordExample(ev, row(i));
+      local.recordBatch(ev, { batchId: "batch_1", provider: "openai", model: "gpt-4o-mini", endpoint: "https://api.openai.com/v1", round: 1, customIds: ["a", "b"] });
+      local.finishRun(ev, { status: "completed", score: 2 / 3, summary: { failures: 0 } });
+      const opt = local.startRun({ kind: "optimization", name: "GEPA", config: {} });
+      local.recordTrial(opt, trial(0));
+      local.recordTrial(opt, trial(1, { parents: [0] }));
+      local.finishRun(opt, { status: "stopped", score: 0.6, bestTrial: 1 });
+      const going = local.startRun({ kind: "evaluation", name: "still running" });
+      local.recordExample(going, row(0));
+      version("sentiment", 1, '{"self":{"instruction":"Say it"}}');
+
+      const first = await cli("lab", "copy", "lab.sqlite", url);
+      expect(first).toEqual({
+        code: 0, stderr: "",
+        stdout: `copied ${join(dir, "lab.sqlite")} into ${url.replace("postgres@", "")}\n` +
+          "runs: 3 added, 0 updated, 0 already there\nrows: 4 added; trials: 2 added; batches: 1 added\nregistry versions: 1 added, 0 already there\n",
+      });
+      const team = PostgresLabStore.open(url);
+      expect((await team.runs()).map((r) => r.id)).toEqual([going, opt, ev]);
+      for (const id of [ev, opt, going]) expect(await team.run(id)).toEqual(local.run(id));
+      expect((await sql(url, "SELECT batch_id, custom_ids_json, status FROM lab_batches"))).toEqual([{ batch_id: "batch_1", custom_ids_json: '["a","b"]', status: "submitted" }]);
+      expect(await sql(url, "SELECT name, version, score, state_json FROM registry_versions")).toEqual([
+        { name: "sentiment", version: 1, score: 0.75, state_json: '{"self":{"instruction":"Say it"}}' },
+      ]);
+
+      // The running run went on locally: the second copy adds its new row and its end, nothing else.
+      local.recordExample(going, row(1));
+      local.finishRun(going, { status: "failed", error: "stopped by hand" });
+      const second = await cli("lab", "copy", join(dir, "lab.sqlite"), url);
+      expect(second.code).toBe(0);
+      expect(second.stdout.split("\n").slice(1)).toEqual([
+        "runs: 0 added, 1 updated, 2 already there", "rows: 1 added; trials: 0 added; batches: 0 added", "registry versions: 0 added, 1 already there", "",
+      ]);
+      expect(await sql(url, "SELECT COUNT(*)::int AS n FROM lab_rows")).toEqual([{ n: 5 }]);
+      expect(await team.run(going)).toEqual(local.run(going));
+      const third = await cli("lab", "copy", "lab.sqlite", url);
+      expect(third.stdout).toContain("runs: 0 added, 0 updated, 3 already there\nrows: 0 added; trials: 0 added; batches: 0 added\n");
+      expect(await sql(url, "SELECT COUNT(*)::int AS n FROM lab_runs")).toEqual([{ n: 3 }]);
+
+      // A version number the team's lab already gave another module is not overwritten, and the command says so.
+      await sql(url, "INSERT INTO registry_versions (name, version, created_at, score, metadata_json, state_json, module_class) VALUES ('triage', 1, 'x', NULL, '{}', '{}', 'Predict')");
+      version("triage", 1, '{"self":{"instruction":"Mine"}}');
+      const conflict = await cli("lab", "copy", "lab.sqlite", url);
+      expect(conflict.code).toBe(1);
+      expect(conflict.stdout).toContain("registry versions: 0 added, 1 already there\nregistry versions not copied (the team's lab has another module under the same name and version): triage v1\n");
+      expect(await sql(url, "SELECT state_json FROM registry_versions WHERE name = 'triage'")).toEqual([{ state_json: "{}" }]);
+    });
+
+    it("says what it takes when given something else", async () => {
+      expect(await cli("lab", "copy", "lab.sqlite")).toMatchObject({ code: 1, stderr: expect.stringContaining("lab copy <lab store file> <postgres://...>") });
+      expect(await cli("lab", "copy", "missing.sqlite", fresh())).toMatchObject({ code: 1, stderr: expect.stringContaining(`no lab store at ${join(dir, "missing.sqlite")}`) });
+      expect(await cli("lab", "copy", "lab.sqlite", "other.sqlite")).toMatchObject({ code: 1, stderr: expect.stringContaining("the destination must be a PostgreSQL URL") });
+    });
   });
 
   it("a server that does not answer is a ConfigurationError naming the database without its password", async () => {
