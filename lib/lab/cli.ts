@@ -10,6 +10,7 @@ import { installCommand, isInstalled } from "../optional.js";
 import { BUNDLED_EXPERIMENTS, reproduce, runAndReport, type GateOptions, type ReproduceOutcome } from "./reproduce.js";
 import { printable } from "./terminal.js";
 import { userCodeFailure } from "./user-code.js";
+import { chooseStore, PostgresLabStore, postgresRunById, postgresRunLines, type RunLine } from "./team-store.js";
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -40,9 +41,10 @@ const USAGE = `Usage:
       Runs a bundled experiment (default poem-sentiment): ${BUNDLED_EXPERIMENTS.join(", ")}.
   typelm init <name>
       Writes experiments/<name>.ts and data/<name>/data.csv to start an experiment of your own.
-  typelm runs [--kind evaluation|optimization] [--limit N]
+  typelm runs [--kind evaluation|optimization] [--limit N] [--store FILE|postgres://...]
       Lists the runs in .typelm/lab.sqlite of the current folder, newest first. runs, show and
-      compare print the store they read on their first line.
+      compare print the store they read on their first line. --store (on runs, show and compare)
+      reads another file or a team's lab on PostgreSQL; without it, TYPELM_LAB_URL when set.
   typelm show <run id>
       One run: an evaluation's model, metrics with intervals and failed rows, or an optimization's
       trials. A run id may be shortened to its first characters (8 are usually enough).
@@ -65,6 +67,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
         lm: { type: "string", multiple: true }, limit: { type: "string" }, seed: { type: "string" }, "no-cache": { type: "boolean" },
         out: { type: "string" }, batch: { type: "boolean" }, kind: { type: "string" }, help: { type: "boolean", short: "h" },
         baseline: { type: "string" }, "max-drop": { type: "string" }, junit: { type: "string" }, seeds: { type: "string" },
+        store: { type: "string" },
       },
     });
   } catch (error) {
@@ -93,6 +96,9 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     if ((values.baseline !== undefined || values["max-drop"] !== undefined || values.junit !== undefined) && command !== "run" && command !== "reproduce") {
       throw new ValidationError("--baseline, --max-drop and --junit go with typelm run (or reproduce)", { field: "baseline" });
     }
+    if (values.store !== undefined && command !== "runs" && command !== "show" && command !== "compare" && command !== "view") {
+      throw new ValidationError("--store goes with typelm runs, show and compare", { field: "store" });
+    }
     if (command === "reproduce") {
       if (rest.length > 1) throw new ValidationError(`reproduce takes one experiment; received ${rest.join(" ")}`, { field: "experiment" });
       return reported(await reproduce({ experiment: rest[0] ?? "poem-sentiment", ...common() }));
@@ -116,7 +122,15 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       if (rest.length !== want) {
         throw new ValidationError(command === "show" ? "show takes one run id (typelm runs lists them)" : "compare takes two evaluation run ids (typelm runs --kind evaluation lists them)", { field: "run" });
       }
-      const path = join(cwd, ".typelm", "lab.sqlite");
+      const chosen = chooseStore(values.store, io.env ?? process.env, cwd);
+      if (chosen.engine === "postgresql") {
+        const team = PostgresLabStore.open(chosen.url);
+        const found = [];
+        for (const id of rest) found.push(await postgresRunById(team, id));
+        io.stdout(`${storeLine(team.path)}${command === "show" ? showRun(found[0]!) : compareRuns(found[0]!, found[1]!)}`);
+        return 0;
+      }
+      const path = chosen.path;
       if (!existsSync(path)) throw new ValidationError(`no lab store at ${path}; run an experiment first (typelm run, typelm reproduce)`, { field: "run" });
       const store = LabStore.open(path);
       const runs = rest.map((id) => runById(store, id));
@@ -141,7 +155,13 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       }
       const limit = count(values.limit, "limit");
       if (limit === 0) throw new ValidationError("--limit expects a whole number ≥ 1; received 0", { field: "limit" });
-      const path = join(cwd, ".typelm", "lab.sqlite");
+      const chosen = chooseStore(values.store, io.env ?? process.env, cwd);
+      if (chosen.engine === "postgresql") {
+        const label = PostgresLabStore.open(chosen.url).path;
+        io.stdout(runsLines(label, await postgresRunLines(chosen.url, kind, limit)));
+        return 0;
+      }
+      const path = chosen.path;
       // Listing must not leave a new, empty store behind in a folder that had none.
       io.stdout(existsSync(path) ? runsTable(path, kind, limit) : `No lab store at ${printable(path)} (typelm reproduce creates it).\n`);
       return 0;
@@ -192,11 +212,6 @@ function failure(error: unknown): string {
   return `unexpected failure: ${String(error)}`;
 }
 
-interface RunLine {
-  id: string; kind: string; name: string; status: string; started_at: string; score: number | null;
-  config_json: string; summary_json: string;
-}
-
 /**
  * The runs, newest first, one line each. Read from the table directly rather than through
  * `LabStore.runs`, which parses every run's config and summary: one damaged row would hide them all,
@@ -211,6 +226,11 @@ function runsTable(path: string, kind: RunKind | undefined, limit: number | unde
   } catch (error) {
     throw storeError(path, "read", error);
   }
+  return runsLines(path, runs);
+}
+
+/** The runs as `typelm runs` prints them, for either engine (`label`: the file or the database). */
+function runsLines(path: string, runs: RunLine[]): string {
   if (runs.length === 0) return `No runs in ${printable(path)}.\n`;
   const rows = runs.map((r) => {
     const unreadable = (["config", "summary"] as const).filter((part) => !parses(r[`${part}_json`]));

@@ -273,6 +273,36 @@ suite("the lab store on PostgreSQL", () => {
       expect(await sql(url, "SELECT state_json FROM registry_versions WHERE name = 'triage'")).toEqual([{ state_json: "{}" }]);
     });
 
+    it("typelm runs, show and compare read the team's lab with --store or TYPELM_LAB_URL, printing what they print for the file", async () => {
+      const url = fresh();
+      const local = LabStore.open(join(dir, "lab.sqlite"));
+      const a = local.startRun({ kind: "evaluation", name: "A", config: { module: "Predict", metrics: ["accuracy"] } });
+      const b = local.startRun({ kind: "evaluation", name: "B", config: { module: "Predict", metrics: ["accuracy"] } });
+      for (let i = 0; i < 6; i++) {
+        local.recordExample(a, row(i, { scores: { accuracy: i < 3 ? 1 : 0 } }));
+        local.recordExample(b, row(i, { scores: { accuracy: i < 5 ? 1 : 0 } }));
+      }
+      local.finishRun(a, { status: "completed", score: 0.5 });
+      local.finishRun(b, { status: "completed", score: 5 / 6 });
+      expect((await cli("lab", "copy", "lab.sqlite", url)).code).toBe(0);
+      const shown = url.replace("postgres@", "");
+      const env = { ...process.env, TYPELM_LAB_URL: url };
+      for (const argv of [["runs"], ["runs", "--kind", "evaluation", "--limit", "2"], ["show", a.slice(0, 8)], ["compare", a, b.slice(0, 10)]]) {
+        const file = await cli(...argv, "--store", "lab.sqlite");
+        expect(file.stdout.split("\n")[0]).toBe(`lab store: ${join(dir, "lab.sqlite")}`);
+        const team = await cli(...argv, "--store", url);
+        let viaEnv = "";
+        expect(await runCli(argv, { stdout: (t) => { viaEnv += t; }, stderr: () => undefined, cwd: dir, env })).toBe(0);
+        expect({ argv, code: team.code, stderr: team.stderr }).toEqual({ argv, code: 0, stderr: "" });
+        expect(team.stdout.split("\n")[0]).toBe(`lab store: ${shown}`);
+        expect(team.stdout.split("\n").slice(1)).toEqual(file.stdout.split("\n").slice(1));
+        expect(viaEnv).toBe(team.stdout);
+      }
+      expect((await cli("show", a.slice(0, 8), "--store", url)).stdout).toContain(`evaluation run ${a}`);
+      expect(await cli("show", "zzzz", "--store", url)).toMatchObject({ code: 1, stderr: expect.stringContaining(`no run whose id is or starts with "zzzz" in ${shown}`) });
+      expect(await cli("lab", "copy", "lab.sqlite", url, "--store", url)).toMatchObject({ code: 1, stderr: expect.stringContaining("--store goes with typelm runs, show and compare") });
+    });
+
     it("says what it takes when given something else", async () => {
       expect(await cli("lab", "copy", "lab.sqlite")).toMatchObject({ code: 1, stderr: expect.stringContaining("lab copy <lab store file> <postgres://...>") });
       expect(await cli("lab", "copy", "missing.sqlite", fresh())).toMatchObject({ code: 1, stderr: expect.stringContaining(`no lab store at ${join(dir, "missing.sqlite")}`) });
