@@ -68,10 +68,12 @@ export class PostgresLabStore {
     return id;
   }
 
+  /** Records one evaluated example of `runId` (queued; a duplicate index makes the next `flush()` reject). */
   recordExample(runId: string, row: EvaluationRow): void {
     this.#enqueue({ op: "row", runId, what: `example ${row.index}`, params: rowParams(runId, row) });
   }
 
+  /** Records one finished optimizer trial of `runId` (queued, as `recordExample`). */
   recordTrial(runId: string, trial: Trial): void {
     this.#enqueue({ op: "trial", runId, what: `trial ${trial.index}`, params: trialParams(runId, trial) });
   }
@@ -81,6 +83,7 @@ export class PostgresLabStore {
     this.#enqueue({ op: "finish", runId, params: finishParams(runId, end) });
   }
 
+  /** Sets a finished or interrupted run back to `running` (queued; an unknown run makes the next `flush()` reject). */
   reopenRun(runId: string): void {
     this.#enqueue({ op: "reopen", runId });
   }
@@ -131,10 +134,12 @@ export class PostgresLabStore {
     return { ...base, kind: "optimization", trials: await this.trials(id), bestTrial: raw.best_trial };
   }
 
+  /** The evaluated examples of a run recorded so far, by index ([] for an unknown run). */
   async rows(runId: string): Promise<EvaluationRow[]> {
     return (await this.#query<RowRaw>("SELECT * FROM lab_rows WHERE run_id = $1 ORDER BY idx", [runId])).map(rowFrom);
   }
 
+  /** The trials of a run recorded so far, by index ([] for an unknown run). */
   async trials(runId: string): Promise<Trial[]> {
     return (await this.#query<TrialRaw>("SELECT * FROM lab_trials WHERE run_id = $1 ORDER BY idx", [runId])).map(trialFrom);
   }
