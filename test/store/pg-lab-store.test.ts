@@ -17,6 +17,8 @@ import { STORE_MIGRATIONS } from "../../lib/store/migrations.js";
 import type { EvaluationRow, EvaluationRun, OptimizationRun, Trial } from "../../lib/store/records.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 import { RunRecorder } from "../../lib/optimize/recorder.js";
+import { startFakeProvider } from "../../lib/testing/fake-provider.js";
+import { lmFor } from "../lm/helpers.js";
 import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
 
 const installed = postgresInstalled();
@@ -214,6 +216,29 @@ suite("the lab store on PostgreSQL", () => {
       { idx: 0, instructions_json: '{"self":"I0"}', score: 0 }, { idx: 1, instructions_json: '{"self":"I1"}', score: 0.5 },
     ]);
     expect(() => RunRecorder.start("MIPROv2", { seed: 3 }, recorder.id)).toThrow(/not supported yet/);
+  });
+
+  it("the LM cache (cache: true) is shared through the team's lab: a colleague's identical request is answered from it", async () => {
+    const url = fresh();
+    const fake = await startFakeProvider();
+    try {
+      const messages = [{ role: "user" as const, content: "Is this shared?" }];
+      configure((c) => { c.lab = { url }; c.cache = true; });
+      fake.reply("yes, shared");
+      const lm = lmFor("openai", fake);
+      const mine = await lm.chat({ messages });
+      expect(lm.cachePath).toBe(url.replace("postgres@", ""));
+      expect({ content: mine.content, cached: mine.cached }).toEqual({ content: "yes, shared", cached: false });
+      expect(fake.requests).toHaveLength(1);
+      // A colleague: another LM, with the database reached by another URL (another pool, no shared memory).
+      configure((c) => { c.lab = { url: url.replace("127.0.0.1", "localhost") }; });
+      const theirs = await lmFor("openai", fake).chat({ messages });
+      expect({ content: theirs.content, cached: theirs.cached }).toEqual({ content: "yes, shared", cached: true });
+      expect(fake.requests).toHaveLength(1);
+      expect(await sql(url, "SELECT provider, content FROM lm_cache")).toEqual([{ provider: "openai", content: "yes, shared" }]);
+    } finally {
+      await fake.close();
+    }
   });
 
   it("TYPELM_LAB_URL chooses the database unless c.lab gives a path; a URL that is not PostgreSQL's is a ConfigurationError", async () => {
