@@ -19,6 +19,8 @@ import { ScriptedLM } from "../../lib/testing/index.js";
 import { RunRecorder } from "../../lib/optimize/recorder.js";
 import { startFakeProvider } from "../../lib/testing/fake-provider.js";
 import { lmFor } from "../lm/helpers.js";
+import { Registry } from "../../lib/store/registry.js";
+import { prompts, SentimentProgram, tunedProgram } from "./registry-fixture.js";
 import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
 
 const installed = postgresInstalled();
@@ -239,6 +241,23 @@ suite("the lab store on PostgreSQL", () => {
     } finally {
       await fake.close();
     }
+  });
+
+  it("the registry in the team's lab: versions unique per name when several processes store at once; load rebuilds the stored prompts", async () => {
+    const url = fresh();
+    configure((c) => { c.lab = { url }; });
+    // Four registries on four pools (as four machines), ten stores each, all at once.
+    const registries = [0, 1, 2, 3].map((i) => new Registry({ path: `${url}?application_name=machine${i}` }));
+    const stored = await Promise.all(registries.flatMap((r) => Array.from({ length: 10 }, () => r.store({ moduleInstance: tunedProgram(), name: "sentiment" }))));
+    expect(stored.map((v) => v.version).sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    // The default registry is the configured team's lab, shown without credentials.
+    const registry = new Registry();
+    expect(registry.path).toBe(url.replace("postgres@", ""));
+    expect((await registry.versions("sentiment")).map((v) => v.version)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    const loaded = await registry.load("sentiment", { version: 7 });
+    expect(loaded).toBeInstanceOf(SentimentProgram);
+    expect(prompts(loaded)).toEqual(prompts(tunedProgram()));
+    await expect(registry.load("sentiment", { version: 41 })).rejects.toThrow(`The registry at ${url.replace("postgres@", "")} has no version 41 of "sentiment"; stored versions: 1, 2, 3`);
   });
 
   it("TYPELM_LAB_URL chooses the database unless c.lab gives a path; a URL that is not PostgreSQL's is a ConfigurationError", async () => {
