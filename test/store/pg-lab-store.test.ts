@@ -20,6 +20,7 @@ import { RunRecorder } from "../../lib/optimize/recorder.js";
 import { startFakeProvider } from "../../lib/testing/fake-provider.js";
 import { lmFor } from "../lm/helpers.js";
 import { Registry } from "../../lib/store/registry.js";
+import { displayRuns } from "../../lib/notebook/runs.js";
 import { prompts, SentimentProgram, tunedProgram } from "./registry-fixture.js";
 import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
 
@@ -258,6 +259,19 @@ suite("the lab store on PostgreSQL", () => {
     expect(loaded).toBeInstanceOf(SentimentProgram);
     expect(prompts(loaded)).toEqual(prompts(tunedProgram()));
     await expect(registry.load("sentiment", { version: 41 })).rejects.toThrow(`The registry at ${url.replace("postgres@", "")} has no version 41 of "sentiment"; stored versions: 1, 2, 3`);
+  });
+
+  it("display.runs lists the team's lab when it is the configured one", async () => {
+    const url = fresh();
+    configure((c) => { c.lab = { url }; });
+    const lab = PostgresLabStore.open(url);
+    const id = lab.startRun({ kind: "evaluation", name: "shown in a notebook" });
+    lab.finishRun(id, { status: "completed", score: 0.25 });
+    await lab.flush();
+    const bundle = await displayRuns();
+    expect(bundle?.["text/plain"].split("\n")[0]).toBe(`1 run in the lab store at ${url.replace("postgres@", "")}`);
+    expect(bundle?.["text/plain"]).toContain(id);
+    expect(bundle?.["text/plain"]).toContain("shown in a notebook");
   });
 
   it("TYPELM_LAB_URL chooses the database unless c.lab gives a path; a URL that is not PostgreSQL's is a ConfigurationError", async () => {
