@@ -178,7 +178,7 @@ async function search<M extends Module>(
   const result = (best === undefined || candidates === undefined ? program.clone() : configured(program, candidates, best.choices as Choices)) as M;
   if (best !== undefined) noteScore(result, best.score!);
   const baselineScore = baseline?.score ?? null;
-  rec.finish({
+  await rec.finish({
     status: stopped ? "stopped" : "completed", score: best?.score ?? null, bestTrial: best?.index ?? null,
     summary: {
       baselineScore, bestScore: best?.score ?? null, gain: baselineScore === null || best === undefined ? null : best.score! - baselineScore,

@@ -218,27 +218,30 @@ export class RunRecorder {
     };
   }
 
-  /** Ends the run: the store row, `run` itself, and the `optimizer.end` event. */
-  finish(end: { status: EndStatus; score: number | null; bestTrial: number | null; summary: Record<string, unknown>; error?: string | null }): void {
+  /**
+   * Ends the run: the store row, `run` itself, and the `optimizer.end` event. On a PostgreSQL store
+   * it returns a promise that settles once the run's queued writes are in the database (and rejects
+   * with the first that failed); on SQLite everything is written before it returns.
+   */
+  finish(end: { status: EndStatus; score: number | null; bestTrial: number | null; summary: Record<string, unknown>; error?: string | null }): void | Promise<void> {
     const error = end.error ?? null;
     this.progress?.stop(end.status !== "failed");
     this.progress = undefined;
     this.lab?.finishRun(this.run.id, { status: end.status, score: end.score, summary: end.summary, error, bestTrial: end.bestTrial });
-    // A PostgreSQL store sends its queued writes in the background: a failure is reported as an event.
-    if (this.lab?.engine === "postgresql") {
-      const runId = this.run.id;
-      this.lab.flush().catch((e: unknown) => Instrumentation.emit("optimizer.record.error", { runId, optimizer: this.run.name, error: describeError(e) }));
-    }
+
     Object.assign(this.run, { status: end.status, score: end.score, bestTrial: end.bestTrial, summary: end.summary, error, endedAt: new Date().toISOString() });
     Instrumentation.emit("optimizer.end", {
       runId: this.run.id, optimizer: this.run.name, status: end.status, score: end.score, bestTrial: end.bestTrial, error, trials: this.run.trials.length,
     });
+    if (this.lab?.engine === "postgresql") return this.lab.flush();
   }
 
   /** Records a run that stopped on an unexpected error, then hands the error back to rethrow. */
   fail(error: unknown): unknown {
     try {
-      this.finish({ status: "failed", score: null, bestTrial: null, summary: { trials: this.run.trials.length }, error: describeError(error) });
+      const written = this.finish({ status: "failed", score: null, bestTrial: null, summary: { trials: this.run.trials.length }, error: describeError(error) });
+      // PostgreSQL: the writes go out in the background; their failure would hide the error being returned.
+      written?.catch(() => undefined);
     } catch {
       // The store itself failed (closed, read-only, locked): the error being returned already says so,
       // and reporting this second failure instead would hide the first.

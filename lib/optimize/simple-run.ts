@@ -102,7 +102,7 @@ export async function compileSimple<M extends Module>(opt: SimpleOptimizer, args
     const result = configured(moduleInstance, candidates, (best?.choices ?? plans[0]!) as Choices) as M;
     if (best !== undefined) noteScore(result, best.score!);
     const baseline = trials.find((t) => t.kind === "baseline")?.score ?? null;
-    rec.finish({
+    await rec.finish({
       status: stopped ? "stopped" : "completed", score: best?.score ?? null, bestTrial: best?.index ?? null,
       summary: {
         baselineScore: baseline, bestScore: best?.score ?? null, gain: baseline === null || best === undefined ? null : best.score! - baseline,
