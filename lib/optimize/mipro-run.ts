@@ -49,7 +49,7 @@ export async function compileMIPRO<M extends Module>(opt: MIPROv2, args: Compile
   };
   // Bootstrap, proposal and baseline, the search trials, and at most one full evaluation per fullEvalEvery trials.
   const total = 3 + b.trials + Math.ceil(b.trials / b.fullEvalEvery);
-  const rec = RunRecorder.start("MIPROv2", config, resume, { bar: { progress: opt.options.progress, unit: "trials", total, upperBound: true } });
+  const rec = await RunRecorder.begin("MIPROv2", config, resume, { bar: { progress: opt.options.progress, unit: "trials", total, upperBound: true } });
   opt.lastRun = rec.run;
   try {
     return await search(opt, moduleInstance, rec, { pool, valSet, split, b, kDemos, seed, metric, concurrency, promptModel, proposalTemperature });

@@ -4,7 +4,7 @@ import { canonicalJson } from "../canonical-json.js";
 import { describeError, Instrumentation } from "../instrument/bus.js";
 import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
 import { labFromConfig, type Lab } from "../store/lab-store.js";
-import type { OptimizationRun, Trial } from "../store/records.js";
+import type { LabRun, OptimizationRun, Trial } from "../store/records.js";
 import { trialProgress, type TrialProgress, type TrialProgressOptions } from "./progress.js";
 
 /** What a step of an optimizer produces; the recorder adds index, usage, duration and error. */
@@ -73,10 +73,23 @@ export class RunRecorder {
   }
 
   /**
+   * `start`, reading the run to resume first when the lab is a team's PostgreSQL database (its reads
+   * are asynchronous). The optimizers call this one.
+   */
+  static async begin(name: string, optimizerConfig: Record<string, unknown>, resume: string | undefined, options: RecorderOptions = {}): Promise<RunRecorder> {
+    const lab = resume === undefined ? null : labFromConfig();
+    if (lab?.engine === "postgresql") return RunRecorder.start(name, optimizerConfig, resume, options, { stored: await lab.run(resume!) });
+    return RunRecorder.start(name, optimizerConfig, resume, options);
+  }
+
+  /**
    * Starts a new run, or reopens `resume` after checking it was started with the same configuration.
    * `options.bar` draws the terminal bar (its `progress: false` also tells the notebook display to skip the run).
    */
-  static start(name: string, optimizerConfig: Record<string, unknown>, resume: string | undefined, options: RecorderOptions = {}): RunRecorder {
+  static start(
+    name: string, optimizerConfig: Record<string, unknown>, resume: string | undefined, options: RecorderOptions = {},
+    read?: { stored: LabRun | undefined },
+  ): RunRecorder {
     const experiment = experimentScope.getStore();
     const config = experiment === undefined ? optimizerConfig : { experiment, ...optimizerConfig };
     const progress = options.bar?.progress !== false;
@@ -94,13 +107,10 @@ export class RunRecorder {
     if (lab === null) {
       throw new ConfigurationError(`${name}.compile({ resume: "${resume}" }): the lab store is switched off (c.lab = false), so there is no recorded run to resume`);
     }
-    if (lab.engine === "postgresql") {
-      throw new ConfigurationError(
-        `${name}.compile({ resume: "${resume}" }): resuming an optimization run recorded in a PostgreSQL lab store (${lab.path}) is not supported yet; ` +
-          "resume it from a SQLite store (c.lab = { path })",
-      );
+    if (lab.engine === "postgresql" && read === undefined) {
+      throw new ConfigurationError(`${name}: RunRecorder.start cannot read run ${resume} from the PostgreSQL lab store at ${lab.path}; use RunRecorder.begin`);
     }
-    const stored = lab.run(resume);
+    const stored = lab.engine === "postgresql" ? read!.stored : lab.run(resume);
     if (stored === undefined || stored.kind !== "optimization") {
       throw new ValidationError(
         `${name}.compile: resume run ${JSON.stringify(resume)} is ${stored === undefined ? "not" : "not an optimization run"} in the lab store at ${lab.path}; ` +

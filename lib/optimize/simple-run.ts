@@ -27,7 +27,7 @@ export async function compileSimple<M extends Module>(opt: SimpleOptimizer, args
     instructions: opt.options.instructions ?? [], pool: pool.length, scored: scored.length,
     data: dataFingerprint([...train, ...scored]),
   };
-  const rec = RunRecorder.start("SimpleOptimizer", config, args.resume, {
+  const rec = await RunRecorder.begin("SimpleOptimizer", config, args.resume, {
     bar: { progress: opt.options.progress, unit: "trials", total: numTrials + 1 + (bootstraps ? 1 : 0) },
   });
   opt.lastRun = rec.run;

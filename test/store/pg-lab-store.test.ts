@@ -195,7 +195,7 @@ suite("the lab store on PostgreSQL", () => {
     expect(((await lab.run(report.runId!)) as EvaluationRun).rows.map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
   });
 
-  it("an optimizer's run and trials are in the database of c.lab = { url } when the run finishes; resuming one there says it is not supported yet", async () => {
+  it("an optimizer's run and trials are in the database of c.lab = { url } when the run finishes", async () => {
     const url = fresh();
     configure((c) => { c.lab = { url }; });
     const recorder = RunRecorder.start("MIPROv2", { seed: 3 }, undefined);
@@ -212,7 +212,35 @@ suite("the lab store on PostgreSQL", () => {
     expect(await sql(url, "SELECT idx, instructions_json, score FROM lab_trials WHERE run_id = $1 ORDER BY idx", [recorder.id])).toEqual([
       { idx: 0, instructions_json: '{"self":"I0"}', score: 0 }, { idx: 1, instructions_json: '{"self":"I1"}', score: 0.5 },
     ]);
-    expect(() => RunRecorder.start("MIPROv2", { seed: 3 }, recorder.id)).toThrow(/not supported yet/);
+  });
+
+  it("an interrupted optimizer run resumes from the team's lab: recorded trials are replayed, not run again", async () => {
+    const url = fresh();
+    configure((c) => { c.lab = { url }; });
+    const step = (i: number, ran: number[]) => async () => {
+      ran.push(i);
+      return { kind: "minibatch", choices: { self: { instruction: i } }, instructions: { self: `I${i}` }, demoIds: { self: [] }, score: i / 4 };
+    };
+    const first: number[] = [];
+    const interrupted = await RunRecorder.begin("MIPROv2", { seed: 5 }, undefined);
+    for (const i of [0, 1]) await interrupted.trial({ kind: "minibatch", choices: { self: { instruction: i } } }, step(i, first));
+    // The process dies here: no finish. Its queued trials still reach the database.
+    const deadline = Date.now() + 5000;
+    while ((await sql(url, "SELECT COUNT(*)::int AS n FROM lab_trials").catch(() => [{ n: 0 }]))[0]!.n < 2 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await expect(RunRecorder.begin("MIPROv2", { seed: 6 }, interrupted.id)).rejects.toThrow(/resuming it needs the same optimizer and options/);
+    expect(() => RunRecorder.start("MIPROv2", { seed: 5 }, interrupted.id)).toThrow(/use RunRecorder.begin/);
+    const second: number[] = [];
+    const resumed = await RunRecorder.begin("MIPROv2", { seed: 5 }, interrupted.id);
+    expect(resumed.id).toBe(interrupted.id);
+    for (const i of [0, 1, 2]) await resumed.trial({ kind: "minibatch", choices: { self: { instruction: i } } }, step(i, second));
+    expect({ first, second }).toEqual({ first: [0, 1], second: [2] });
+    await resumed.finish({ status: "completed", score: 0.5, bestTrial: 2, summary: {} });
+    expect(await sql(url, "SELECT idx, score FROM lab_trials WHERE run_id = $1 ORDER BY idx", [interrupted.id])).toEqual([
+      { idx: 0, score: 0 }, { idx: 1, score: 0.25 }, { idx: 2, score: 0.5 },
+    ]);
+    expect(await sql(url, "SELECT status FROM lab_runs")).toEqual([{ status: "completed" }]);
   });
 
   it("the LM cache (cache: true) is shared through the team's lab: a colleague's identical request is answered from it", async () => {

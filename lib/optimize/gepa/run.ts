@@ -91,7 +91,7 @@ export async function compileGEPA<M extends Module>(gepa: GEPA, args: GEPACompil
     data: dataFingerprint([...train, ...val]),
   };
   const spending = new MetricBudget(budget);
-  const rec = RunRecorder.start("GEPA", config, resume, {
+  const rec = await RunRecorder.begin("GEPA", config, resume, {
     spent: () => spending.spent,
     bar: { progress: o.progress, unit: "metric calls", total: budget, ...(validation === "training" ? { scoreLabel: "training examples (chosen on them)" } : {}) },
   });
