@@ -1,6 +1,6 @@
 // Evaluation.evaluate's run, loaded the first time an evaluation runs (see Evaluation.evaluate), so
 // `import "typelm"` does not compile the example loop, recording, batching and scoring.
-import { ConfigurationError, preview, ValidationError } from "../errors.js";
+import { preview, ValidationError } from "../errors.js";
 import { describeError, Instrumentation } from "../instrument/bus.js";
 import { resolveLM } from "../config.js";
 import type { LanguageModel } from "../lm/types.js";
@@ -128,9 +128,6 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
       // and round, and the examples that waited run again with the replies.
       const settings = ev.batch;
       const store = await recordingStore(ev.record, ev.lab);
-      if (store?.engine === "postgresql") {
-        throw new ConfigurationError(`Evaluation.evaluate: batch mode does not record its batches in a PostgreSQL lab store yet (${store.path}); run it with a SQLite store (c.lab = { path }) or without batch`);
-      }
       const transport = providerTransport({
         settings, store, runId,
         onProgress: (p) => {

@@ -226,20 +226,7 @@ export class LabStore {
     const raw = this.#read(() => this.#database().prepare<[string], BatchRaw & { rowid: number }>(
       "SELECT rowid, batch_id, provider, model, endpoint, round, custom_ids_json, status, created_at FROM lab_batches WHERE run_id = ? ORDER BY created_at, rowid",
     ).all(runId));
-    return raw.map((b) => {
-      const wrong = batchRowProblem(b);
-      if (wrong !== undefined) {
-        throw new ValidationError(
-          `The lab store at ${this.path}: run ${runId}, lab_batches row ${b.rowid} (batch ${JSON.stringify(redactError(String(b.batch_id)))}) cannot be read: ${wrong}. ` +
-            "The row was changed outside typelm; restore it, or delete it to have its requests sent again",
-          { field: "lab_batches" },
-        );
-      }
-      return {
-        batchId: b.batch_id, provider: b.provider, model: b.model, endpoint: b.endpoint, round: b.round,
-        customIds: parse(b.custom_ids_json), status: b.status, createdAt: b.created_at,
-      };
-    });
+    return raw.map((b) => batchFrom(b, this.path, runId));
   }
 
   // ---- readers -------------------------------------------------------------------------------
@@ -503,8 +490,24 @@ function text(value: string | null | undefined): string | null {
 
 const BATCH_STATUSES: readonly unknown[] = ["submitted", "completed", "failed"];
 
+/** One `lab_batches` row as a `RunBatch`; a row that does not read as one is a `ValidationError` naming the store, run and row. */
+export function batchFrom(b: BatchRaw & { rowid: number | string }, path: string, runId: string): RunBatch {
+  const wrong = batchRowProblem(b);
+  if (wrong !== undefined) {
+    throw new ValidationError(
+      `The lab store at ${path}: run ${runId}, lab_batches row ${b.rowid} (batch ${JSON.stringify(redactError(String(b.batch_id)))}) cannot be read: ${wrong}. ` +
+        "The row was changed outside typelm; restore it, or delete it to have its requests sent again",
+      { field: "lab_batches" },
+    );
+  }
+  return {
+    batchId: b.batch_id, provider: b.provider, model: b.model, endpoint: b.endpoint, round: b.round,
+    customIds: parse(b.custom_ids_json), status: b.status, createdAt: b.created_at,
+  };
+}
+
 /** What is wrong with a `lab_batches` row, or undefined when it reads as a batch. */
-function batchRowProblem(b: BatchRaw): string | undefined {
+export function batchRowProblem(b: BatchRaw): string | undefined {
   for (const column of ["batch_id", "provider", "model", "endpoint"] as const) {
     if (typeof b[column] !== "string" || b[column] === "") return `${column} is ${JSON.stringify(b[column])}; expected a non-empty text`;
   }

@@ -2,7 +2,7 @@ import { nodeCrypto } from "../load-sync.js";
 import { ValidationError } from "../errors.js";
 import { shownUrl } from "../instrument/redact.js";
 import {
-  checkRunFilter, checkStartRun, finishParams, rowFrom, rowParams, summary, trialFrom, trialParams, unknownRun,
+  batchFrom, checkRunFilter, checkStartRun, type BatchRaw, type RunBatch, finishParams, rowFrom, rowParams, summary, trialFrom, trialParams, unknownRun,
   type FinishRun, type RowRaw, type RunFilter, type RunRaw, type StartRun, type TrialRaw,
 } from "./lab-store.js";
 import { postgresError, postgresPool } from "./pg.js";
@@ -25,7 +25,9 @@ type Write =
   | { op: "row"; runId: string; what: string; params: Record<string, unknown> }
   | { op: "trial"; runId: string; what: string; params: Record<string, unknown> }
   | { op: "finish"; runId: string; params: Record<string, unknown> }
-  | { op: "reopen"; runId: string };
+  | { op: "reopen"; runId: string }
+  | { op: "batch"; runId: string; what: string; params: unknown[] }
+  | { op: "finishBatch"; runId: string; params: unknown[] };
 
 /**
  * The lab store on a team's PostgreSQL database. Writers keep the SQLite store's synchronous
@@ -86,6 +88,31 @@ export class PostgresLabStore {
   /** Sets a finished or interrupted run back to `running` (queued; an unknown run makes the next `flush()` reject). */
   reopenRun(runId: string): void {
     this.#enqueue({ op: "reopen", runId });
+  }
+
+  /**
+   * Records a provider batch `runId` submitted (queued; evaluations flush it before the first poll,
+   * so a run resumed after a crash finds it and waits for it instead of paying again).
+   */
+  recordBatch(runId: string, batch: Omit<RunBatch, "status" | "createdAt">): void {
+    this.#enqueue({
+      op: "batch", runId, what: `batch ${batch.batchId}`,
+      params: [runId, batch.batchId, batch.provider, batch.model, batch.endpoint, batch.round, JSON.stringify(batch.customIds), new Date().toISOString()],
+    });
+  }
+
+  /** Marks a recorded batch as done with (its results were read) or failed as a whole (queued). */
+  finishBatch(runId: string, batchId: string, status: "completed" | "failed"): void {
+    this.#enqueue({ op: "finishBatch", runId, params: [status, runId, batchId] });
+  }
+
+  /** The batches a run submitted, oldest first ([] for an unknown run). */
+  async batches(runId: string): Promise<RunBatch[]> {
+    const raw = await this.#query<BatchRaw & { rowid: string }>(
+      "SELECT seq AS rowid, batch_id, provider, model, endpoint, round, custom_ids_json, status, created_at FROM lab_batches WHERE run_id = $1 ORDER BY created_at, seq",
+      [runId],
+    );
+    return raw.map((b) => batchFrom(b, this.path, runId));
   }
 
   /** Waits until every queued write is in the database; rejects with the first that failed since the last flush. */
@@ -226,6 +253,16 @@ export class PostgresLabStore {
             [p.id, p.status, p.ended_at, p.score, p.summary_json, p.error, p.best_trial],
           );
           if (result.rowCount === 0) this.#failures.push(unknownRun(this.path, write.runId));
+        } else if (write.op === "batch") {
+          await pool.query(
+            `INSERT INTO lab_batches (run_id, batch_id, provider, model, endpoint, round, custom_ids_json, status, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'submitted', $8)
+             ON CONFLICT (run_id, batch_id) DO UPDATE SET provider = EXCLUDED.provider, model = EXCLUDED.model, endpoint = EXCLUDED.endpoint,
+               round = EXCLUDED.round, custom_ids_json = EXCLUDED.custom_ids_json, status = 'submitted', created_at = EXCLUDED.created_at`,
+            write.params,
+          );
+        } else if (write.op === "finishBatch") {
+          await pool.query("UPDATE lab_batches SET status = $1 WHERE run_id = $2 AND batch_id = $3", write.params);
         } else {
           const result = await pool.query("UPDATE lab_runs SET status = 'running', ended_at = NULL, error = NULL WHERE id = $1", [write.runId]);
           if (result.rowCount === 0) this.#failures.push(unknownRun(this.path, write.runId));

@@ -21,6 +21,8 @@ import { startFakeProvider } from "../../lib/testing/fake-provider.js";
 import { lmFor } from "../lm/helpers.js";
 import { Registry } from "../../lib/store/registry.js";
 import { displayRuns } from "../../lib/notebook/runs.js";
+import { LM } from "../../lib/lm/lm.js";
+import { Upper, answerFor } from "../evaluate/batch-task.js";
 import { prompts, SentimentProgram, tunedProgram } from "./registry-fixture.js";
 import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
 
@@ -241,6 +243,28 @@ suite("the lab store on PostgreSQL", () => {
       { idx: 0, score: 0 }, { idx: 1, score: 0.25 }, { idx: 2, score: 0.5 },
     ]);
     expect(await sql(url, "SELECT status FROM lab_runs")).toEqual([{ status: "completed" }]);
+  });
+
+  it("an Evaluation with batch runs on the team's lab and records its provider batch there", async () => {
+    const url = fresh();
+    const fake = await startFakeProvider({ defaultReply: (request) => answerFor(String(request.messages[request.messages.length - 1]?.content ?? "")) });
+    try {
+      const lab = PostgresLabStore.open(url);
+      const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-batch-key", baseURL: fake.openaiBaseURL, temperature: 0 });
+      const words = ["ant", "bee", "yak", "dog"];
+      const examples = words.map((w, i) => new FewShotExample({ id: `w${i}`, input: { word: w }, output: { loud: w.toUpperCase() } }));
+      const report = await new Evaluation({ lab, batch: { pollInterval: 0.01 }, progress: false }).evaluate({
+        moduleInstance: new Predict(Upper).configure((c) => { c.lm = lm; }), testExamples: examples,
+      });
+      expect(fake.batches).toHaveLength(1);
+      expect(fake.requests).toHaveLength(0);
+      expect(report.metrics.accuracy).toBe(1);
+      const batches = await lab.batches(report.runId!);
+      expect(batches).toEqual([expect.objectContaining({ provider: "openai", model: "gpt-4o-mini", round: 0, status: "completed", batchId: fake.batches[0]!.id })]);
+      expect(batches[0]!.customIds.sort()).toEqual([...fake.batches[0]!.customIds].sort());
+    } finally {
+      await fake.close();
+    }
   });
 
   it("the LM cache (cache: true) is shared through the team's lab: a colleague's identical request is answered from it", async () => {
