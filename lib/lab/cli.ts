@@ -51,9 +51,9 @@ const USAGE = `Usage:
   typelm compare <run id A> <run id B>
       Two evaluations of the same examples, paired: each metric's difference with its 95% interval
       and p-value, then the examples that changed.
-  typelm lab copy <.typelm/lab.sqlite> <postgres://user@host/db>
+  typelm lab copy <.typelm/lab.sqlite> <postgres://user@host/db>   (or the other way round)
       Copies a local lab's runs (with their rows, trials and batches) and registry versions into a
-      team's lab on PostgreSQL. Runs keep their ids; copying again adds nothing.
+      team's lab on PostgreSQL, or a team's lab into a file. Runs keep their ids; copying again adds nothing.
   typelm help
 `;
 
@@ -139,7 +139,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     }
     if (command === "lab") {
       if (rest[0] !== "copy" || rest.length !== 3) {
-        throw new ValidationError("lab takes: lab copy <lab store file> <postgres://...>, e.g. typelm lab copy .typelm/lab.sqlite postgres://lab@db/typelm", { field: "lab" });
+        throw new ValidationError("lab takes: lab copy <lab store file> <postgres://...> (or the other way round), e.g. typelm lab copy .typelm/lab.sqlite postgres://lab@db/typelm", { field: "lab" });
       }
       const { copyLab, copyReportText } = await import("../store/lab-copy.js");
       const report = await copyLab(rest[1]!, rest[2]!, cwd);

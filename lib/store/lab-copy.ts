@@ -1,5 +1,5 @@
 /**
- * `typelm lab copy <from> <to>`: a local lab (the SQLite file) into a team's lab on PostgreSQL.
+ * `typelm lab copy <from> <to>`: a local lab (the SQLite file) into a team's lab on PostgreSQL, or back.
  * Runs keep their ids; rows, trials and batches keep their indices; registry versions keep their
  * numbers. Copying again adds nothing: what is already there is skipped (a run that has ended since
  * the last copy gets its end written).
@@ -35,11 +35,15 @@ const REGISTRY_COLUMNS = ["name", "version", "created_at", "score", "metadata_js
 /** At most this many rows per INSERT (PostgreSQL takes at most 65535 parameters per statement). */
 const CHUNK = 500;
 
-/** Copies the lab store file `from` (relative to `cwd`) into the PostgreSQL database at `to`. */
+/**
+ * Copies the lab store file `from` (relative to `cwd`) into the PostgreSQL database at `to`, or a
+ * team's lab at `from` into the file `to` (created when missing).
+ */
 export async function copyLab(from: string, to: string, cwd: string = process.cwd()): Promise<LabCopyReport> {
-  if (isPostgresUrl(from)) {
-    throw new ValidationError("lab copy: copying from a PostgreSQL lab is not supported yet; the source must be a lab store file such as .typelm/lab.sqlite", { field: "from" });
+  if (isPostgresUrl(from) && isPostgresUrl(to)) {
+    throw new ValidationError("lab copy: one side must be a lab store file (copy a team's lab into a file, or a file into a team's lab)", { field: "to" });
   }
+  if (isPostgresUrl(from)) return copyToFile(from, resolve(cwd, to));
   if (!isPostgresUrl(to)) {
     throw new ValidationError(`lab copy: the destination must be a PostgreSQL URL such as postgres://user@host:5432/typelm; received ${JSON.stringify(shownUrl(to))}`, { field: "to" });
   }
@@ -111,6 +115,70 @@ export async function copyLab(from: string, to: string, cwd: string = process.cw
   return report;
 }
 
+/** A team's lab into a lab store file: the same tables, the same rules (what is there is skipped). */
+async function copyToFile(url: string, path: string): Promise<LabCopyReport> {
+  const { pool, ready } = postgresPool(url);
+  await ready;
+  const read = async (sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> => {
+    try {
+      return (await pool.query(sql, params)).rows;
+    } catch (error) {
+      throw postgresError(url, "read", error);
+    }
+  };
+  const db = openStoreSync(path);
+  const report: LabCopyReport = {
+    from: shownUrl(url), to: path, runs: { added: 0, updated: 0, unchanged: 0 }, rows: 0, trials: 0, batches: 0,
+    registry: { added: 0, unchanged: 0, conflicts: [] },
+  };
+  const insert = (table: string, columns: string[], records: Record<string, unknown>[]): number => {
+    const statement = db.prepare(`INSERT OR IGNORE INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`);
+    let added = 0;
+    for (const r of records) added += statement.run(...columns.map((c) => r[c] ?? null)).changes;
+    return added;
+  };
+  const write = <T>(fn: () => T): T => {
+    try {
+      return db.transaction(fn).immediate();
+    } catch (error) {
+      throw storeError(path, "copy into", error);
+    }
+  };
+  for (const run of await read(`SELECT ${RUN_COLUMNS.join(", ")} FROM lab_runs ORDER BY seq`)) {
+    const rows = await read(`SELECT ${ROW_COLUMNS.join(", ")} FROM lab_rows WHERE run_id = $1 ORDER BY idx`, [run.id]);
+    const trials = await read(`SELECT ${TRIAL_COLUMNS.join(", ")} FROM lab_trials WHERE run_id = $1 ORDER BY idx`, [run.id]);
+    const batches = await read(`SELECT ${BATCH_COLUMNS.join(", ")} FROM lab_batches WHERE run_id = $1 ORDER BY created_at, seq`, [run.id]);
+    write(() => {
+      if (insert("lab_runs", RUN_COLUMNS, [run]) === 1) {
+        report.runs.added++;
+      } else {
+        const changed = db.prepare(
+          `UPDATE lab_runs SET status = ?, ended_at = ?, score = ?, summary_json = ?, error = ?, best_trial = ?
+           WHERE id = ? AND (status IS NOT ? OR COALESCE(ended_at, '') IS NOT COALESCE(?, '') OR summary_json IS NOT ?)`,
+        ).run(run.status, run.ended_at, run.score, run.summary_json, run.error, run.best_trial, run.id, run.status, run.ended_at, run.summary_json).changes;
+        if (changed === 1) report.runs.updated++;
+        else report.runs.unchanged++;
+      }
+      report.rows += insert("lab_rows", ROW_COLUMNS, rows);
+      report.trials += insert("lab_trials", TRIAL_COLUMNS, trials);
+      report.batches += insert("lab_batches", BATCH_COLUMNS, batches);
+    });
+  }
+  for (const version of await read(`SELECT ${REGISTRY_COLUMNS.join(", ")} FROM registry_versions ORDER BY name, version`)) {
+    write(() => {
+      if (insert("registry_versions", REGISTRY_COLUMNS, [version]) === 1) {
+        report.registry.added++;
+        return;
+      }
+      const there = db.prepare("SELECT created_at, state_json FROM registry_versions WHERE name = ? AND version = ?").get(version.name, version.version) as
+        { created_at: string; state_json: string } | undefined;
+      if (there?.created_at === version.created_at && there?.state_json === version.state_json) report.registry.unchanged++;
+      else report.registry.conflicts.push(`${String(version.name)} v${String(version.version)}`);
+    });
+  }
+  return report;
+}
+
 /** Inserts `records` (skipping those whose key is already there); returns how many were added. */
 async function insertAll(
   client: import("pg").PoolClient, table: string, columns: string[], records: Record<string, unknown>[], key: string,
@@ -138,7 +206,7 @@ export function copyReportText(r: LabCopyReport): string {
     `registry versions: ${r.registry.added} added, ${r.registry.unchanged} already there`,
   ];
   if (r.registry.conflicts.length > 0) {
-    lines.push(`registry versions not copied (the team's lab has another module under the same name and version): ${r.registry.conflicts.join(", ")}`);
+    lines.push(`registry versions not copied (the destination has another module under the same name and version): ${r.registry.conflicts.join(", ")}`);
   }
   return `${lines.join("\n")}\n`;
 }

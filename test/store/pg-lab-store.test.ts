@@ -400,7 +400,7 @@ suite("the lab store on PostgreSQL", () => {
       version("triage", 1, '{"self":{"instruction":"Mine"}}');
       const conflict = await cli("lab", "copy", "lab.sqlite", url);
       expect(conflict.code).toBe(1);
-      expect(conflict.stdout).toContain("registry versions: 0 added, 1 already there\nregistry versions not copied (the team's lab has another module under the same name and version): triage v1\n");
+      expect(conflict.stdout).toContain("registry versions: 0 added, 1 already there\nregistry versions not copied (the destination has another module under the same name and version): triage v1\n");
       expect(await sql(url, "SELECT state_json FROM registry_versions WHERE name = 'triage'")).toEqual([{ state_json: "{}" }]);
     });
 
@@ -432,6 +432,34 @@ suite("the lab store on PostgreSQL", () => {
       expect((await cli("show", a.slice(0, 8), "--store", url)).stdout).toContain(`evaluation run ${a}`);
       expect(await cli("show", "zzzz", "--store", url)).toMatchObject({ code: 1, stderr: expect.stringContaining(`no run whose id is or starts with "zzzz" in ${shown}`) });
       expect(await cli("lab", "copy", "lab.sqlite", url, "--store", url)).toMatchObject({ code: 1, stderr: expect.stringContaining("--store goes with typelm runs, show and compare") });
+    });
+
+    it("copies a team's lab back into a file: the same runs, and copying again adds nothing", async () => {
+      const url = fresh();
+      const team = PostgresLabStore.open(url);
+      const ev = team.startRun({ kind: "evaluation", name: "on the server", config: { seed: 2 } });
+      for (const i of [0, 1, 2, 3]) team.recordExample(ev, row(i));
+      team.recordBatch(ev, { batchId: "batch_9", provider: "anthropic", model: "claude-haiku-4-5", endpoint: "https://api.anthropic.com", round: 0, customIds: ["k"] });
+      team.finishRun(ev, { status: "completed", score: 0.5 });
+      const opt = team.startRun({ kind: "optimization", name: "GEPA", config: {} });
+      team.recordTrial(opt, trial(0, { exampleScores: [{ exampleId: "e", score: 1, error: null }] }));
+      await team.flush();
+      await sql(url, "INSERT INTO registry_versions (name, version, created_at, score, metadata_json, state_json, module_class) VALUES ('shared', 1, 't', NULL, '{}', '{}', 'Predict')");
+      const first = await cli("lab", "copy", url, "back.sqlite");
+      expect(first).toEqual({
+        code: 0, stderr: "",
+        stdout: `copied ${url.replace("postgres@", "")} into ${join(dir, "back.sqlite")}\n` +
+          "runs: 2 added, 0 updated, 0 already there\nrows: 4 added; trials: 1 added; batches: 1 added\nregistry versions: 1 added, 0 already there\n",
+      });
+      const local = LabStore.open(join(dir, "back.sqlite"));
+      expect(local.runs().map((r) => r.id)).toEqual([opt, ev]);
+      for (const id of [ev, opt]) expect(local.run(id)).toEqual(await team.run(id));
+      expect(local.batches(ev)).toEqual(await team.batches(ev));
+      const again = await cli("lab", "copy", url, "back.sqlite");
+      expect(again.stdout.split("\n").slice(1)).toEqual([
+        "runs: 0 added, 0 updated, 2 already there", "rows: 0 added; trials: 0 added; batches: 0 added", "registry versions: 0 added, 1 already there", "",
+      ]);
+      closeStoreSync(join(dir, "back.sqlite"));
     });
 
     it("says what it takes when given something else", async () => {
