@@ -197,6 +197,25 @@ suite("the lab store on PostgreSQL", () => {
     expect(((await lab.run(report.runId!)) as EvaluationRun).rows.map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
   });
 
+  it("an Evaluation whose rows the database refuses still returns its report, and the run is marked failed with the reason", async () => {
+    const url = fresh();
+    const lab = PostgresLabStore.open(url);
+    await lab.runs(); // creates the tables
+    await sql(url, "ALTER TABLE lab_rows ADD CONSTRAINT only_three CHECK (idx < 3)");
+    class Classify extends Signature {
+      static override input = { sentence: z.string() };
+      static override output = { sentiment: z.enum(["positive", "negative"]) };
+    }
+    const predict = new Predict(Classify).configure((c) => { c.lm = new ScriptedLM(() => ({ sentiment: "positive" })); });
+    const examples = Array.from({ length: 5 }, (_, i) => new FewShotExample({ input: { sentence: `s${i}` }, output: { sentiment: "positive" }, id: `ex-${i}` }));
+    const report = await new Evaluation({ lab, progress: false, concurrency: 1 }).evaluate({ moduleInstance: predict, testExamples: examples });
+    expect(report.metrics.accuracy).toBe(1);
+    const [run] = await sql(url, "SELECT status, error FROM lab_runs WHERE id = $1", [report.runId]);
+    expect(run.status).toBe("failed");
+    expect(run.error).toMatch(/^recording stopped: .*only_three/);
+    expect((await sql(url, "SELECT idx FROM lab_rows ORDER BY idx")).map((r) => r.idx)).toEqual([0, 1, 2]);
+  });
+
   it("an optimizer's run and trials are in the database of c.lab = { url } when the run finishes", async () => {
     const url = fresh();
     configure((c) => { c.lab = { url }; });
