@@ -2,7 +2,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, test } from "@jest/globals";
 import pg from "pg";
 import { z } from "zod";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { configure, resetConfiguration } from "../../lib/config.js";
@@ -215,6 +216,56 @@ suite("the lab store on PostgreSQL", () => {
     expect(run.error).toMatch(/^recording stopped: .*only_three/);
     expect((await sql(url, "SELECT idx FROM lab_rows ORDER BY idx")).map((r) => r.idx)).toEqual([0, 1, 2]);
   });
+
+  it("an evaluation killed with SIGKILL resumes from the team's lab: the recorded rows are kept, only the others run again", async () => {
+    const url = fresh();
+    const fake = await startFakeProvider({ defaultReply: (request) => answerFor(String(request.messages[request.messages.length - 1]?.content ?? "")) });
+    const folder = mkdtempSync(join(tmpdir(), "typelm-pg-kill-"));
+    try {
+      const words = Array.from({ length: 12 }, (_, i) => `w${String.fromCharCode(97 + i)}x`);
+      const child = join(folder, "child.mjs");
+      writeFileSync(child, `
+import { Evaluation, FewShotExample, LM, Predict, Signature, configure } from ${JSON.stringify(join(process.cwd(), "dist/pkg/index.js"))};
+import { z } from ${JSON.stringify(join(process.cwd(), "node_modules/zod/index.js"))};
+const Upper = Signature.define({ name: "Upper", description: "Shout the word.", input: { word: z.string() }, output: { loud: z.string() } });
+configure((c) => { c.lab = { url: process.env.LAB_URL }; });
+const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-kill-key", baseURL: process.env.FAKE_URL, temperature: 0 });
+const examples = ${JSON.stringify(words)}.map((w, i) => new FewShotExample({ id: "w" + i, input: { word: w }, output: { loud: w.toUpperCase() } }));
+await new Evaluation({ concurrency: 1, progress: false }).evaluate({ moduleInstance: new Predict(Upper).configure((c) => { c.lm = lm; }), testExamples: examples });
+`);
+      // Each live request waits 150 ms: the child is killed a few examples in.
+      fake.delay(150, { times: 1000 });
+      const proc = spawn(process.execPath, [child], { env: { ...process.env, FAKE_URL: fake.openaiBaseURL, LAB_URL: url }, stdio: "pipe" });
+      let stderr = "";
+      proc.stderr.on("data", (d) => { stderr += String(d); });
+      const exited = new Promise((resolve) => proc.on("exit", resolve));
+      const deadline = Date.now() + 20_000;
+      while ((await sql(url, "SELECT COUNT(*)::int AS n FROM lab_rows").catch(() => [{ n: 0 }]))[0]!.n < 3) {
+        if (Date.now() > deadline) throw new Error(`the child recorded no rows: ${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      proc.kill("SIGKILL");
+      await exited;
+      const [run] = await sql(url, "SELECT id, status FROM lab_runs");
+      expect(run.status).toBe("running");
+      const kept = (await sql(url, "SELECT example_id FROM lab_rows ORDER BY idx")).map((r) => r.example_id as string);
+      expect(kept.length).toBeGreaterThanOrEqual(3);
+      expect(kept.length).toBeLessThan(12);
+
+      fake.reset();
+      configure((c) => { c.lab = { url }; });
+      const lm = new LM("openai/gpt-4o-mini", { apiKey: "sk-kill-key", baseURL: fake.openaiBaseURL, temperature: 0 });
+      const examples = words.map((w, i) => new FewShotExample({ id: `w${i}`, input: { word: w }, output: { loud: w.toUpperCase() } }));
+      const report = await new Evaluation({ progress: false }).evaluate({ moduleInstance: new Predict(Upper).configure((c) => { c.lm = lm; }), testExamples: examples, resume: run.id });
+      expect(report.runId).toBe(run.id);
+      expect(fake.requests).toHaveLength(12 - kept.length);
+      expect(report.metrics.accuracy).toBe(1);
+      expect(await sql(url, "SELECT status, (SELECT COUNT(*)::int FROM lab_rows) AS n FROM lab_runs")).toEqual([{ status: "completed", n: 12 }]);
+    } finally {
+      await fake.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it("an optimizer's run and trials are in the database of c.lab = { url } when the run finishes", async () => {
     const url = fresh();
