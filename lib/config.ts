@@ -17,8 +17,11 @@ export interface GlobalConfig {
   lm: LanguageModel | undefined;
   /** Response cache for every `LM` without its own `cache` option: `true` (.typelm/lab.sqlite) or `{ path }`. */
   cache: boolean | CacheOptions | undefined;
-  /** The lab store: `false` records no runs; `{ path }` moves the file (default .typelm/lab.sqlite). */
-  lab: boolean | { path?: string } | undefined;
+  /**
+   * The lab store: `false` records no runs; `{ path }` moves the file (default .typelm/lab.sqlite);
+   * `{ url: "postgres://..." }` records runs in a team's PostgreSQL database (also `TYPELM_LAB_URL`).
+   */
+  lab: boolean | { path?: string; url?: string } | undefined;
   strategy: StrategyInterface;
   instrumentation: InstrumentationConfig;
   logger: LoggerConfig;
@@ -47,6 +50,20 @@ const DEFAULT_STORE_PATH = ".typelm/lab.sqlite";
 export function configuredStorePath(): string {
   const lab = globalConfig.lab;
   return (typeof lab === "object" && lab !== null ? lab.path : undefined) ?? DEFAULT_STORE_PATH;
+}
+
+/**
+ * The PostgreSQL database runs are recorded in, when one is configured: `c.lab = { url }`, else
+ * `TYPELM_LAB_URL` (unless `c.lab` gives a `path`); undefined means the SQLite file. Read at call time.
+ */
+export function configuredLabUrl(): string | undefined {
+  const lab = globalConfig.lab;
+  if (typeof lab === "object" && lab !== null) {
+    if (lab.url !== undefined) return lab.url;
+    if (lab.path !== undefined) return undefined;
+  }
+  const fromEnv = process.env.TYPELM_LAB_URL;
+  return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv;
 }
 
 /** Sets typelm's global configuration. */

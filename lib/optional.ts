@@ -1,6 +1,6 @@
 /**
  * Optional peer dependencies: the packages only some features need (a provider's SDK, the
- * OpenTelemetry SDK, the chart renderers, ioredis, tsx for TypeScript experiment files). Each is loaded when its feature is first used,
+ * OpenTelemetry SDK, the chart renderers, ioredis, pg, tsx for TypeScript experiment files). Each is loaded when its feature is first used,
  * never at `import "typelm"`. When one is not installed, the feature throws a ConfigurationError
  * that names it and gives the exact `npm install` line; any other failure (a file missing inside an
  * installed package, a dependency of it missing, an error while it runs) propagates unchanged.
@@ -23,6 +23,7 @@ export const OPTIONAL_PACKAGES = {
   "@opentelemetry/exporter-trace-otlp-http": "^0.223.1",
   "@opentelemetry/resources": "^2.12.1",
   ioredis: "^6.0.0",
+  pg: "^8.23.1",
   vega: "^6.4.0",
   "vega-lite": "^6.4.3",
   "@resvg/resvg-js": "^2.6.2",

@@ -1,7 +1,7 @@
 import { ValidationError } from "../errors.js";
 import { batchEnded, type BatchRequest } from "../lm/batch.js";
 import type { BatchAnswer, CollectedRequest } from "../lm/batch-scope.js";
-import type { LabStore } from "../store/lab-store.js";
+import type { Lab } from "../store/lab-store.js";
 import type { BatchTransport } from "./batch-rounds.js";
 
 /** `batch: true | { pollInterval, maxRequestsPerBatch, maxRetries, maxWait }` as the options take it. */
@@ -63,7 +63,7 @@ export interface BatchProgress {
  */
 export function providerTransport(options: {
   settings: BatchSettings;
-  store: LabStore | null;
+  store: Lab | null;
   runId: string | null;
   onProgress?: (progress: BatchProgress) => void;
 }): BatchTransport {
@@ -92,7 +92,7 @@ export function providerTransport(options: {
       const batches: { id: string; keys: string[] }[] = [];
       if (recorded) {
         // Newest first: the latest batch holding a request is its latest attempt.
-        for (const b of store!.batches(runId!).reverse()) {
+        for (const b of (await store!.batches(runId!)).reverse()) {
           if (b.status === "failed" || b.provider !== first.lm.provider || b.model !== first.lm.model) continue;
           const done = read.get(b.batchId);
           const keys = b.customIds.filter((k) => open.has(k) && done?.has(k) !== true);
@@ -112,6 +112,8 @@ export function providerTransport(options: {
           },
         });
         batches.push(...submitted.map((b) => ({ id: b.id, keys: b.customIds })));
+        // A team's lab queues its writes: have the batches in the database before the first poll.
+        if (recorded && store!.engine === "postgresql") await store!.flush();
       }
       const answers = new Map<string, BatchAnswer>();
       for (const batch of batches) {

@@ -13,7 +13,7 @@ import { checkExpectedFields, describeFields } from "./fields.js";
 import { progressBar } from "./progress.js";
 import { AdaptiveConcurrency } from "./rate-limiter.js";
 import { isRecording, recordingStore, resumeRecording, startRecording, type RunRecorder } from "./recorder.js";
-import type { LabStore as Store } from "../store/lab-store.js";
+import type { Lab as Store } from "../store/lab-store.js";
 import { EvaluationReport } from "./report.js";
 import { runExample, type ExampleOutcome } from "./run-example.js";
 import { aggregate, resolveMetrics, type MetricSpec } from "./scoring.js";
@@ -47,7 +47,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
     if (store === null) {
       throw new ValidationError("Evaluation.evaluate: resume needs the lab store, but recording is off (record: false, lab: null or c.lab = false)", { field: "resume" });
     }
-    kept = keptRows(store, args.resume, config, examples);
+    kept = await keptRows(store, args.resume, config, examples);
     recorder = resumeRecording(store, args.resume, ev.name);
   }
   const { runId } = recorder;
@@ -156,7 +156,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
     // Only a throwing `onExample` (or a bug) gets here: examples themselves never throw.
     bar.stop();
     const message = describeError(error);
-    recorder.finish({ ok: false, score: null, summary: { done, failures }, error: message });
+    await recorder.finish({ ok: false, score: null, summary: { done, failures }, error: message });
     Instrumentation.emit("evaluation.end", { runId, name: ev.name, ok: false, error: message, done, total });
     throw error;
   }
@@ -168,7 +168,7 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
   const failed = rows.filter((r) => r.error !== null);
   const summary = { metrics: values, failures: failed.length, total, inputTokens, outputTokens, cost, durationMs, judge };
   const headline = values[metricNames[0]!]!;
-  recorder.finish({ ok: true, score: headline, summary });
+  await recorder.finish({ ok: true, score: headline, summary });
   // The registry stores it with the module's next version.
   noteScore(moduleInstance, headline);
   Instrumentation.emit("evaluation.end", {
@@ -198,8 +198,8 @@ function modelIds(moduleInstance: Module): string[] {
  * with the same configuration (module class, metrics, number of examples), and a row is kept when its
  * example id is the example's at that position.
  */
-function keptRows(store: Store, runId: string, config: Record<string, unknown>, examples: readonly FewShotExample[]): EvaluationRow[] {
-  const run = store.run(runId);
+async function keptRows(store: Store, runId: string, config: Record<string, unknown>, examples: readonly FewShotExample[]): Promise<EvaluationRow[]> {
+  const run = await store.run(runId);
   if (run === undefined) throw new ValidationError(`Evaluation.evaluate: resume: no run with id ${JSON.stringify(runId)} in ${store.path}`, { field: "resume" });
   if (run.kind !== "evaluation") throw new ValidationError(`Evaluation.evaluate: resume: run ${runId} is an ${run.kind} run, not an evaluation`, { field: "resume" });
   for (const key of ["module", "metrics", "examples"] as const) {

@@ -2,7 +2,7 @@ import { ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
-import type { LabStore } from "../store/lab-store.js";
+import type { Lab } from "../store/lab-store.js";
 import type { EvaluationReport } from "./report.js";
 import type { ExampleOutcome } from "./run-example.js";
 import type { MetricSpec } from "./scoring.js";
@@ -25,7 +25,7 @@ export interface EvaluationOptions {
   /** The run's name in the lab store (default "evaluation"). */
   name?: string;
   /** The store to record into (default: the configured one; `null` records nothing). */
-  lab?: LabStore | null;
+  lab?: Lab | null;
   /**
    * Seconds one example may take, its module call (re-runs after rate limiting included) plus its
    * metrics (default 600). An example past it is a failed row whose error says it timed out and
@@ -82,7 +82,7 @@ export class Evaluation {
   /** The `name` option as given (undefined when defaulted), for the report. */
   /** @internal */
   readonly givenName: string | undefined;
-  readonly lab: LabStore | null | undefined;
+  readonly lab: Lab | null | undefined;
   /** Seconds per example (module call plus metrics) before it is a failed row; see `EvaluationOptions.exampleTimeout`. */
   readonly exampleTimeout: number;
   /** The `batch` option checked (null: live calls). */

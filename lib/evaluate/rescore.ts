@@ -2,7 +2,7 @@ import { ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
 import { Module } from "../module.js";
 import { FewShotExample } from "../prompt/few-shot.js";
-import type { LabStore } from "../store/lab-store.js";
+import type { Lab, LabStore } from "../store/lab-store.js";
 import type { EvaluationRow, EvaluationRun } from "../store/records.js";
 import { Evaluation, type EvaluationOptions, type ReportOf } from "./evaluation.js";
 import type { MetricSpec } from "./scoring.js";
@@ -29,7 +29,7 @@ export async function rescore<const M extends MetricSpec>(runId: string, options
   }
   const store = options.lab ?? (await import("../store/lab-store.js")).labFromConfig();
   if (store === null) throw new ValidationError("rescore reads the run from the lab store, but the store is off (lab: null or c.lab = false)", { field: "lab" });
-  const source = sourceRun(store, runId);
+  const source = await sourceRun(store, runId);
   const rows = [...source.rows].sort((a, b) => a.index - b.index);
   const examples = rows.map((row) => new FewShotExample({ input: row.inputs, output: row.expected, id: row.exampleId ?? undefined }));
   const replay = new StoredPredictions(new Map(examples.map((e, i) => [e.input, rows[i]!])));
@@ -39,8 +39,9 @@ export async function rescore<const M extends MetricSpec>(runId: string, options
   return inSpan(async () => (await import("./evaluation-run.js")).evaluateRun<M>(ev, { moduleInstance: replay, testExamples: examples, metrics }, extraConfig));
 }
 
-function sourceRun(store: LabStore, runId: string): EvaluationRun {
-  const run = store.run(runId);
+/** The run to score again; `await` serves both engines (PostgreSQL reads are asynchronous). */
+async function sourceRun(store: Lab, runId: string): Promise<EvaluationRun> {
+  const run = await store.run(runId);
   if (run === undefined) throw new ValidationError(`rescore: no run with id ${JSON.stringify(runId)} in ${store.path} (typelm runs lists them)`, { field: "runId" });
   if (run.kind !== "evaluation") throw new ValidationError(`rescore: run ${runId} is an ${run.kind} run; rescore scores an evaluation run's stored predictions`, { field: "runId" });
   if (run.rows.length === 0) throw new ValidationError(`rescore: evaluation run ${runId} has no stored rows to score`, { field: "runId" });

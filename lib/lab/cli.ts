@@ -10,6 +10,7 @@ import { installCommand, isInstalled } from "../optional.js";
 import { BUNDLED_EXPERIMENTS, reproduce, runAndReport, type GateOptions, type ReproduceOutcome } from "./reproduce.js";
 import { printable } from "./terminal.js";
 import { userCodeFailure } from "./user-code.js";
+import { chooseStore, PostgresLabStore, postgresRunById, postgresRunLines, type RunLine } from "./team-store.js";
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -40,9 +41,10 @@ const USAGE = `Usage:
       Runs a bundled experiment (default poem-sentiment): ${BUNDLED_EXPERIMENTS.join(", ")}.
   typelm init <name>
       Writes experiments/<name>.ts and data/<name>/data.csv to start an experiment of your own.
-  typelm runs [--kind evaluation|optimization] [--limit N]
+  typelm runs [--kind evaluation|optimization] [--limit N] [--store FILE|postgres://...]
       Lists the runs in .typelm/lab.sqlite of the current folder, newest first. runs, show and
-      compare print the store they read on their first line.
+      compare print the store they read on their first line. --store (on runs, show and compare)
+      reads another file or a team's lab on PostgreSQL; without it, TYPELM_LAB_URL when set.
   typelm show <run id>
       One run: an evaluation's model, metrics with intervals and failed rows, or an optimization's
       trials. A run id may be shortened to its first characters (8 are usually enough).
@@ -56,6 +58,9 @@ const USAGE = `Usage:
   typelm view [--store .typelm/lab.sqlite] [--port 4173] [--host 127.0.0.1]
       A local web app over the lab store, read-only: runs, an evaluation's metrics and examples, one
       example, two runs compared, the registry. Prints the address; Ctrl-C stops it.
+  typelm lab copy <.typelm/lab.sqlite> <postgres://user@host/db>   (or the other way round)
+      Copies a local lab's runs (with their rows, trials and batches) and registry versions into a
+      team's lab on PostgreSQL, or a team's lab into a file. Runs keep their ids; copying again adds nothing.
   typelm help
 `;
 
@@ -99,6 +104,9 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     if ((values.baseline !== undefined || values["max-drop"] !== undefined || values.junit !== undefined) && command !== "run" && command !== "reproduce") {
       throw new ValidationError("--baseline, --max-drop and --junit go with typelm run (or reproduce)", { field: "baseline" });
     }
+    if (values.store !== undefined && command !== "runs" && command !== "show" && command !== "compare" && command !== "view") {
+      throw new ValidationError("--store goes with typelm runs, show and compare", { field: "store" });
+    }
     if (command === "reproduce") {
       if (rest.length > 1) throw new ValidationError(`reproduce takes one experiment; received ${rest.join(" ")}`, { field: "experiment" });
       return reported(await reproduce({ experiment: rest[0] ?? "poem-sentiment", ...common() }));
@@ -122,7 +130,15 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       if (rest.length !== want) {
         throw new ValidationError(command === "show" ? "show takes one run id (typelm runs lists them)" : "compare takes two evaluation run ids (typelm runs --kind evaluation lists them)", { field: "run" });
       }
-      const path = join(cwd, ".typelm", "lab.sqlite");
+      const chosen = chooseStore(values.store, io.env ?? process.env, cwd);
+      if (chosen.engine === "postgresql") {
+        const team = PostgresLabStore.open(chosen.url);
+        const found = [];
+        for (const id of rest) found.push(await postgresRunById(team, id));
+        io.stdout(`${storeLine(team.path)}${command === "show" ? showRun(found[0]!) : compareRuns(found[0]!, found[1]!)}`);
+        return 0;
+      }
+      const path = chosen.path;
       if (!existsSync(path)) throw new ValidationError(`no lab store at ${path}; run an experiment first (typelm run, typelm reproduce)`, { field: "run" });
       const store = LabStore.open(path);
       const runs = rest.map((id) => runById(store, id));
@@ -147,8 +163,18 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       const { serveCommand } = await import("../view/server.js");
       return await serveCommand({ store, port, host: values.host }, io);
     }
-    if ((values.store !== undefined || values.port !== undefined || values.host !== undefined) && command !== "view") {
-      throw new ValidationError("--store, --port and --host go with typelm view", { field: "store" });
+    if ((values.port !== undefined || values.host !== undefined) && command !== "view") {
+      throw new ValidationError("--port and --host go with typelm view", { field: "port" });
+    }
+    if (command === "lab") {
+      if (rest[0] !== "copy" || rest.length !== 3) {
+        throw new ValidationError("lab takes: lab copy <lab store file> <postgres://...> (or the other way round), e.g. typelm lab copy .typelm/lab.sqlite postgres://lab@db/typelm", { field: "lab" });
+      }
+      const { copyLab, copyReportText } = await import("../store/lab-copy.js");
+      const report = await copyLab(rest[1]!, rest[2]!, cwd);
+      io.stdout(copyReportText(report).split("\n").map(printable).join("\n"));
+      // Versions left behind (another module under the same name and version there) fail the command.
+      return report.registry.conflicts.length > 0 ? 1 : 0;
     }
     if (command === "runs") {
       if (rest.length > 0) throw new ValidationError(`runs takes no arguments; received ${rest.join(" ")}`, { field: "runs" });
@@ -158,7 +184,13 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       }
       const limit = count(values.limit, "limit");
       if (limit === 0) throw new ValidationError("--limit expects a whole number ≥ 1; received 0", { field: "limit" });
-      const path = join(cwd, ".typelm", "lab.sqlite");
+      const chosen = chooseStore(values.store, io.env ?? process.env, cwd);
+      if (chosen.engine === "postgresql") {
+        const label = PostgresLabStore.open(chosen.url).path;
+        io.stdout(runsLines(label, await postgresRunLines(chosen.url, kind, limit)));
+        return 0;
+      }
+      const path = chosen.path;
       // Listing must not leave a new, empty store behind in a folder that had none.
       io.stdout(existsSync(path) ? runsTable(path, kind, limit) : `No lab store at ${printable(path)} (typelm reproduce creates it).\n`);
       return 0;
@@ -209,11 +241,6 @@ function failure(error: unknown): string {
   return `unexpected failure: ${String(error)}`;
 }
 
-interface RunLine {
-  id: string; kind: string; name: string; status: string; started_at: string; score: number | null;
-  config_json: string; summary_json: string;
-}
-
 /**
  * The runs, newest first, one line each. Read from the table directly rather than through
  * `LabStore.runs`, which parses every run's config and summary: one damaged row would hide them all,
@@ -228,6 +255,11 @@ function runsTable(path: string, kind: RunKind | undefined, limit: number | unde
   } catch (error) {
     throw storeError(path, "read", error);
   }
+  return runsLines(path, runs);
+}
+
+/** The runs as `typelm runs` prints them, for either engine (`label`: the file or the database). */
+function runsLines(path: string, runs: RunLine[]): string {
   if (runs.length === 0) return `No runs in ${printable(path)}.\n`;
   const rows = runs.map((r) => {
     const unreadable = (["config", "summary"] as const).filter((part) => !parses(r[`${part}_json`]));

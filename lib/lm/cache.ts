@@ -3,10 +3,17 @@ import { canonicalJson } from "../canonical-json.js";
 import { shownUrl } from "../instrument/redact.js";
 import { resolve } from "node:path";
 import { openStore } from "../store/db.js";
-import { LMCacheTable } from "../store/lm-cache.js";
+import { LMCacheTable, type LMCacheRow } from "../store/lm-cache.js";
+import { isPostgresUrl } from "../store/pg.js";
 import type { CacheOptions, ChatMessage, JsonSchema, TokenUsage } from "./types.js";
 
 export type { CacheOptions } from "./types.js";
+
+/** The `lm_cache` table of the SQLite file (synchronous) or of a team's PostgreSQL database. */
+interface CacheTable {
+  get(key: string): LMCacheRow | undefined | Promise<LMCacheRow | undefined>;
+  put(row: LMCacheRow): void | Promise<void>;
+}
 
 /** Everything that decides a reply, and nothing else: never the API key or headers. */
 export interface CacheKeyParts {
@@ -107,13 +114,17 @@ export class ResponseCache {
   readonly #memory = new Map<string, CachedReply>();
   /** Which in-flight calls this cache may join: same file, or (":memory:", private) only its own. */
   readonly #scope: string;
-  #table: Promise<LMCacheTable> | undefined;
+  #table: Promise<CacheTable> | undefined;
+  /** The file, or the database URL as configured (with its credentials). */
+  readonly #location: string;
 
   /** `path` is resolved by the caller (the LM reads the configured store path), so this layer reads no configuration. */
   constructor(options: CacheOptions & { path: string }) {
-    this.path = options.path;
+    this.#location = options.path;
+    // A database URL is shown (lm.cachePath) without its user and password.
+    this.path = isPostgresUrl(options.path) ? shownUrl(options.path) : options.path;
     this.#maxEntries = options.maxEntries ?? 1000;
-    this.#scope = this.path === ":memory:" ? `:memory:${++memoryStores}` : resolve(this.path);
+    this.#scope = this.path === ":memory:" ? `:memory:${++memoryStores}` : isPostgresUrl(this.#location) ? this.#location : resolve(this.path);
   }
 
   /**
@@ -146,7 +157,7 @@ export class ResponseCache {
       this.#remember(key, hit); // refresh recency
       return hit;
     }
-    const row = (await this.#tableOnce()).get(key);
+    const row = await (await this.#tableOnce()).get(key);
     if (row === undefined) return undefined;
     const reply: CachedReply = {
       content: row.content, usage: { inputTokens: row.inputTokens, outputTokens: row.outputTokens }, finishReason: row.finishReason,
@@ -159,7 +170,7 @@ export class ResponseCache {
   async set(key: string, parts: CacheKeyParts, requestJson: string, reply: CachedReply): Promise<void> {
     if (!isCompleteReply(reply)) return;
     this.#remember(key, reply);
-    (await this.#tableOnce()).put({
+    await (await this.#tableOnce()).put({
       key, provider: parts.provider, model: parts.model, requestJson, content: reply.content,
       inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens, finishReason: reply.finishReason,
       createdAt: new Date().toISOString(),
@@ -175,7 +186,11 @@ export class ResponseCache {
     }
   }
 
-  #tableOnce(): Promise<LMCacheTable> {
+  #tableOnce(): Promise<CacheTable> {
+    // A team's lab on PostgreSQL (c.lab = { url } or TYPELM_LAB_URL with cache: true) shares its replies.
+    if (isPostgresUrl(this.#location)) {
+      return (this.#table ??= import("../store/pg-lm-cache.js").then((m) => new m.PostgresLMCacheTable(this.#location)));
+    }
     return (this.#table ??= openStore(this.path).then((db) => new LMCacheTable(db)));
   }
 }

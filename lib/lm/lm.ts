@@ -1,4 +1,4 @@
-import { configuredStorePath, globalConfig } from "../config.js";
+import { configuredLabUrl, configuredStorePath, globalConfig } from "../config.js";
 import { ConfigurationError, LMError } from "../errors.js";
 import { redactString, registerSecret, shownUrl } from "../instrument/redact.js";
 import { BaseLM, type BaseLMOptions } from "./base.js";
@@ -102,7 +102,7 @@ export class LM extends BaseLM {
     if (!setting) return undefined;
     if (this.#cache === undefined || this.#cacheSetting !== setting) {
       const options = setting === true ? {} : setting;
-      this.#cache = new ResponseCache({ ...options, path: options.path ?? configuredStorePath() });
+      this.#cache = new ResponseCache({ ...options, path: options.path ?? configuredLabUrl() ?? configuredStorePath() });
       this.#cacheSetting = setting;
     }
     return this.#cache;

@@ -1,10 +1,10 @@
 import { isAbsolute, relative } from "node:path";
-import { LabStore } from "../store/lab-store.js";
+import { LabStore, labFromConfig } from "../store/lab-store.js";
 import type { RegistryVersion, RunSummary } from "../store/records.js";
 import { show, type MimeBundle } from "./bundle.js";
 import { formatNumber, htmlTable, textTable } from "./html.js";
 
-/** What `display.runs` reads: `LabStore` satisfies it. */
+/** What `display.runs` reads: `LabStore` (either engine) satisfies it. */
 export interface RunsSource {
   /** The runs to list, as summaries. */
   runs(): RunSummary[] | Promise<RunSummary[]>;
@@ -68,5 +68,5 @@ export async function runsBundle(lab: RunsSource, options: RunsOptions = {}): Pr
  * `{ registry, names }`, the registry versions under those names; returns the bundle outside a notebook.
  */
 export async function displayRuns(lab?: RunsSource, options?: RunsOptions): Promise<MimeBundle | undefined> {
-  return show(await runsBundle(lab ?? LabStore.open(), options));
+  return show(await runsBundle(lab ?? labFromConfig() ?? LabStore.open(), options));
 }

@@ -49,7 +49,7 @@ export async function compileMIPRO<M extends Module>(opt: MIPROv2, args: Compile
   };
   // Bootstrap, proposal and baseline, the search trials, and at most one full evaluation per fullEvalEvery trials.
   const total = 3 + b.trials + Math.ceil(b.trials / b.fullEvalEvery);
-  const rec = RunRecorder.start("MIPROv2", config, resume, { bar: { progress: opt.options.progress, unit: "trials", total, upperBound: true } });
+  const rec = await RunRecorder.begin("MIPROv2", config, resume, { bar: { progress: opt.options.progress, unit: "trials", total, upperBound: true } });
   opt.lastRun = rec.run;
   try {
     return await search(opt, moduleInstance, rec, { pool, valSet, split, b, kDemos, seed, metric, concurrency, promptModel, proposalTemperature });
@@ -178,7 +178,7 @@ async function search<M extends Module>(
   const result = (best === undefined || candidates === undefined ? program.clone() : configured(program, candidates, best.choices as Choices)) as M;
   if (best !== undefined) noteScore(result, best.score!);
   const baselineScore = baseline?.score ?? null;
-  rec.finish({
+  await rec.finish({
     status: stopped ? "stopped" : "completed", score: best?.score ?? null, bestTrial: best?.index ?? null,
     summary: {
       baselineScore, bestScore: best?.score ?? null, gain: baselineScore === null || best === undefined ? null : best.score! - baselineScore,

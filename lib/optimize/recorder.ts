@@ -3,8 +3,8 @@ import { ConfigurationError, TypelmError, ValidationError } from "../errors.js";
 import { canonicalJson } from "../canonical-json.js";
 import { describeError, Instrumentation } from "../instrument/bus.js";
 import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
-import { labFromConfig, type LabStore } from "../store/lab-store.js";
-import type { OptimizationRun, Trial } from "../store/records.js";
+import { labFromConfig, type Lab } from "../store/lab-store.js";
+import type { LabRun, OptimizationRun, Trial } from "../store/records.js";
 import { trialProgress, type TrialProgress, type TrialProgressOptions } from "./progress.js";
 
 /** What a step of an optimizer produces; the recorder adds index, usage, duration and error. */
@@ -57,14 +57,14 @@ export function inExperiment<T>(experiment: string, fn: () => T): T {
  */
 export class RunRecorder {
   readonly run: OptimizationRun;
-  private readonly lab: LabStore | null;
+  private readonly lab: Lab | null;
   private readonly replay: Trial[];
   private budget = 0;
   /** What `budgetSpent` counts when the optimizer keeps its own tally (GEPA: metric calls); else LM calls. */
   private readonly spent: (() => number) | undefined;
   private progress: TrialProgress | undefined;
 
-  private constructor(run: OptimizationRun, lab: LabStore | null, replay: Trial[], options: RecorderOptions) {
+  private constructor(run: OptimizationRun, lab: Lab | null, replay: Trial[], options: RecorderOptions) {
     this.run = run;
     this.lab = lab;
     this.replay = replay;
@@ -73,10 +73,23 @@ export class RunRecorder {
   }
 
   /**
+   * `start`, reading the run to resume first when the lab is a team's PostgreSQL database (its reads
+   * are asynchronous). The optimizers call this one.
+   */
+  static async begin(name: string, optimizerConfig: Record<string, unknown>, resume: string | undefined, options: RecorderOptions = {}): Promise<RunRecorder> {
+    const lab = resume === undefined ? null : labFromConfig();
+    if (lab?.engine === "postgresql") return RunRecorder.start(name, optimizerConfig, resume, options, { stored: await lab.run(resume!) });
+    return RunRecorder.start(name, optimizerConfig, resume, options);
+  }
+
+  /**
    * Starts a new run, or reopens `resume` after checking it was started with the same configuration.
    * `options.bar` draws the terminal bar (its `progress: false` also tells the notebook display to skip the run).
    */
-  static start(name: string, optimizerConfig: Record<string, unknown>, resume: string | undefined, options: RecorderOptions = {}): RunRecorder {
+  static start(
+    name: string, optimizerConfig: Record<string, unknown>, resume: string | undefined, options: RecorderOptions = {},
+    read?: { stored: LabRun | undefined },
+  ): RunRecorder {
     const experiment = experimentScope.getStore();
     const config = experiment === undefined ? optimizerConfig : { experiment, ...optimizerConfig };
     const progress = options.bar?.progress !== false;
@@ -94,7 +107,10 @@ export class RunRecorder {
     if (lab === null) {
       throw new ConfigurationError(`${name}.compile({ resume: "${resume}" }): the lab store is switched off (c.lab = false), so there is no recorded run to resume`);
     }
-    const stored = lab.run(resume);
+    if (lab.engine === "postgresql" && read === undefined) {
+      throw new ConfigurationError(`${name}: RunRecorder.start cannot read run ${resume} from the PostgreSQL lab store at ${lab.path}; use RunRecorder.begin`);
+    }
+    const stored = lab.engine === "postgresql" ? read!.stored : lab.run(resume);
     if (stored === undefined || stored.kind !== "optimization") {
       throw new ValidationError(
         `${name}.compile: resume run ${JSON.stringify(resume)} is ${stored === undefined ? "not" : "not an optimization run"} in the lab store at ${lab.path}; ` +
@@ -212,22 +228,30 @@ export class RunRecorder {
     };
   }
 
-  /** Ends the run: the store row, `run` itself, and the `optimizer.end` event. */
-  finish(end: { status: EndStatus; score: number | null; bestTrial: number | null; summary: Record<string, unknown>; error?: string | null }): void {
+  /**
+   * Ends the run: the store row, `run` itself, and the `optimizer.end` event. On a PostgreSQL store
+   * it returns a promise that settles once the run's queued writes are in the database (and rejects
+   * with the first that failed); on SQLite everything is written before it returns.
+   */
+  finish(end: { status: EndStatus; score: number | null; bestTrial: number | null; summary: Record<string, unknown>; error?: string | null }): void | Promise<void> {
     const error = end.error ?? null;
     this.progress?.stop(end.status !== "failed");
     this.progress = undefined;
     this.lab?.finishRun(this.run.id, { status: end.status, score: end.score, summary: end.summary, error, bestTrial: end.bestTrial });
+
     Object.assign(this.run, { status: end.status, score: end.score, bestTrial: end.bestTrial, summary: end.summary, error, endedAt: new Date().toISOString() });
     Instrumentation.emit("optimizer.end", {
       runId: this.run.id, optimizer: this.run.name, status: end.status, score: end.score, bestTrial: end.bestTrial, error, trials: this.run.trials.length,
     });
+    if (this.lab?.engine === "postgresql") return this.lab.flush();
   }
 
   /** Records a run that stopped on an unexpected error, then hands the error back to rethrow. */
   fail(error: unknown): unknown {
     try {
-      this.finish({ status: "failed", score: null, bestTrial: null, summary: { trials: this.run.trials.length }, error: describeError(error) });
+      const written = this.finish({ status: "failed", score: null, bestTrial: null, summary: { trials: this.run.trials.length }, error: describeError(error) });
+      // PostgreSQL: the writes go out in the background; their failure would hide the error being returned.
+      written?.catch(() => undefined);
     } catch {
       // The store itself failed (closed, read-only, locked): the error being returned already says so,
       // and reporting this second failure instead would hide the first.

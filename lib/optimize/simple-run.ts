@@ -27,7 +27,7 @@ export async function compileSimple<M extends Module>(opt: SimpleOptimizer, args
     instructions: opt.options.instructions ?? [], pool: pool.length, scored: scored.length,
     data: dataFingerprint([...train, ...scored]),
   };
-  const rec = RunRecorder.start("SimpleOptimizer", config, args.resume, {
+  const rec = await RunRecorder.begin("SimpleOptimizer", config, args.resume, {
     bar: { progress: opt.options.progress, unit: "trials", total: numTrials + 1 + (bootstraps ? 1 : 0) },
   });
   opt.lastRun = rec.run;
@@ -102,7 +102,7 @@ export async function compileSimple<M extends Module>(opt: SimpleOptimizer, args
     const result = configured(moduleInstance, candidates, (best?.choices ?? plans[0]!) as Choices) as M;
     if (best !== undefined) noteScore(result, best.score!);
     const baseline = trials.find((t) => t.kind === "baseline")?.score ?? null;
-    rec.finish({
+    await rec.finish({
       status: stopped ? "stopped" : "completed", score: best?.score ?? null, bestTrial: best?.index ?? null,
       summary: {
         baselineScore: baseline, bestScore: best?.score ?? null, gain: baseline === null || best === undefined ? null : best.score! - baseline,

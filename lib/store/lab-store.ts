@@ -1,13 +1,15 @@
 import { nodeCrypto } from "../load-sync.js";
 import { resolve } from "node:path";
 import type { Statement } from "better-sqlite3";
-import { configuredStorePath, globalConfig } from "../config.js";
+import { configuredLabUrl, configuredStorePath, globalConfig } from "../config.js";
 import { ConfigurationError, preview, ValidationError } from "../errors.js";
 import { isPlainObject } from "../plain-object.js";
-import { redactedJson, redactError, redactString } from "../instrument/redact.js";
+import { redactedJson, redactError, redactString, shownUrl } from "../instrument/redact.js";
 import type { ModelCall } from "../lm/usage-scope.js";
 import { storedCalls, type StoredCall } from "./stored-calls.js";
 import { openStoreSync, storeError } from "./db.js";
+import { isPostgresUrl } from "./pg.js";
+import { PostgresLabStore } from "./pg-lab-store.js";
 import type { Database } from "./db.js";
 import type {
   EvaluationRow, ExampleScore, LabRun, RunKind, RunStatus, RunSummary, Trial,
@@ -46,6 +48,12 @@ export interface FinishRun {
 /** What `LabStore.open` takes: the file's path, or `{ path }`; without one, the configured store file. */
 export type LabStoreOptions = string | { path?: string };
 
+/** A PostgreSQL database's URL, as `LabStore.open` and `c.lab = { url }` take it. */
+export type PostgresUrl = `postgres://${string}` | `postgresql://${string}`;
+
+/** A lab store of either engine: the SQLite file or a team's PostgreSQL database. */
+export type Lab = LabStore | PostgresLabStore;
+
 /** A provider batch a run submitted (`lab_batches`). */
 export interface RunBatch {
   batchId: string;
@@ -60,21 +68,21 @@ export interface RunBatch {
   createdAt: string;
 }
 
-interface BatchRaw {
+export interface BatchRaw {
   batch_id: string; provider: string; model: string; endpoint: string; round: number; custom_ids_json: string;
   status: RunBatch["status"]; created_at: string;
 }
 
-interface RunRaw {
+export interface RunRaw {
   id: string; kind: RunKind; name: string; status: RunStatus; started_at: string; ended_at: string | null;
   score: number | null; config_json: string; summary_json: string; error: string | null; best_trial: number | null;
 }
-interface RowRaw {
+export interface RowRaw {
   idx: number; example_id: string | null; inputs_json: string; expected_json: string; prediction_json: string | null;
   scores_json: string; error: string | null; duration_ms: number; input_tokens: number; output_tokens: number; cost: number;
-  details_json: string | null;
+  details_json?: string | null;
 }
-interface TrialRaw {
+export interface TrialRaw {
   idx: number; kind: string; parents_json: string; choices_json: string; instructions_json: string; demo_ids_json: string;
   score: number | null; example_scores_json: string | null; budget_spent: number; lm_calls: number; input_tokens: number;
   output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string; reused: number;
@@ -169,6 +177,8 @@ const statements = new WeakMap<Database, Statements>();
  * already written and another process can read a run while it goes on.
  */
 export class LabStore {
+  /** Which engine holds the lab: this one is the SQLite file (a team's database is "postgresql"). */
+  readonly engine = "sqlite" as const;
   /** The absolute path of the file (or ":memory:"). */
   readonly path: string;
   readonly #db: Database;
@@ -184,7 +194,11 @@ export class LabStore {
    * path, else `.typelm/lab.sqlite`. Every `LabStore`, registry and LM cache on one file in one
    * process shares one connection.
    */
-  static open(options?: LabStoreOptions): LabStore {
+  static open(options: PostgresUrl | { url: string }): PostgresLabStore;
+  static open(options?: LabStoreOptions): LabStore;
+  static open(options?: LabStoreOptions | { url: string }): Lab {
+    if (typeof options === "object" && options !== null && "url" in options) return PostgresLabStore.open(checkedUrl(options.url));
+    if (typeof options === "string" && isPostgresUrl(options)) return PostgresLabStore.open(options);
     const given = typeof options === "string" ? options : options?.path;
     const path = given ?? configuredStorePath();
     const absolute = path === ":memory:" ? path : resolve(path);
@@ -200,21 +214,7 @@ export class LabStore {
 
   /** Records a new run as `running` and returns its id; a bad kind, name or config is a `ValidationError` and writes nothing. */
   startRun(run: StartRun): string {
-    const where = "LabStore.startRun";
-    if (!RUN_KINDS.includes(run.kind)) {
-      throw new ValidationError(`${where}: kind must be "evaluation" or "optimization"; received ${shown(run.kind)}`, { field: "kind" });
-    }
-    if (typeof run.name !== "string") {
-      throw new ValidationError(`${where}: name must be a string (the run's name in lab.runs()); received ${shown(run.name)}`, { field: "name" });
-    }
-    const config = run.config ?? {};
-    if (!isPlainObject(config)) {
-      throw new ValidationError(
-        `${where}: config must be an object of the run's options; received ${Array.isArray(config) ? "an array" : typeof config}`,
-        { field: "config" },
-      );
-    }
-    const configJson = json(config, where, "config");
+    const configJson = checkStartRun(run, "LabStore.startRun");
     const id = nodeCrypto().randomUUID();
     this.#write("record a run in", () => this.#statements().insertRun.run({
       id, kind: run.kind, name: run.name, started_at: new Date().toISOString(), config_json: configJson,
@@ -229,14 +229,7 @@ export class LabStore {
   recordExample(runId: string, row: EvaluationRow, calls?: readonly ModelCall[]): void {
     this.#write("record an example in", () => {
       const s = this.#statements();
-      const values = {
-        run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs, EXAMPLE, "inputs"),
-        expected_json: json(row.expected, EXAMPLE, "expected"),
-        prediction_json: row.prediction === null ? null : json(row.prediction, EXAMPLE, "prediction"),
-        scores_json: json(row.scores, EXAMPLE, "scores"), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
-        output_tokens: row.outputTokens, cost: row.cost,
-        details_json: row.details === undefined ? null : json(row.details, EXAMPLE, "details"),
-      };
+      const values = rowParams(runId, row);
       if (calls === undefined || calls.length === 0) {
         s.insertRow.run(values);
         return;
@@ -266,23 +259,12 @@ export class LabStore {
 
   /** Records one finished optimizer trial of `runId` (a failed trial too, with its error). */
   recordTrial(runId: string, trial: Trial): void {
-    this.#write("record a trial in", () => this.#statements().insertTrial.run({
-      run_id: runId, idx: trial.index, kind: trial.kind, parents_json: json(trial.parents, TRIAL, "parents"),
-      choices_json: json(trial.choices, TRIAL, "choices"), instructions_json: json(trial.instructions, TRIAL, "instructions"),
-      demo_ids_json: json(trial.demoIds, TRIAL, "demoIds"), score: finiteOrNull(trial.score),
-      example_scores_json: trial.exampleScores === null ? null : json(trial.exampleScores, TRIAL, "exampleScores"),
-      budget_spent: trial.budgetSpent, lm_calls: trial.lmCalls, input_tokens: trial.inputTokens,
-      output_tokens: trial.outputTokens, cost: trial.cost, duration_ms: trial.durationMs, error: text(trial.error),
-      data_json: json(trial.data, TRIAL, "data"), reused: trial.reused ?? 0,
-    }), runId, `trial ${trial.index}`);
+    this.#write("record a trial in", () => this.#statements().insertTrial.run(trialParams(runId, trial)), runId, `trial ${trial.index}`);
   }
 
   /** Marks the run completed, failed or stopped (an optimizer's maxCost), with its headline score, totals and error. */
   finishRun(runId: string, end: FinishRun): void {
-    const result = this.#write("finish a run in", () => this.#statements().finishRun.run({
-      id: runId, status: end.status, ended_at: new Date().toISOString(), score: finiteOrNull(end.score ?? null),
-      summary_json: json(end.summary ?? {}, "LabStore.finishRun", "summary"), error: text(end.error), best_trial: end.bestTrial ?? null,
-    }));
+    const result = this.#write("finish a run in", () => this.#statements().finishRun.run(finishParams(runId, end)));
     if (result.changes === 0) throw unknownRun(this.path, runId);
   }
 
@@ -319,20 +301,7 @@ export class LabStore {
     const raw = this.#read(() => this.#database().prepare<[string], BatchRaw & { rowid: number }>(
       "SELECT rowid, batch_id, provider, model, endpoint, round, custom_ids_json, status, created_at FROM lab_batches WHERE run_id = ? ORDER BY created_at, rowid",
     ).all(runId));
-    return raw.map((b) => {
-      const wrong = batchRowProblem(b);
-      if (wrong !== undefined) {
-        throw new ValidationError(
-          `The lab store at ${this.path}: run ${runId}, lab_batches row ${b.rowid} (batch ${JSON.stringify(redactError(String(b.batch_id)))}) cannot be read: ${wrong}. ` +
-            "The row was changed outside typelm; restore it, or delete it to have its requests sent again",
-          { field: "lab_batches" },
-        );
-      }
-      return {
-        batchId: b.batch_id, provider: b.provider, model: b.model, endpoint: b.endpoint, round: b.round,
-        customIds: parse(b.custom_ids_json), status: b.status, createdAt: b.created_at,
-      };
-    });
+    return raw.map((b) => batchFrom(b, this.path, runId));
   }
 
   // ---- readers -------------------------------------------------------------------------------
@@ -341,25 +310,12 @@ export class LabStore {
   runs(filter: RunFilter = {}): RunSummary[] {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
-    // A misspelt kind or status would match nothing and read as "no runs yet".
-    for (const [key, known] of [["kind", RUN_KINDS], ["status", RUN_STATUSES]] as const) {
-      const value = filter[key];
-      if (value !== undefined && !(known as readonly unknown[]).includes(value)) {
-        const expected = known.map((k) => JSON.stringify(k));
-        throw new ValidationError(
-          `runs({ ${key} }) expects ${expected.slice(0, -1).join(", ")} or ${expected[expected.length - 1]}; received ${JSON.stringify(value)}`,
-          { field: key },
-        );
-      }
-    }
+    checkRunFilter(filter);
     for (const key of ["kind", "name", "status"] as const) {
       if (filter[key] !== undefined) {
         where.push(`${key} = @${key}`);
         params[key] = filter[key];
       }
-    }
-    if (filter.limit !== undefined && !(Number.isInteger(filter.limit) && filter.limit >= 0)) {
-      throw new ValidationError(`runs({ limit }) expects a whole number ≥ 0; received ${String(filter.limit)}`, { field: "limit" });
     }
     const sql = `SELECT * FROM lab_runs${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC` +
       (filter.limit !== undefined ? ` LIMIT ${filter.limit}` : "");
@@ -377,24 +333,12 @@ export class LabStore {
 
   /** The evaluated examples of a run recorded so far, by index ([] for an unknown run). */
   rows(runId: string): EvaluationRow[] {
-    return this.#read(() => this.#statements().rows.all(runId)).map((r) => ({
-      index: r.idx, exampleId: r.example_id, inputs: parse(r.inputs_json), expected: parse(r.expected_json),
-      prediction: r.prediction_json === null ? null : parse(r.prediction_json), scores: parse(r.scores_json),
-      error: r.error, durationMs: r.duration_ms, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cost: r.cost,
-      // Only rows a metric gave details for carry the field, as in the report.
-      ...(r.details_json === null ? {} : { details: parse(r.details_json) as Record<string, Record<string, unknown>> }),
-    }));
+    return this.#read(() => this.#statements().rows.all(runId)).map(rowFrom);
   }
 
   /** The trials of a run recorded so far, by index ([] for an unknown run). */
   trials(runId: string): Trial[] {
-    return this.#read(() => this.#statements().trials.all(runId)).map((t) => ({
-      index: t.idx, kind: t.kind, parents: parse(t.parents_json), choices: parse(t.choices_json),
-      instructions: parse(t.instructions_json), demoIds: parse(t.demo_ids_json), score: t.score,
-      exampleScores: t.example_scores_json === null ? null : exampleScores(t.example_scores_json), budgetSpent: t.budget_spent,
-      lmCalls: t.lm_calls, inputTokens: t.input_tokens, outputTokens: t.output_tokens, cost: t.cost,
-      durationMs: t.duration_ms, error: t.error, data: parse(t.data_json), reused: t.reused,
-    }));
+    return this.#read(() => this.#statements().trials.all(runId)).map(trialFrom);
   }
 
   // ---- internals -----------------------------------------------------------------------------
@@ -442,21 +386,125 @@ export class LabStore {
 
 /**
  * The store runs are recorded in, per the global configuration: null when `c.lab === false`
- * (recording off), else the configured or default file.
+ * (recording off), the PostgreSQL database of `c.lab = { url }` or `TYPELM_LAB_URL`, else the
+ * configured or default file.
  */
-export function labFromConfig(): LabStore | null {
+export function labFromConfig(): Lab | null {
   if (globalConfig.lab === false) return null;
+  const url = configuredLabUrl();
+  if (url !== undefined) return PostgresLabStore.open(checkedUrl(url));
   return LabStore.open();
 }
 
-function unknownRun(path: string, runId: string): ValidationError {
+/** A URL that names a PostgreSQL database, else a `ConfigurationError` saying what is accepted. */
+function checkedUrl(url: unknown): string {
+  if (typeof url === "string" && isPostgresUrl(url)) return url;
+  const shown = typeof url === "string" ? JSON.stringify(shownUrl(url)) : String(url);
+  throw new ConfigurationError(
+    `The lab store's url (c.lab = { url } or TYPELM_LAB_URL) must be a PostgreSQL URL such as postgres://user@host:5432/typelm; received ${shown}. ` +
+      "For a SQLite file, give c.lab = { path } instead",
+  );
+}
+
+export function unknownRun(path: string, runId: string): ValidationError {
   return new ValidationError(
     `Unknown run id ${JSON.stringify(runId)} in the lab store at ${path}: start the run with lab.startRun(...) first (lab.runs() lists the known ones)`,
     { field: "runId" },
   );
 }
 
-function summary(raw: RunRaw): RunSummary {
+/** Checks what `startRun` takes and returns the config as stored; a bad kind, name or config is a `ValidationError`. */
+export function checkStartRun(run: StartRun, where: string): string {
+  if (!RUN_KINDS.includes(run.kind)) {
+    throw new ValidationError(`${where}: kind must be "evaluation" or "optimization"; received ${shown(run.kind)}`, { field: "kind" });
+  }
+  if (typeof run.name !== "string") {
+    throw new ValidationError(`${where}: name must be a string (the run's name in lab.runs()); received ${shown(run.name)}`, { field: "name" });
+  }
+  const config = run.config ?? {};
+  if (!isPlainObject(config)) {
+    throw new ValidationError(
+      `${where}: config must be an object of the run's options; received ${Array.isArray(config) ? "an array" : typeof config}`,
+      { field: "config" },
+    );
+  }
+  return json(config, where, "config");
+}
+
+/** The `lab_rows` columns of one evaluated example, as both engines store them. */
+export function rowParams(runId: string, row: EvaluationRow): Record<string, unknown> {
+  return {
+    run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs, EXAMPLE, "inputs"),
+    expected_json: json(row.expected, EXAMPLE, "expected"),
+    prediction_json: row.prediction === null ? null : json(row.prediction, EXAMPLE, "prediction"),
+    scores_json: json(row.scores, EXAMPLE, "scores"), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
+    output_tokens: row.outputTokens, cost: row.cost,
+    details_json: row.details === undefined ? null : json(row.details, EXAMPLE, "details"),
+  };
+}
+
+/** The `lab_trials` columns of one trial, as both engines store them. */
+export function trialParams(runId: string, trial: Trial): Record<string, unknown> {
+  return {
+    run_id: runId, idx: trial.index, kind: trial.kind, parents_json: json(trial.parents, TRIAL, "parents"),
+    choices_json: json(trial.choices, TRIAL, "choices"), instructions_json: json(trial.instructions, TRIAL, "instructions"),
+    demo_ids_json: json(trial.demoIds, TRIAL, "demoIds"), score: finiteOrNull(trial.score),
+    example_scores_json: trial.exampleScores === null ? null : json(trial.exampleScores, TRIAL, "exampleScores"),
+    budget_spent: trial.budgetSpent, lm_calls: trial.lmCalls, input_tokens: trial.inputTokens,
+    output_tokens: trial.outputTokens, cost: trial.cost, duration_ms: trial.durationMs, error: text(trial.error),
+    data_json: json(trial.data, TRIAL, "data"), reused: trial.reused ?? 0,
+  };
+}
+
+/** The `lab_runs` columns `finishRun` sets. */
+export function finishParams(runId: string, end: FinishRun): Record<string, unknown> {
+  return {
+    id: runId, status: end.status, ended_at: new Date().toISOString(), score: finiteOrNull(end.score ?? null),
+    summary_json: json(end.summary ?? {}, "LabStore.finishRun", "summary"), error: text(end.error), best_trial: end.bestTrial ?? null,
+  };
+}
+
+/** Checks `lab.runs(filter)`'s filter; a misspelt kind or status, or a bad limit, is a `ValidationError`. */
+export function checkRunFilter(filter: RunFilter): void {
+  // A misspelt kind or status would match nothing and read as "no runs yet".
+  for (const [key, known] of [["kind", RUN_KINDS], ["status", RUN_STATUSES]] as const) {
+    const value = filter[key];
+    if (value !== undefined && !(known as readonly unknown[]).includes(value)) {
+      const expected = known.map((k) => JSON.stringify(k));
+      throw new ValidationError(
+        `runs({ ${key} }) expects ${expected.slice(0, -1).join(", ")} or ${expected[expected.length - 1]}; received ${JSON.stringify(value)}`,
+        { field: key },
+      );
+    }
+  }
+  if (filter.limit !== undefined && !(Number.isInteger(filter.limit) && filter.limit >= 0)) {
+    throw new ValidationError(`runs({ limit }) expects a whole number ≥ 0; received ${String(filter.limit)}`, { field: "limit" });
+  }
+}
+
+/** One `lab_rows` row as an `EvaluationRow`. */
+export function rowFrom(r: RowRaw): EvaluationRow {
+  return {
+    index: r.idx, exampleId: r.example_id, inputs: parse(r.inputs_json), expected: parse(r.expected_json),
+    prediction: r.prediction_json === null ? null : parse(r.prediction_json), scores: parse(r.scores_json),
+    error: r.error, durationMs: r.duration_ms, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cost: r.cost,
+    // Only rows a metric gave details for carry the field, as in the report (a store without the column has none).
+    ...(r.details_json == null ? {} : { details: parse(r.details_json) as Record<string, Record<string, unknown>> }),
+  };
+}
+
+/** One `lab_trials` row as a `Trial`. */
+export function trialFrom(t: TrialRaw): Trial {
+  return {
+    index: t.idx, kind: t.kind, parents: parse(t.parents_json), choices: parse(t.choices_json),
+    instructions: parse(t.instructions_json), demoIds: parse(t.demo_ids_json), score: t.score,
+    exampleScores: t.example_scores_json === null ? null : exampleScores(t.example_scores_json), budgetSpent: t.budget_spent,
+    lmCalls: t.lm_calls, inputTokens: t.input_tokens, outputTokens: t.output_tokens, cost: t.cost,
+    durationMs: t.duration_ms, error: t.error, data: parse(t.data_json), reused: t.reused,
+  };
+}
+
+export function summary(raw: RunRaw): RunSummary {
   return {
     id: raw.id, kind: raw.kind, name: raw.name, status: raw.status, startedAt: raw.started_at, endedAt: raw.ended_at,
     score: raw.score, config: parse(raw.config_json), summary: parse(raw.summary_json), error: raw.error,
@@ -520,8 +568,24 @@ function text(value: string | null | undefined): string | null {
 
 const BATCH_STATUSES: readonly unknown[] = ["submitted", "completed", "failed"];
 
+/** One `lab_batches` row as a `RunBatch`; a row that does not read as one is a `ValidationError` naming the store, run and row. */
+export function batchFrom(b: BatchRaw & { rowid: number | string }, path: string, runId: string): RunBatch {
+  const wrong = batchRowProblem(b);
+  if (wrong !== undefined) {
+    throw new ValidationError(
+      `The lab store at ${path}: run ${runId}, lab_batches row ${b.rowid} (batch ${JSON.stringify(redactError(String(b.batch_id)))}) cannot be read: ${wrong}. ` +
+        "The row was changed outside typelm; restore it, or delete it to have its requests sent again",
+      { field: "lab_batches" },
+    );
+  }
+  return {
+    batchId: b.batch_id, provider: b.provider, model: b.model, endpoint: b.endpoint, round: b.round,
+    customIds: parse(b.custom_ids_json), status: b.status, createdAt: b.created_at,
+  };
+}
+
 /** What is wrong with a `lab_batches` row, or undefined when it reads as a batch. */
-function batchRowProblem(b: BatchRaw): string | undefined {
+export function batchRowProblem(b: BatchRaw): string | undefined {
   for (const column of ["batch_id", "provider", "model", "endpoint"] as const) {
     if (typeof b[column] !== "string" || b[column] === "") return `${column} is ${JSON.stringify(b[column])}; expected a non-empty text`;
   }

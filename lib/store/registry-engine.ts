@@ -8,6 +8,8 @@ import { isPlainObject } from "../plain-object.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import type { CompiledSignature } from "../signature/compile.js";
 import { openStoreSync, storeError } from "./db.js";
+import { shownUrl } from "../instrument/redact.js";
+import { isPostgresUrl, postgresError, postgresPool } from "./pg.js";
 import type { Database } from "./db.js";
 import { lastScore } from "./module-score.js";
 import type { RegistryVersion } from "./records.js";
@@ -38,8 +40,15 @@ interface VersionRaw {
 export class RegistryEngine {
   /** Only for ":memory:", which is a new database on every open. */
   #memory: Database | undefined;
+  /** The file, or a team's PostgreSQL database URL (with its credentials; `path` shows it without). */
+  readonly #location: string;
+  /** Where the versions are, as messages show it. */
+  readonly path: string;
 
-  constructor(readonly path: string) {}
+  constructor(location: string) {
+    this.#location = location;
+    this.path = isPostgresUrl(location) ? shownUrl(location) : location;
+  }
 
   /** Stores a new version of `name` (1, 2, 3 ... per name) and returns it. */
   async store({ moduleInstance, name, metadata = {} }: StoreOptions): Promise<StoredVersion> {
@@ -51,16 +60,16 @@ export class RegistryEngine {
     const state = stateOf(moduleInstance);
     const score = typeof metadata.score === "number" && Number.isFinite(metadata.score) ? metadata.score : lastScore(moduleInstance) ?? null;
     const createdAt = new Date().toISOString();
-    const row = this.#use("store a module version in", (db) => db.prepare<unknown[], { version: number }>(
+    const params = {
+      name, created_at: createdAt, score, metadata_json: metadataJson, state_json: JSON.stringify(state),
+      module_class: moduleInstance.constructor.name,
+    };
+    const version = isPostgresUrl(this.#location) ? await this.#storePostgres(params) : this.#use("store a module version in", (db) => db.prepare<unknown[], { version: number }>(
       // One statement, so two processes storing the same name at once still get distinct versions.
       `INSERT INTO registry_versions (name, version, created_at, score, metadata_json, state_json, module_class)
        SELECT @name, COALESCE(MAX(version), 0) + 1, @created_at, @score, @metadata_json, @state_json, @module_class
        FROM registry_versions WHERE name = @name RETURNING version`,
-    ).get({
-      name, created_at: createdAt, score, metadata_json: metadataJson, state_json: JSON.stringify(state),
-      module_class: moduleInstance.constructor.name,
-    }));
-    const version = row!.version;
+    ).get(params))!.version;
     templates.set(templateKey(this.path, name, version), moduleInstance.clone());
     classes.set(moduleInstance.constructor.name, moduleInstance.constructor as ModuleClass);
     return { name, version, createdAt };
@@ -69,7 +78,7 @@ export class RegistryEngine {
   /** Rebuilds the stored module (the latest version unless `version` is given). */
   async load<M extends Module = Module>(name: string, options: LoadOptions<M> = {}): Promise<M> {
     checkName(name);
-    const raw = this.#find(name, options.version);
+    const raw = await this.#find(name, options.version);
     const state = storedState(raw, this.path);
     const target = options.into ?? (this.#rebuild(raw) as M);
     if (!(target instanceof Module)) {
@@ -82,21 +91,32 @@ export class RegistryEngine {
   /** Every stored version of `name`, oldest first ([] when none). */
   async versions(name: string): Promise<RegistryVersion[]> {
     checkName(name);
-    return this.#use("read", (db) => db.prepare<[string], VersionRaw>(
-      "SELECT * FROM registry_versions WHERE name = ? ORDER BY version",
-    ).all(name)).map((r) => ({
+    return (await this.#all(name)).map((r) => ({
       name: r.name, version: r.version, createdAt: r.created_at, score: r.score, metadata: storedMetadata(r, this.path),
     }));
   }
 
-  #find(name: string, version: number | undefined): VersionRaw {
-    const raw = this.#use("read", (db) => version === undefined
-      ? db.prepare<[string], VersionRaw>("SELECT * FROM registry_versions WHERE name = ? ORDER BY version DESC LIMIT 1").get(name)
-      : db.prepare<[string, number], VersionRaw>("SELECT * FROM registry_versions WHERE name = ? AND version = ?").get(name, version));
+  /** Every version of `name`, oldest first. */
+  async #all(name: string): Promise<VersionRaw[]> {
+    if (isPostgresUrl(this.#location)) return this.#queryPostgres<VersionRaw>("SELECT * FROM registry_versions WHERE name = $1 ORDER BY version", [name]);
+    return this.#use("read", (db) => db.prepare<[string], VersionRaw>(
+      "SELECT * FROM registry_versions WHERE name = ? ORDER BY version",
+    ).all(name));
+  }
+
+  async #find(name: string, version: number | undefined): Promise<VersionRaw> {
+    const raw = isPostgresUrl(this.#location)
+      ? (await this.#queryPostgres<VersionRaw>(
+        version === undefined
+          ? "SELECT * FROM registry_versions WHERE name = $1 ORDER BY version DESC LIMIT 1"
+          : "SELECT * FROM registry_versions WHERE name = $1 AND version = $2",
+        version === undefined ? [name] : [name, version],
+      ))[0]
+      : this.#use("read", (db) => version === undefined
+        ? db.prepare<[string], VersionRaw>("SELECT * FROM registry_versions WHERE name = ? ORDER BY version DESC LIMIT 1").get(name)
+        : db.prepare<[string, number], VersionRaw>("SELECT * FROM registry_versions WHERE name = ? AND version = ?").get(name, version));
     if (raw !== undefined) return raw;
-    const known = this.#use("read", (db) => db.prepare<[string], { version: number }>(
-      "SELECT version FROM registry_versions WHERE name = ? ORDER BY version",
-    ).all(name)).map((r) => r.version);
+    const known = (await this.#all(name)).map((r) => r.version);
     throw new ValidationError(
       `The registry at ${this.path} has no ${version === undefined ? "version" : `version ${version}`} of "${name}"` +
         (known.length > 0 ? `; stored versions: ${known.join(", ")}` : "; store one first with registry.store({ moduleInstance, name })"),
@@ -124,8 +144,44 @@ export class RegistryEngine {
     }
   }
 
+  /**
+   * A new version on PostgreSQL: the next number is taken under a per-name transaction lock, so
+   * processes on several machines storing the same name at once get distinct, gapless versions.
+   */
+  async #storePostgres(p: Record<string, unknown>): Promise<number> {
+    const { pool, ready } = postgresPool(this.#location);
+    await ready;
+    const client = await pool.connect().catch((error: unknown) => { throw postgresError(this.#location, "open", error); });
+    try {
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('typelm.registry'), hashtext($1))", [p.name]);
+      const { rows } = await client.query<{ version: number }>(
+        `INSERT INTO registry_versions (name, version, created_at, score, metadata_json, state_json, module_class)
+         SELECT $1::text, COALESCE(MAX(version), 0) + 1, $2, $3, $4, $5, $6 FROM registry_versions WHERE name = $1 RETURNING version`,
+        [p.name, p.created_at, p.score, p.metadata_json, p.state_json, p.module_class],
+      );
+      await client.query("COMMIT");
+      return rows[0]!.version;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw postgresError(this.#location, "store a module version in", error);
+    } finally {
+      client.release();
+    }
+  }
+
+  async #queryPostgres<T>(sql: string, params: unknown[]): Promise<T[]> {
+    const { pool, ready } = postgresPool(this.#location);
+    await ready;
+    try {
+      return (await pool.query(sql, params)).rows as T[];
+    } catch (error) {
+      throw postgresError(this.#location, "read", error);
+    }
+  }
+
   #use<T>(action: string, fn: (db: Database) => T): T {
-    const db = this.path === ":memory:" ? (this.#memory ??= openStoreSync(this.path)) : openStoreSync(this.path);
+    const db = this.#location === ":memory:" ? (this.#memory ??= openStoreSync(this.#location)) : openStoreSync(this.#location);
     try {
       return fn(db);
     } catch (error) {

@@ -1,5 +1,7 @@
 import { resolve } from "node:path";
-import { configuredStorePath } from "../config.js";
+import { configuredLabUrl, configuredStorePath } from "../config.js";
+import { shownUrl } from "../instrument/redact.js";
+import { isPostgresUrl } from "./pg.js";
 import { ValidationError } from "../errors.js";
 import { Module } from "../module.js";
 import type { RegistryVersion } from "./records.js";
@@ -7,7 +9,7 @@ import type { RegistryEngine } from "./registry-engine.js";
 
 /** Options of `new Registry(options)`: which SQLite file holds the versions. */
 export interface RegistryOptions {
-  /** The SQLite file; default `c.lab.path`, else `.typelm/lab.sqlite`. */
+  /** The SQLite file or a `postgres://` URL; default `c.lab.url` or `TYPELM_LAB_URL`, else `c.lab.path`, else `.typelm/lab.sqlite`. */
   path?: string;
 }
 
@@ -46,12 +48,17 @@ export const classes = new Map<string, ModuleClass>();
  * the stored one's.
  */
 export class Registry {
+  /** The file, or a team's PostgreSQL database shown without its credentials. */
   readonly path: string;
+  readonly #location: string;
   #engine: Promise<RegistryEngine> | undefined;
 
   constructor(options: RegistryOptions = {}) {
-    const path = options.path ?? configuredStorePath();
-    this.path = path === ":memory:" ? path : resolve(path);
+    // A team's lab on PostgreSQL (c.lab = { url } or TYPELM_LAB_URL) holds its registry too.
+    const path = options.path ?? configuredLabUrl() ?? configuredStorePath();
+    const team = isPostgresUrl(path);
+    this.#location = path === ":memory:" || team ? path : resolve(path);
+    this.path = team ? shownUrl(path) : this.#location;
   }
 
   /** Lets `load` build `ModuleClass` (constructible with no arguments) by its class name, in any process. */
@@ -63,7 +70,7 @@ export class Registry {
   }
 
   #run(): Promise<RegistryEngine> {
-    return (this.#engine ??= import("./registry-engine.js").then(({ RegistryEngine }) => new RegistryEngine(this.path)));
+    return (this.#engine ??= import("./registry-engine.js").then(({ RegistryEngine }) => new RegistryEngine(this.#location)));
   }
 
   /** Stores a new version of `name` (1, 2, 3 ... per name) and returns it. */

@@ -146,6 +146,16 @@ describe("a project with typelm and none of its optional packages", () => {
     });
   });
 
+  test("a lab store on PostgreSQL says how to install pg, and connects to nothing", async () => {
+    const out = await runJson(bare, `
+      import { LabStore } from "typelm";
+      const team = await attempt(() => LabStore.open({ url: "postgres://lab@127.0.0.1:9/typelm" }));
+      const byString = await attempt(() => LabStore.open("postgresql://lab@127.0.0.1:9/typelm"));
+      console.log(JSON.stringify({ team, byString }));`);
+    const pg = missing('The PostgreSQL lab store (c.lab = { url } or TYPELM_LAB_URL) needs the "pg" package, which is not installed. Install it with: npm install pg@^8.23.1');
+    expect(out).toEqual({ team: pg, byString: pg });
+  });
+
   test("a TypeScript experiment file says how to install tsx", async () => {
     const out = await runJson(bare, `
       import { loadExperimentFile } from "typelm";

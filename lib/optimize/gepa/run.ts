@@ -91,7 +91,7 @@ export async function compileGEPA<M extends Module>(gepa: GEPA, args: GEPACompil
     data: dataFingerprint([...train, ...val]),
   };
   const spending = new MetricBudget(budget);
-  const rec = RunRecorder.start("GEPA", config, resume, {
+  const rec = await RunRecorder.begin("GEPA", config, resume, {
     spent: () => spending.spent,
     bar: { progress: o.progress, unit: "metric calls", total: budget, ...(validation === "training" ? { scoreLabel: "training examples (chosen on them)" } : {}) },
   });
@@ -369,7 +369,7 @@ class Search {
     return "no candidate scored a higher validation average than the seed program, so the seed program is returned";
   }
 
-  private finish(stopped: string): Module {
+  private async finish(stopped: string): Promise<Module> {
     const { rec, pool, ctx } = this;
     const bestAt = selectBest(pool);
     const best = pool[bestAt]!;
@@ -377,7 +377,7 @@ class Search {
     const result = this.build(best.instructions);
     noteScore(result, best.mean);
     const trials = rec.run.trials;
-    rec.finish({
+    await rec.finish({
       status: stopped === "maxCost" ? "stopped" : "completed", score: best.mean, bestTrial: best.trial,
       summary: {
         seedScore: pool[0]!.mean, bestScore: best.mean, gain: best.mean - pool[0]!.mean, instructions: best.instructions,
