@@ -1,4 +1,5 @@
 // The lab store on PostgreSQL, against a real server this suite starts (test/helpers/postgres.ts).
+// The SIGKILL test runs the built package in a child process: `npm run build` first.
 import { afterAll, afterEach, beforeAll, describe, expect, it, test } from "@jest/globals";
 import pg from "pg";
 import { z } from "zod";
