@@ -10,7 +10,7 @@ import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";
 
 const ROW_COLUMNS = [
   "run_id", "idx", "example_id", "inputs_json", "expected_json", "prediction_json", "scores_json", "error",
-  "duration_ms", "input_tokens", "output_tokens", "cost",
+  "duration_ms", "input_tokens", "output_tokens", "cost", "details_json",
 ] as const;
 const TRIAL_COLUMNS = [
   "run_id", "idx", "kind", "parents_json", "choices_json", "instructions_json", "demo_ids_json", "score",

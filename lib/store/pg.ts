@@ -122,6 +122,21 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       PRIMARY KEY (run_id, batch_id)
     )`,
   },
+  {
+    // The column and the text table the file's model-call recording uses; this engine does not record calls yet.
+    name: "006_lab_row_calls",
+    sql: `ALTER TABLE lab_rows ADD COLUMN IF NOT EXISTS calls_json TEXT;
+    CREATE TABLE IF NOT EXISTS lab_texts (hash TEXT PRIMARY KEY, text TEXT NOT NULL)`,
+  },
+  {
+    name: "007_lab_rows_failed",
+    sql: "CREATE INDEX IF NOT EXISTS lab_rows_failed ON lab_rows (run_id, idx) WHERE error IS NOT NULL",
+  },
+  {
+    // What a metric said of an example beyond its score (a judge's verdict and rationale).
+    name: "008_lab_row_details",
+    sql: "ALTER TABLE lab_rows ADD COLUMN IF NOT EXISTS details_json TEXT",
+  },
 ];
 
 /** A key for `pg_advisory_xact_lock`: one process at a time migrates a database. */

@@ -82,10 +82,13 @@ suite("the lab store on PostgreSQL", () => {
     expect(lab).toBeInstanceOf(PostgresLabStore);
     expect(await lab.runs()).toEqual([]);
     const names = (await sql(url, "SELECT name FROM schema_migrations ORDER BY name")).map((r) => r.name);
-    expect(names).toEqual(["001_lm_cache", "002_lab_runs", "003_registry", "004_lab_stopped_reused", "005_lab_batches"]);
+    expect(names).toEqual([
+      "001_lm_cache", "002_lab_runs", "003_registry", "004_lab_stopped_reused", "005_lab_batches", "006_lab_row_calls", "007_lab_rows_failed",
+      "008_lab_row_details",
+    ]);
     expect(PG_MIGRATIONS.map((m) => m.name)).toEqual(STORE_MIGRATIONS.map((m) => m.name));
     const tables = (await sql(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name")).map((r) => r.table_name);
-    expect(tables).toEqual(["lab_batches", "lab_rows", "lab_runs", "lab_trials", "lm_cache", "registry_versions", "schema_migrations"]);
+    expect(tables).toEqual(["lab_batches", "lab_rows", "lab_runs", "lab_texts", "lab_trials", "lm_cache", "registry_versions", "schema_migrations"]);
     // 004 let a run be stopped; a status outside the list is refused by the database itself.
     await sql(url, "INSERT INTO lab_runs (id, kind, name, status, started_at, config_json, summary_json) VALUES ('s', 'optimization', 'x', 'stopped', 't', '{}', '{}')");
     await expect(sql(url, "INSERT INTO lab_runs (id, kind, name, status, started_at, config_json, summary_json) VALUES ('b', 'optimization', 'x', 'paused', 't', '{}', '{}')"))
@@ -161,7 +164,7 @@ suite("the lab store on PostgreSQL", () => {
     const ids = (await Promise.all([write(a, "a"), write(b, "b")])).flat();
     const counts = await sql(url, "SELECT run_id, COUNT(*)::int AS n, COUNT(DISTINCT idx)::int AS distinct_idx, MIN(idx) AS lo, MAX(idx) AS hi FROM lab_rows GROUP BY run_id ORDER BY run_id");
     expect(counts).toEqual([...ids].sort().map((run_id) => ({ run_id, n: 150, distinct_idx: 150, lo: 0, hi: 149 })));
-    expect((await sql(url, "SELECT COUNT(*)::int AS n FROM schema_migrations"))[0].n).toBe(5);
+    expect((await sql(url, "SELECT COUNT(*)::int AS n FROM schema_migrations"))[0].n).toBe(PG_MIGRATIONS.length);
     expect((await a.runs()).map((r) => r.status)).toEqual(["completed", "completed", "completed", "completed"]);
   });
 

@@ -64,7 +64,7 @@ describe("typelm view", () => {
     expect(out.code).toBe(1);
     expect(out.stderr).toContain(`no lab store at ${join(cwd, "missing.sqlite")}`);
     out = await runCliHere(["runs", "--port", "5000"], cwd);
-    expect(out.stderr).toContain("--store, --port and --host go with typelm view");
+    expect(out.stderr).toContain("--port and --host go with typelm view");
     out = await runCliHere(["view", "extra"], cwd);
     expect(out.stderr).toContain("view takes no arguments");
   });
