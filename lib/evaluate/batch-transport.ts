@@ -1,5 +1,6 @@
 import { ValidationError } from "../errors.js";
-import { batchEnded, type BatchRequest } from "../lm/batch.js";
+import type { BatchRequest } from "../lm/batch.js";
+import { batchEnded } from "../lm/batch-ended.js";
 import type { BatchAnswer, CollectedRequest } from "../lm/batch-scope.js";
 import type { Lab } from "../store/lab-store.js";
 import type { BatchTransport } from "./batch-rounds.js";

@@ -9,6 +9,8 @@ import type {
   BatchCall, BatchConnection, BatchLimits, BatchService, BatchStatus, BatchWriter, CallSettings, RawBatchResult, UnreadableResultLine,
 } from "./providers/provider.js";
 import { withRetry } from "./retry.js";
+import { markBatchEnded } from "./batch-ended.js";
+export { batchEnded } from "./batch-ended.js";
 import type { LMRequest } from "./types.js";
 
 export type { BatchLimits, BatchState, BatchStatus } from "./providers/provider.js";
@@ -54,19 +56,6 @@ export interface BatchClientOptions {
 const DEFAULT_POLL_INTERVAL_S = 5;
 /** While a wait between polls is longer than this (ms), `wait` tells its listener again after each such stretch. */
 const HEARTBEAT_MS = 60_000;
-/** Errors of `wait` for a batch that ended without results to read (see `batchEnded`). */
-const endedBatchErrors = new WeakSet<object>();
-
-/**
- * True when `error` is `BatchClient.wait`'s error for a batch that has ended without results to
- * read (failed, cancelled, or expired with nothing answered): nothing more will come of it. False
- * for a wait that stopped while the batch may still be running (maxWait, an unknown status, the
- * network).
- */
-export function batchEnded(error: unknown): boolean {
-  return typeof error === "object" && error !== null && endedBatchErrors.has(error);
-}
-
 /** A wait of `ms` between two polls cut into stretches of at most `heartbeatMs` (a minute), so a listener can be told between them. */
 export function sleepSteps(ms: number, heartbeatMs = HEARTBEAT_MS): number[] {
   const steps: number[] = [];
@@ -264,7 +253,7 @@ export class BatchClient {
             `${status.reason === undefined ? "" : `: ${redactError(status.reason)}`}; expected a completed batch`,
           { provider: this.provider, retryable: status.status === "expired" },
         );
-        endedBatchErrors.add(error);
+        markBatchEnded(error);
         throw error;
       }
       const left = deadline - Date.now();
