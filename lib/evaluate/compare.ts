@@ -208,6 +208,11 @@ export function formatPValue(p: number): string {
   return `p = ${Number(p.toPrecision(2))}`;
 }
 
+/** A p-value for a table cell, without the "p": "0.065", "0.0002", "< 0.0001", "1". */
+export function pValueText(p: number): string {
+  return formatPValue(p).replace(/^p\s*(= )?/, "");
+}
+
 /** "significant at the 5% level" or "not significant at the 5% level". */
 export function significanceWords(c: Pick<Comparison, "significant" | "confidence">): string {
   const level = Number(((1 - c.confidence) * 100).toPrecision(6));

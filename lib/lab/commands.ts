@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
-import { adjustComparisons, compare, formatPValue, signed, type Comparison } from "../evaluate/compare.js";
+import { adjustComparisons, compare, pValueText, signed, type Comparison } from "../evaluate/compare.js";
 import { EvaluationReport } from "../evaluate/report.js";
 import { inferFields } from "../evaluate/stats.js";
 import { openStoreSync, storeError } from "../store/db.js";
@@ -169,7 +169,7 @@ export function compareRuns(a: LabRun, b: LabRun): string {
       ["metric", "A", "B", "difference", `${percent}% CI`, "interval", "p-value", "p (Holm)", "test", "verdict", "mde (80% power)"],
       comparisons.map((c, i) => [
         `${printable(c.metric)}${i === 0 && comparisons.length > 1 ? " (primary)" : ""}`, c.a.toFixed(3), c.b.toFixed(3), signed(c.diff), `${signed(c.ci[0])} to ${signed(c.ci[1])}`,
-        c.ciMethod, pText(c.pValue), pText(c.pAdjusted), c.test, c.significant ? "significant" : "not significant",
+        c.ciMethod, pValueText(c.pValue), pValueText(c.pAdjusted), c.test, c.significant ? "significant" : "not significant",
         c.significant ? "" : c.mde === null ? "none" : c.mde.toFixed(3),
       ]),
     ),
@@ -306,6 +306,3 @@ t19,I was billed after I cancelled my trial.,billing
 t20,The search returns no results for words with accents.,technical
 `;
 
-function pText(p: number): string {
-  return formatPValue(p).replace(/^p\s*(= )?/, "");
-}

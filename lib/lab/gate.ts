@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
-import { compare, formatPValue, signed, type ComparableReport, type Comparison } from "../evaluate/compare.js";
+import { compare, formatPValue, pValueText, signed, type ComparableReport, type Comparison } from "../evaluate/compare.js";
 import type { EvaluationRow } from "../store/records.js";
 import { printable } from "./terminal.js";
 
@@ -200,7 +200,7 @@ export function markdownSummary(result: GateResult, suite: string): string {
   for (const c of result.cases) {
     const k = c.comparison;
     const verdict = c.failure !== null ? "regression" : c.primary ? "ok" : k.significant ? (k.diff < 0 ? "worse (not gated)" : "better") : "no significant change";
-    lines.push(`| ${cell(c.model)} | ${cell(c.metric)}${c.primary ? " (primary)" : ""} | ${k.a.toFixed(3)} | ${k.b.toFixed(3)} | ${signed(k.diff)} | ${signed(k.ci[0])} to ${signed(k.ci[1])} | ${formatPValue(k.pValue).replace(/^p [=<] ?/, (m) => m.includes("<") ? "< " : "")} | ${verdict} |`);
+    lines.push(`| ${cell(c.model)} | ${cell(c.metric)}${c.primary ? " (primary)" : ""} | ${k.a.toFixed(3)} | ${k.b.toFixed(3)} | ${signed(k.diff)} | ${signed(k.ci[0])} to ${signed(k.ci[1])} | ${pValueText(k.pValue)} | ${verdict} |`);
   }
   return lines.join("\n") + "\n\n";
 }

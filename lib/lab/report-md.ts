@@ -1,4 +1,4 @@
-import { describeComparison, describeMde, formatPValue, signed, significanceWords } from "../evaluate/compare.js";
+import { describeComparison, describeMde, pValueText, signed, significanceWords } from "../evaluate/compare.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { OptimizationRun } from "../store/records.js";
 import { missingPackageOf, type MissingPackage } from "../optional.js";
@@ -149,7 +149,7 @@ export function renderReport(input: ReportInput): string {
         const c = m.comparison[name];
         out.push(
           `| ${markdownCode(m.model.id)} | ${markdownCell(name)} | ${withInterval(m.baseline, name)} | ${m.optimized === null ? "–" : withInterval(m.optimized, name)} | ` +
-            (c === undefined ? "– | – | – | |" : `${signed(c.diff)} (${signed(c.ci[0])} to ${signed(c.ci[1])}) | ${pCell(c.pValue)} | ${c.pAdjusted === undefined ? "–" : pCell(c.pAdjusted)} | ` +
+            (c === undefined ? "– | – | – | |" : `${signed(c.diff)} (${signed(c.ci[0])} to ${signed(c.ci[1])}) | ${pValueText(c.pValue)} | ${c.pAdjusted === undefined ? "–" : pValueText(c.pAdjusted)} | ` +
               `${significanceWords(c)}${c.significant || c.mde === undefined ? "" : `; ${describeMde(c.mde)}`} |`),
         );
       }
@@ -207,7 +207,7 @@ export function renderReport(input: ReportInput): string {
           `The program above is the first seed's.`, "",
         "| seed | baseline | optimized | optimized − baseline | p |", "|---|---|---|---|---|",
       );
-      for (const x of m.seeds) out.push(`| ${x.seed} | ${fmt(x.baseline)} | ${fmt(x.optimized)} | ${signed(x.diff)} | ${pCell(x.pValue)} |`);
+      for (const x of m.seeds) out.push(`| ${x.seed} | ${fmt(x.baseline)} | ${fmt(x.optimized)} | ${signed(x.diff)} | ${pValueText(x.pValue)} |`);
       out.push("", `Gain over the seeds: mean ${signed(m.gain.mean)}, sd ${fmt(m.gain.sd)}, min ${signed(m.gain.min)}, max ${signed(m.gain.max)}.`, "");
     }
     if (m.optimizer !== null) {
@@ -251,9 +251,6 @@ function intervalNote(out: string[], evaluations: readonly EvaluationResult[]): 
   out.push(`Intervals: ${[...methods].map(([name, method]) => `${markdownCell(name)} ${METHOD_WORDS[method] ?? markdownCell(method)}`).join("; ")}.`, "");
 }
 
-function pCell(p: number): string {
-  return formatPValue(p).replace(/^p\s*(= )?/, "");
-}
 
 function confusion(out: string[], which: string, e: EvaluationResult): void {
   if (e.confusion === null) return;

@@ -6,7 +6,7 @@ import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ValidationError } from "../errors.js";
-import { adjustComparisons, compare, formatPValue } from "../evaluate/compare.js";
+import { adjustComparisons, compare, pValueText } from "../evaluate/compare.js";
 import { bcaInterval, meanStatistic, wilsonInterval } from "../evaluate/stats.js";
 import { metricsOf, runTitle, storedReport } from "../lab/commands.js";
 import type { EvaluationRow, EvaluationRun, RunSummary } from "../store/records.js";
@@ -153,7 +153,7 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       // The changed examples shown, read in full (the comparison itself may have read only scores).
       const first = c.comparisons[0]!;
       const shown = [...first.better, ...first.worse].slice(0, 200);
-      return page("Comparison", s, comparePage(c.a, c.b, c.comparisons, byId(this.store.rowsById(c.a.id, shown)), byId(this.store.rowsById(c.b.id, shown)), pText));
+      return page("Comparison", s, comparePage(c.a, c.b, c.comparisons, byId(this.store.rowsById(c.a.id, shown)), byId(this.store.rowsById(c.b.id, shown)), pValueText));
     }
     if (parts[0] === "registry" && parts.length === 1) return page("Registry", s, registryPage(this.store.registryNames()));
     if (parts[0] === "registry" && parts.length === 2) {
@@ -407,9 +407,6 @@ function summaryOf(run: EvaluationRun): RunSummary {
   return rest;
 }
 
-function pText(p: number): string {
-  return formatPValue(p).replace(/^p\s*(= )?/, "");
-}
 
 /** `typelm view`: starts the viewer, prints its address, and serves until interrupted (Ctrl-C). */
 export async function serveCommand(options: ViewerOptions, io: { stdout: (text: string) => void; stderr: (text: string) => void }): Promise<number> {
