@@ -6,7 +6,7 @@
  * runs in a process of its own (`typelm view`'s `startViewer`), so the RSS is the server's alone.
  * Budget (DESIGN.md): a 200,000-row run's first page within 1 s, the server under 300 MB.
  *
- * Run with `npm run build --silent && node dist/bench/view.js`.
+ * Run with `npm run bench:view`.
  * Options (environment variables): BENCH_VIEW_SIZES (comma-separated, default 1000,20000,200000);
  * BENCH_VIEW_METRIC=quality for a graded metric (scores 0, 0.5, 1: a BCa bootstrap interval) instead of
  * accuracy (a share: the Wilson interval from two counts).
