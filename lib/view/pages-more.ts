@@ -1,39 +1,20 @@
 // The pages of an optimization, a comparison of two evaluations and the registry.
 import type { Comparison } from "../evaluate/compare.js";
 import type { EvaluationRow, RunSummary, Trial } from "../store/records.js";
+import { trialsChart } from "./chart.js";
 import { clip, html, Markup, num, valueText } from "./html.js";
 import { models } from "./pages.js";
 import type { ViewVersion } from "./queries.js";
 
-/** The trials' scores by trial index, as an SVG scatter (failed trials at the bottom, the returned one ringed). */
-function trialsChart(trials: readonly Trial[], best: number | null): Markup {
-  const scored = trials.filter((t) => t.score !== null);
-  if (scored.length === 0) return html`<p class="muted">No trial scored yet.</p>`;
-  const w = 640, h = 220, pad = 36;
-  const maxIndex = Math.max(1, ...trials.map((t) => t.index));
-  const lo = Math.min(...scored.map((t) => t.score!)), hi = Math.max(...scored.map((t) => t.score!));
-  const span = hi - lo < 1e-9 ? 1 : hi - lo;
-  const x = (i: number) => pad + (i / maxIndex) * (w - 2 * pad);
-  const y = (s: number) => h - pad - ((s - lo) / span) * (h - 2 * pad);
-  let running = -Infinity;
-  const bestSoFar = scored.map((t) => { running = Math.max(running, t.score!); return `${x(t.index).toFixed(1)},${y(running).toFixed(1)}`; }).join(" ");
-  return html`<svg id="trials-chart" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="trial scores">
-<line x1="${pad}" y1="${h - pad}" x2="${w - pad}" y2="${h - pad}" stroke="#888"/><line x1="${pad}" y1="${pad}" x2="${pad}" y2="${h - pad}" stroke="#888"/>
-<text x="${pad}" y="${h - 10}" font-size="11">trial 0</text><text x="${w - pad}" y="${h - 10}" font-size="11" text-anchor="end">trial ${maxIndex}</text>
-<text x="4" y="${y(hi) + 4}" font-size="11">${num(hi)}</text><text x="4" y="${y(lo) + 4}" font-size="11">${num(lo)}</text>
-<polyline points="${bestSoFar}" fill="none" stroke="#9fb3d1" stroke-width="1.5"/>
-${scored.map((t) => html`<circle data-trial="${t.index}" cx="${x(t.index).toFixed(1)}" cy="${y(t.score!).toFixed(1)}" r="${t.index === best ? 6 : 3.5}" fill="${t.index === best ? "#d4a017" : "#23395d"}"><title>trial ${t.index} (${t.kind}): ${num(t.score)}</title></circle>`)}
-</svg><p class="muted">Each dot is a trial's score; the line is the best so far; the returned trial is the large dot.</p>`;
-}
-
 /** `/runs/<id>` of an optimization: the chart, the trials, each candidate's instructions and demos, the lineage. */
-export function optimizationPage(run: RunSummary & { bestTrial: number | null }, trials: Trial[], header: Markup): Markup {
+export async function optimizationPage(run: RunSummary & { bestTrial: number | null }, trials: Trial[], header: Markup): Promise<Markup> {
+  const chart = await trialsChart(trials, run.bestTrial);
   const onTraining = (run.summary as { validation?: unknown }).validation === "training";
   const lineage = trials.filter((t) => t.parents.length > 0);
   return html`${header}
 <p>${trials.length} trials${run.bestTrial === null ? "" : html`, returned trial <a href="#trial-${run.bestTrial}">${run.bestTrial}</a>`}.
 Scores are on the ${onTraining ? "training" : "validation"} examples; the returned trial was chosen on them, so its score is optimistic.</p>
-<h2>Scores</h2>${trialsChart(trials, run.bestTrial)}
+<h2>Scores</h2>${chart}
 <h2>Trials</h2>
 <table id="trials"><thead><tr><th>trial</th><th>kind</th><th>score</th><th>parents</th><th>reused</th><th>choices</th><th>LM calls</th><th>error</th></tr></thead><tbody>
 ${trials.map((t) => html`<tr data-trial="${t.index}"${new Markup(t.index === run.bestTrial ? ' class="best"' : "")}><td class="num"><a href="#trial-${t.index}">${t.index}${t.index === run.bestTrial ? " *" : ""}</a></td>

@@ -93,7 +93,7 @@ class App {
 
   constructor(readonly store: ViewStore, readonly deferAbove: number) {}
 
-  handle(req: IncomingMessage, res: ServerResponse): void {
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== "GET" && req.method !== "HEAD") {
       send(res, 405, "text/plain; charset=utf-8", "The viewer is read-only: GET only.\n", { allow: "GET, HEAD" });
       return;
@@ -113,7 +113,7 @@ class App {
     }
     const api = parts[0] === "api";
     try {
-      const out = api ? this.api(parts.slice(1), url.searchParams) : this.page(parts, url.searchParams);
+      const out = api ? this.api(parts.slice(1), url.searchParams) : await this.page(parts, url.searchParams);
       if (typeof out === "string") {
         send(res, 200, "text/html; charset=utf-8", out);
       } else {
@@ -129,13 +129,13 @@ class App {
 
   // ---- pages -----------------------------------------------------------------------------------
 
-  page(parts: string[], q: URLSearchParams): string {
+  async page(parts: string[], q: URLSearchParams): Promise<string> {
     const s = this.store.path;
     if (parts.length === 0) return page("Runs", s, runsPage(this.store.runs(runQuery(q)), runQuery(q)));
     if (parts[0] === "runs" && parts.length === 2) {
       const run = this.#run(parts[1]!);
       if (run.kind === "optimization") {
-        return page(run.name, s, optimizationPage(run, this.store.trials(run.id), html`<h1>${runTitle(run.name, run.kind, run.config)} <span class="muted">(optimization)</span></h1>
+        return page(run.name, s, await optimizationPage(run, this.store.trials(run.id), html`<h1>${runTitle(run.name, run.kind, run.config)} <span class="muted">(optimization)</span></h1>
 <p>run <code>${run.id}</code> · <span class="status-${run.status}">${run.status}</span> · started ${run.startedAt}${run.endedAt === null ? "" : html` · ended ${run.endedAt}`}</p>
 ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       }

@@ -92,6 +92,43 @@ out.isModule = new Predict(Signature.define({ name: "E2", description: "E.", inp
   }, 30000);
 });
 
+describe("typelm view", () => {
+  it("loads vega and vega-lite when it draws an optimization page's chart, not when it starts or serves other pages", () => {
+    const lib = (file: string) => JSON.stringify(join(root, "dist/lib", file));
+    const out = inChild(`
+const { mkdtempSync, rmSync } = await import("node:fs");
+const { join } = await import("node:path");
+const { tmpdir } = await import("node:os");
+const { LabStore } = await import(${lib("store/lab-store.js")});
+const { closeStoreSync } = await import(${lib("store/db.js")});
+const dir = mkdtempSync(join(tmpdir(), "typelm-view-cold-"));
+const path = join(dir, "lab.sqlite");
+const lab = LabStore.open(path);
+const id = lab.startRun({ kind: "optimization", name: "search", config: {} });
+lab.recordTrial(id, { index: 0, kind: "baseline", parents: [], choices: {}, instructions: {}, demoIds: {}, score: 0.5, exampleScores: null,
+  budgetSpent: 0, lmCalls: 0, inputTokens: 0, outputTokens: 0, cost: 0, durationMs: 1, error: null, data: {}, reused: 0 });
+lab.finishRun(id, { status: "completed", score: 0.5, bestTrial: 0, summary: {} });
+lab.close();
+closeStoreSync(path);
+const { startViewer } = await import(${lib("view/server.js")});
+const viewer = await startViewer({ store: path, port: 0 });
+out.runs = (await fetch(viewer.url)).status;
+out.registry = (await fetch(viewer.url + "registry")).status;
+out.beforeChart = await loaded();
+const page = await fetch(viewer.url + "runs/" + id);
+out.optimization = page.status;
+out.chart = (await page.text()).includes('<figure id="trials-chart"><svg');
+out.afterChart = await loaded();
+await viewer.close();
+rmSync(dir, { recursive: true, force: true });
+`) as { runs: number; registry: number; optimization: number; chart: boolean; beforeChart: string[]; afterChart: string[] };
+    expect(out).toMatchObject({ runs: 200, registry: 200, optimization: 200, chart: true });
+    expect(out.beforeChart).toContain("better-sqlite3");
+    expect(out.beforeChart.filter((p) => p === "vega" || p === "vega-lite")).toEqual([]);
+    expect(out.afterChart).toEqual(expect.arrayContaining(["vega", "vega-lite"]));
+  }, 60000);
+});
+
 describe("under jest without any set-up of its own", () => {
   it("dates and TOON work: jest's require cannot load the ES-module packages, so the bundle's CommonJS copies are used", () => {
     const dir = mkdtempSync(join(tmpdir(), "typelm-plain-jest-"));

@@ -86,10 +86,11 @@ export async function buildFixture(): Promise<Fixture> {
   for (let i = 0; i < 60; i++) lab.recordExample(evalB, row(i, { scores: { accuracy: i % 12 === 1 ? 0 : 1 }, prediction: { sentiment: i % 12 === 1 ? "wrong" : row(i).expected["sentiment"] } }));
   lab.finishRun(evalB, { status: "completed", score: 55 / 60, summary: { metrics: { accuracy: 55 / 60 } } });
 
+  // Trial 2's kind is hostile: it is shown in the trials table and in the chart's legend.
   const optimization = lab.startRun({ kind: "optimization", name: "GEPA", config: { experiment: "poems" } });
   for (let i = 0; i < 5; i++) {
     lab.recordTrial(optimization, {
-      index: i, kind: i === 0 ? "baseline" : "candidate", parents: i === 0 ? [] : i === 4 ? [2, 3] : [i - 1],
+      index: i, kind: i === 0 ? "baseline" : i === 2 ? HOSTILE[1]! : "candidate", parents: i === 0 ? [] : i === 4 ? [2, 3] : [i - 1],
       choices: {}, instructions: { classify: i === 3 ? HOSTILE[0]! : `Instruction version ${i}` }, demoIds: { classify: [`train-${i}`] },
       score: 0.5 + i * 0.1, exampleScores: null, budgetSpent: i * 10, lmCalls: 10, inputTokens: 100, outputTokens: 10, cost: 0.01,
       durationMs: 100, error: null, data: {}, reused: 0,

@@ -181,7 +181,13 @@ maybe("the run viewer in Chromium", () => {
   it("an optimization: the trials chart and table, the candidates' instructions and demos, the lineage", async () => {
     await open(`/runs/${fixture.optimization}`);
     expect(await count("#trials tbody tr[data-trial]")).toBe(5);
-    expect(await count("#trials-chart circle[data-trial]")).toBe(5);
+    // The chart is SVG vega drew on the server: one point per trial (scores 0.5 to 0.9), labelled.
+    expect(await page.$$eval("#trials-chart svg .trials_marks path", (points) => points.map((p) => p.getAttribute("aria-label"))))
+      .toEqual([0, 1, 2, 3, 4].map((i) => `trial ${i} (${i === 0 ? "baseline" : i === 2 ? HOSTILE[1] : "candidate"}): ${["0.500", "0.600", "0.700", "0.800", "0.900"][i]}`));
+    // Trial 2's hostile kind is a legend label's text, not an element.
+    const legend = await page.$$eval("#trials-chart .role-legend-label text", (labels) => labels.map((t) => t.textContent));
+    expect(legend).toContain("baseline");
+    expect(legend.some((label) => label?.startsWith("<img src=x"))).toBe(true);
     const lineage = await page.$$eval("#lineage li", (items) => items.map((li) => li.textContent));
     expect(lineage).toHaveLength(4);
     expect(lineage[3]).toMatch(/^trial 4 .*← trial 2, trial 3$/);
