@@ -4,7 +4,7 @@ import { shownUrl } from "../instrument/redact.js";
 import { resolve } from "node:path";
 import { openStore } from "../store/db.js";
 import { LMCacheTable, type LMCacheRow } from "../store/lm-cache.js";
-import { isPostgresUrl } from "../store/pg.js";
+import { isPostgresUrl } from "../store/pg-url.js";
 import type { CacheOptions, ChatMessage, JsonSchema, TokenUsage } from "./types.js";
 
 export type { CacheOptions } from "./types.js";

@@ -8,7 +8,7 @@ import { redactedJson, redactError, redactString, shownUrl } from "../instrument
 import type { ModelCall } from "../lm/usage-scope.js";
 import { storedCalls, type StoredCall } from "./stored-calls.js";
 import { openStoreSync, storeError } from "./db.js";
-import { isPostgresUrl } from "./pg.js";
+import { isPostgresUrl } from "./pg-url.js";
 import { PostgresLabStore } from "./pg-lab-store.js";
 import type { Database } from "./db.js";
 import type {

@@ -8,11 +8,9 @@ import { ConfigurationError } from "../errors.js";
 import { redactError, shownUrl } from "../instrument/redact.js";
 import { requireOptional } from "../optional.js";
 import type { Migration } from "./migrations.js";
+import { PG_FEATURE } from "./pg-url.js";
 
-/** Whether `location` names a PostgreSQL database (`postgres://` or `postgresql://`) rather than a file. */
-export function isPostgresUrl(location: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(location);
-}
+export { isPostgresUrl } from "./pg-url.js";
 
 /**
  * The lab's tables on PostgreSQL, the state SQLite's migrations 001-005 reach: the same tables and
@@ -158,7 +156,7 @@ const pools = new Map<string, Connection>();
 export function postgresPool(url: string): Connection {
   let found = pools.get(url);
   if (found !== undefined) return found;
-  const pg = requireOptional<typeof import("pg")>("pg", "The PostgreSQL lab store (c.lab = { url } or TYPELM_LAB_URL)");
+  const pg = requireOptional<typeof import("pg")>("pg", PG_FEATURE);
   const Pool = pg.Pool ?? (pg as unknown as { default: typeof import("pg") }).default.Pool;
   const pool = new Pool({ connectionString: url, max: 4, allowExitOnIdle: true });
   // An idle client losing its connection (the server restarted) is an event, not a crash.

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { configuredLabUrl, configuredStorePath } from "../config.js";
 import { shownUrl } from "../instrument/redact.js";
-import { isPostgresUrl } from "./pg.js";
+import { isPostgresUrl } from "./pg-url.js";
 import { ValidationError } from "../errors.js";
 import { Module } from "../module.js";
 import type { RegistryVersion } from "./records.js";
