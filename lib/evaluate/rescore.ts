@@ -1,10 +1,4 @@
-import { ValidationError } from "../errors.js";
-import { inSpan } from "../instrument/bus.js";
-import { Module } from "../module.js";
-import { FewShotExample } from "../prompt/few-shot.js";
-import type { Lab, LabStore } from "../store/lab-store.js";
-import type { EvaluationRow, EvaluationRun } from "../store/records.js";
-import { Evaluation, type EvaluationOptions, type ReportOf } from "./evaluation.js";
+import type { EvaluationOptions, ReportOf } from "./evaluation.js";
 import type { MetricSpec } from "./scoring.js";
 
 /** Options of `rescore(runId, options)`: the metrics, and the evaluation's options for the new run. */
@@ -23,49 +17,5 @@ export interface RescoreOptions<M extends MetricSpec = MetricSpec> extends Evalu
  * Label fields are told apart from free text by their values (the source's signature is not stored).
  */
 export async function rescore<const M extends MetricSpec>(runId: string, options: RescoreOptions<M>): Promise<ReportOf<M>> {
-  if (typeof runId !== "string" || runId === "") throw new ValidationError(`rescore: expected an evaluation run id; received ${JSON.stringify(runId)}`, { field: "runId" });
-  if (options === null || typeof options !== "object" || !Array.isArray(options.metrics) || options.metrics.length === 0) {
-    throw new ValidationError("rescore: options.metrics must name at least one metric (a name, a function or a judge)", { field: "metrics" });
-  }
-  const store = options.lab ?? (await import("../store/lab-store.js")).labFromConfig();
-  if (store === null) throw new ValidationError("rescore reads the run from the lab store, but the store is off (lab: null or c.lab = false)", { field: "lab" });
-  const source = await sourceRun(store, runId);
-  const rows = [...source.rows].sort((a, b) => a.index - b.index);
-  const examples = rows.map((row) => new FewShotExample({ input: row.inputs, output: row.expected, id: row.exampleId ?? undefined }));
-  const replay = new StoredPredictions(new Map(examples.map((e, i) => [e.input, rows[i]!])));
-  const { metrics, ...evaluationOptions } = options;
-  const ev = new Evaluation({ name: source.name, lab: store, ...evaluationOptions });
-  const extraConfig = { module: source.config["module"], models: source.config["models"] ?? [], rescoredFrom: source.id };
-  return inSpan(async () => (await import("./evaluation-run.js")).evaluateRun<M>(ev, { moduleInstance: replay, testExamples: examples, metrics }, extraConfig));
-}
-
-/** The run to score again; `await` serves both engines (PostgreSQL reads are asynchronous). */
-async function sourceRun(store: Lab, runId: string): Promise<EvaluationRun> {
-  const run = await store.run(runId);
-  if (run === undefined) throw new ValidationError(`rescore: no run with id ${JSON.stringify(runId)} in ${store.path} (typelm runs lists them)`, { field: "runId" });
-  if (run.kind !== "evaluation") throw new ValidationError(`rescore: run ${runId} is an ${run.kind} run; rescore scores an evaluation run's stored predictions`, { field: "runId" });
-  if (run.rows.length === 0) throw new ValidationError(`rescore: evaluation run ${runId} has no stored rows to score`, { field: "runId" });
-  return run;
-}
-
-/** Answers each example with the prediction stored for it (or fails with the stored error); calls no model. */
-class StoredPredictions extends Module {
-  constructor(private readonly rows: Map<object, EvaluationRow>) {
-    super();
-  }
-
-  async forward(inputs: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const row = this.rows.get(inputs);
-    if (row === undefined) throw new TypeError("rescore: an example without its stored row (a bug: please report it)");
-    if (row.prediction === null) throw storedError(row.error ?? "Error: the stored row has no prediction");
-    return row.prediction;
-  }
-}
-
-/** The stored `Name: message` as an error with that name and message, so the new row says the same. */
-function storedError(text: string): Error {
-  const match = /^([A-Za-z_$][\w$]*): ([\s\S]*)$/.exec(text);
-  const error = new Error(match === null ? text : match[2]);
-  if (match !== null) error.name = match[1]!;
-  return error;
+  return (await import("./rescore-run.js")).rescoreRun<M>(runId, options);
 }

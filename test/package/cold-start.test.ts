@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "@jest/globals";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 
 const root = process.cwd();
 
@@ -90,6 +90,54 @@ out.isModule = new Predict(Signature.define({ name: "E2", description: "E.", inp
 `) as { wrong: string[]; moduleClass: string; errorName: string; isModule: boolean };
     expect(out).toEqual({ wrong: [], moduleClass: "Predict", errorName: "ConfigurationError", isModule: true });
   }, 30000);
+});
+
+/** The files `import "typelm"` loads: dist/pkg/index.js and the chunks it imports, transitively. */
+function eagerFiles(): string[] {
+  const seen = new Set<string>();
+  const stack = [join(root, "dist/pkg/index.js")];
+  while (stack.length > 0) {
+    const file = stack.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const m of readFileSync(file, "utf8").matchAll(/^(?:import|export)\s[^;]*?from\s*"(\.[^"]+)";/gms)) stack.push(join(dirname(file), m[1]!));
+  }
+  return [...seen];
+}
+
+/** The library's modules in those files: the bundle (not minified) starts each with a `// lib/<path>.ts` line. */
+function eagerModules(): Set<string> {
+  const modules = new Set<string>();
+  for (const file of eagerFiles()) for (const m of readFileSync(file, "utf8").matchAll(/^\/\/ (lib\/\S+\.ts)$/gm)) modules.add(m[1]!);
+  return modules;
+}
+
+describe("what the bundle loads at import", () => {
+  it("none of the modules the library loads with import() at first use is in the chunk import \"typelm\" loads", () => {
+    const eager = eagerModules();
+    // A sanity check of the reading itself: the classes the index exports are there.
+    expect(eager.size).toBeGreaterThan(50);
+    for (const m of ["lib/module.ts", "lib/judge/judge.ts", "lib/store/lab-store.ts", "lib/store/pg-lab-store.ts"]) expect(eager.has(m)).toBe(true);
+    const lazy = new Set<string>();
+    for (const file of readdirSync(join(root, "lib"), { recursive: true })) {
+      if (!String(file).endsWith(".ts")) continue;
+      const path = join(root, "lib", String(file));
+      for (const m of readFileSync(path, "utf8").matchAll(/import\(\s*"(\.{1,2}\/[^"]+)"\s*\)/g)) {
+        lazy.add(relative(root, join(dirname(path), m[1]!)).replace(/\.js$/, ".ts"));
+      }
+    }
+    // LabStore is exported, so its module is eager; other code also reaches it with import().
+    lazy.delete("lib/store/lab-store.ts");
+    expect(lazy.size).toBeGreaterThan(20);
+    expect([...lazy].filter((m) => eager.has(m)).sort()).toEqual([]);
+    // What rarely used features need, by name: the judges' calibration and pairwise comparison, rescore,
+    // the PostgreSQL store's queries and pool, the viewer and its chart.
+    const rare = [
+      "lib/judge/calibrate-run.ts", "lib/judge/kappa.ts", "lib/judge/pairwise-compare.ts", "lib/evaluate/rescore-run.ts",
+      "lib/store/pg-lab-engine.ts", "lib/store/pg.ts", "lib/store/pg-lm-cache.ts", "lib/store/lab-copy.ts", "lib/view/server.ts", "lib/view/chart.ts",
+    ];
+    expect(rare.filter((m) => eager.has(m))).toEqual([]);
+  });
 });
 
 describe("typelm view", () => {
