@@ -174,6 +174,27 @@ describe("a project with typelm and none of its optional packages", () => {
     expect(out).toEqual({ renderChart: charts, metrics: charts, confusion: charts });
   });
 
+  test("typelm view shows an optimization without its chart, saying how to install the chart renderers", async () => {
+    const bin = (JSON.parse(readFileSync(join(bare.typelm, "package.json"), "utf8")) as { bin: Record<string, string> }).bin.typelm!;
+    const out = await runJson(bare, `
+      import { LabStore } from "typelm";
+      import { spawn } from "node:child_process";
+      const lab = LabStore.open("view-lab.sqlite");
+      const id = lab.startRun({ kind: "optimization", name: "search", config: {} });
+      lab.recordTrial(id, { index: 0, kind: "baseline", parents: [], choices: {}, instructions: {}, demoIds: {}, score: 0.5, exampleScores: null,
+        budgetSpent: 0, lmCalls: 0, inputTokens: 0, outputTokens: 0, cost: 0, durationMs: 1, error: null, data: {}, reused: 0 });
+      lab.finishRun(id, { status: "completed", score: 0.5, bestTrial: 0, summary: {} });
+      lab.close();
+      const child = spawn(process.execPath, [${JSON.stringify(join(bare.typelm, bin))}, "view", "--store", "view-lab.sqlite", "--port", "0"]);
+      let printed = "";
+      const url = await new Promise((done) => child.stdout.on("data", (d) => { printed += d; const m = /(http:\\/\\/\\S+)/.exec(printed); if (m) done(m[1]); }));
+      const page = await fetch(url + "runs/" + id);
+      const text = await page.text();
+      child.kill("SIGTERM");
+      console.log(JSON.stringify({ status: page.status, note: /id="trials-chart-missing">([^<]*)</.exec(text)?.[1] ?? null, chart: text.includes('id="trials-chart"'), table: text.includes('<table id="trials">') }));`);
+    expect(out).toEqual({ status: 200, note: `The trials chart needs the "vega" package: ${CHARTS_LINE}`, chart: false, table: true });
+  });
+
   test("typelm init says a TypeScript experiment file needs tsx, with the install line", async () => {
     const bin = (JSON.parse(readFileSync(join(bare.typelm, "package.json"), "utf8")) as { bin: Record<string, string> }).bin.typelm!;
     const r = await bare.node([join(bare.typelm, bin), "init", "tickets"]);
