@@ -14,7 +14,7 @@ import { startFakeProvider } from "../../lib/testing/fake-provider.js";
 import { answerFor } from "../evaluate/batch-task.js";
 import { runOptimization } from "../optimize/resume-setup.js";
 import { startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
-import { requirePostgres } from "./lab-engines.js";
+import { requirePostgres, row } from "./lab-engines.js";
 
 const root = process.cwd();
 const childScript = join(root, "test/store/pg-writer-child.mjs");
@@ -136,6 +136,21 @@ suite("several processes writing to one team's lab on PostgreSQL", () => {
       await fake.close();
     }
   }, 60_000);
+
+  it("a connection the server drops between writes is replaced: nothing queued is lost", async () => {
+    const url = fresh();
+    const lab = PostgresLabStore.open(url);
+    const id = lab.startRun({ kind: "evaluation", name: "through a restart of its connections" });
+    for (let i = 0; i < 10; i++) lab.recordExample(id, row(i));
+    await lab.flush();
+    const [{ n: dropped }] = await sql(url, "SELECT COUNT(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+    expect(dropped).toBeGreaterThanOrEqual(1);
+    for (let i = 10; i < 20; i++) lab.recordExample(id, row(i));
+    lab.finishRun(id, { status: "completed", score: 1 });
+    await lab.flush();
+    expect(await sql(url, "SELECT COUNT(*)::int AS n FROM lab_rows")).toEqual([{ n: 20 }]);
+    expect((await lab.run(id))?.status).toBe("completed");
+  });
 
   it("an optimization killed with SIGKILL resumes from the team's lab: kept trials are replayed, none is recorded twice, and it ends as an uninterrupted run", async () => {
     /** A trial without what legitimately differs between two runs of the same trial (wall time). */
