@@ -39,7 +39,7 @@ suite("a team's lab with least-permission roles", () => {
     await admin("postgres",
       "CREATE ROLE typelm_owner LOGIN", "CREATE ROLE typelm_writer LOGIN", "CREATE ROLE typelm_viewer LOGIN",
       "CREATE DATABASE team_lab OWNER typelm_owner");
-    await admin("team_lab", "REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+    await admin("team_lab", "ALTER SCHEMA public OWNER TO typelm_owner", "REVOKE CREATE ON SCHEMA public FROM PUBLIC");
   }, 60_000);
   afterAll(async () => {
     await closePostgresPools();
@@ -58,7 +58,10 @@ suite("a team's lab with least-permission roles", () => {
       "GRANT USAGE ON SCHEMA public TO typelm_writer, typelm_viewer",
       "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO typelm_writer",
       "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO typelm_writer",
-      "GRANT SELECT ON ALL TABLES IN SCHEMA public TO typelm_viewer");
+      "GRANT SELECT ON ALL TABLES IN SCHEMA public TO typelm_viewer",
+      "ALTER DEFAULT PRIVILEGES FOR ROLE typelm_owner IN SCHEMA public GRANT SELECT, INSERT, UPDATE ON TABLES TO typelm_writer",
+      "ALTER DEFAULT PRIVILEGES FOR ROLE typelm_owner IN SCHEMA public GRANT USAGE ON SEQUENCES TO typelm_writer",
+      "ALTER DEFAULT PRIVILEGES FOR ROLE typelm_owner IN SCHEMA public GRANT SELECT ON TABLES TO typelm_viewer");
 
     const writer = PostgresLabStore.open(as("typelm_writer"));
     const id = writer.startRun({ kind: "evaluation", name: "by the writer" });
@@ -95,6 +98,17 @@ suite("a team's lab with least-permission roles", () => {
     expect((await viewer.rows(id)).map((r) => r.index)).toEqual([0, 1, 2]);
     expect((await viewer.batches(id)).map((b) => [b.round, b.status])).toEqual([[1, "completed"]]);
     expect((await new Registry({ path: as("typelm_viewer") }).versions("sentiment")).map((v) => v.version)).toEqual([1, 2]);
+    // A table a later migration makes (as the owner) is the writer's and the viewer's too.
+    const client = new pg.Client(as("typelm_owner"));
+    await client.connect();
+    await client.query("CREATE TABLE lab_later (seq BIGSERIAL PRIMARY KEY, note TEXT)").finally(() => client.end());
+    const later = new pg.Client(as("typelm_writer"));
+    await later.connect();
+    await later.query("INSERT INTO lab_later (note) VALUES ('written')").finally(() => later.end());
+    const seen = new pg.Client(as("typelm_viewer"));
+    await seen.connect();
+    expect((await seen.query("SELECT note FROM lab_later").finally(() => seen.end())).rows).toEqual([{ note: "written" }]);
+
     viewer.startRun({ kind: "evaluation", name: "not allowed" });
     await expect(viewer.flush()).rejects.toThrow(/permission denied for table lab_runs/);
   });
