@@ -4,7 +4,6 @@
 // flush (PostgreSQL queues writes), which `attempt` covers. Engine-specific behaviour stays in
 // lab-store.test.ts and pg-lab-store.test.ts.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import pg from "pg";
 import { runCli } from "../../lib/lab/cli.js";
 import { resetConfiguration } from "../../lib/config.js";
 import { ValidationError } from "../../lib/errors.js";
@@ -14,7 +13,7 @@ import type { EvaluationRun, OptimizationRun } from "../../lib/store/records.js"
 import { Registry } from "../../lib/store/registry.js";
 import { shownUrl } from "../../lib/instrument/redact.js";
 import {
-  type Engine, postgresAvailable, postgresEngine, requirePostgres, row, settle, sqliteEngine, trial,
+  type Engine, postgresAvailable, postgresEngine, requirePostgres, row, settle, sqlOn, sqliteEngine, trial,
 } from "./lab-engines.js";
 import { prompts, SentimentProgram, tunedProgram } from "./registry-fixture.js";
 import { dirname } from "node:path";
@@ -317,16 +316,6 @@ async function contents(lab: Lab, registryAt: string) {
 }
 
 (withPostgres ? describe : describe.skip)("copying a lab between the engines (lab copy)", () => {
-  const sql = async (url: string, text: string) => {
-    const client = new pg.Client(url);
-    await client.connect();
-    try {
-      return (await client.query(text)).rows;
-    } finally {
-      await client.end();
-    }
-  };
-
   it("SQLite -> PostgreSQL -> SQLite: every run, row, trial, batch and registry version reads back equal; copying again adds nothing", async () => {
     const source = sqlite.fresh();
     const team = postgres.fresh();
@@ -351,7 +340,7 @@ async function contents(lab: Lab, registryAt: string) {
     expect(copyReportText(again).split("\n").slice(1)).toEqual([
       "runs: 0 added, 0 updated, 3 already there", "rows: 0 added; trials: 0 added; batches: 0 added", "registry versions: 0 added, 2 already there", "",
     ]);
-    expect(await sql(team, "SELECT (SELECT COUNT(*)::int FROM lab_runs) AS runs, (SELECT COUNT(*)::int FROM lab_rows) AS rows, (SELECT COUNT(*)::int FROM registry_versions) AS versions"))
+    expect(await sqlOn(team, "SELECT (SELECT COUNT(*)::int FROM lab_runs) AS runs, (SELECT COUNT(*)::int FROM lab_rows) AS rows, (SELECT COUNT(*)::int FROM registry_versions) AS versions"))
       .toEqual([{ runs: 3, rows: 4, versions: 2 }]);
   });
 

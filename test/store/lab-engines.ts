@@ -1,6 +1,7 @@
 // What the store suites that run on both engines share: sample records, and a factory per engine that
 // opens a lab store on a fresh temporary SQLite file or a fresh database of the test PostgreSQL server.
 import { test } from "@jest/globals";
+import pg from "pg";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -116,4 +117,15 @@ export function requirePostgres(suite: string): boolean {
     console.warn(`Skipping ${suite} on PostgreSQL: no server binaries. Install them with: ${POSTGRES_INSTALL_HINT}`);
   }
   return false;
+}
+
+/** Runs one statement on the database at `url` with a plain client (not through the store) and returns its rows. */
+export async function sqlOn(url: string, text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows as Record<string, unknown>[];
+  } finally {
+    await client.end();
+  }
 }

@@ -2,7 +2,6 @@
 // starts (test/helpers/postgres.ts). The writers are child processes running the built package
 // (test/store/pg-writer-child.mjs imports dist/): `npm run build` first.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import pg from "pg";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -14,7 +13,7 @@ import { startFakeProvider } from "../../lib/testing/fake-provider.js";
 import { answerFor } from "../evaluate/batch-task.js";
 import { runOptimization } from "../optimize/resume-setup.js";
 import { startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
-import { requirePostgres, row } from "./lab-engines.js";
+import { requirePostgres, row, sqlOn } from "./lab-engines.js";
 
 const root = process.cwd();
 const childScript = join(root, "test/store/pg-writer-child.mjs");
@@ -59,15 +58,7 @@ suite("several processes writing to one team's lab on PostgreSQL", () => {
   let server: PostgresTestServer;
   let databases = 0;
   const fresh = () => server.createDatabase(`writers_${++databases}`);
-  const sql = async (url: string, text: string, params: unknown[] = []) => {
-    const client = new pg.Client(url);
-    await client.connect();
-    try {
-      return (await client.query(text, params)).rows;
-    } finally {
-      await client.end();
-    }
-  };
+  const sql = sqlOn as (url: string, text: string, params?: unknown[]) => Promise<any[]>; // rows as the tests read them
 
   beforeAll(async () => {
     if (!existsSync(join(root, "dist/pkg/index.js"))) throw new Error("dist/pkg/index.js is missing: the writer processes run the built package; run npm run build first");
