@@ -24,7 +24,10 @@ export interface LabCopyReport {
 }
 
 const RUN_COLUMNS = ["id", "kind", "name", "status", "started_at", "ended_at", "score", "config_json", "summary_json", "error", "best_trial"];
-const ROW_COLUMNS = ["run_id", "idx", "example_id", "inputs_json", "expected_json", "prediction_json", "scores_json", "error", "duration_ms", "input_tokens", "output_tokens", "cost"];
+const ROW_COLUMNS = [
+  "run_id", "idx", "example_id", "inputs_json", "expected_json", "prediction_json", "scores_json", "error", "duration_ms", "input_tokens",
+  "output_tokens", "cost", "details_json",
+];
 const TRIAL_COLUMNS = [
   "run_id", "idx", "kind", "parents_json", "choices_json", "instructions_json", "demo_ids_json", "score", "example_scores_json",
   "budget_spent", "lm_calls", "input_tokens", "output_tokens", "cost", "duration_ms", "error", "data_json", "reused",

@@ -189,7 +189,10 @@ export async function migratePostgres(client: PoolClient, migrations: readonly M
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
-    await client.query("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)");
+    // Only when missing: CREATE ... IF NOT EXISTS needs CREATE on the schema even when the table is there,
+    // and a role that only reads and writes the lab's tables has no such right.
+    const { rows: [found] } = await client.query<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
+    if (found?.t == null) await client.query("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)");
     const applied = new Set((await client.query<{ name: string }>("SELECT name FROM schema_migrations")).rows.map((r) => r.name));
     for (const migration of migrations) {
       if (applied.has(migration.name)) continue;

@@ -5,10 +5,10 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { configure, resetConfiguration } from "../../lib/config.js";
-import { ConfigurationError, ValidationError } from "../../lib/errors.js";
+import { ConfigurationError } from "../../lib/errors.js";
 import { closeStoreSync, openStore, openStoreSync } from "../../lib/store/db.js";
 import { LabStore, labFromConfig } from "../../lib/store/lab-store.js";
-import type { EvaluationRow, Trial } from "../../lib/store/records.js";
+import type { EvaluationRow } from "../../lib/store/records.js";
 import { holdWriteLock } from "./lock-holder.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-lab-"));
@@ -29,15 +29,6 @@ function row(index: number, overrides: Partial<EvaluationRow> = {}): EvaluationR
     index, exampleId: `test-${index}`, inputs: { sentence: `s${index}` }, expected: { label: "positive" },
     prediction: { label: index % 2 === 0 ? "positive" : "negative" }, scores: { accuracy: index % 2 === 0 ? 1 : 0 },
     error: null, durationMs: 12.5, inputTokens: 10 + index, outputTokens: 2, cost: 0.001, ...overrides,
-  };
-}
-
-function trial(index: number, overrides: Partial<Trial> = {}): Trial {
-  return {
-    index, kind: "minibatch", parents: [], choices: { self: { instruction: index, demos: 1 } },
-    instructions: { self: `Instruction ${index}` }, demoIds: { self: ["train-1", "train-7"] }, score: 0.5 + index / 10,
-    exampleScores: null, budgetSpent: 3 * (index + 1), lmCalls: 3, inputTokens: 100, outputTokens: 20, cost: 0.01,
-    durationMs: 40, error: null, data: { minibatch: [1, 2, 3] }, reused: 0, ...overrides,
   };
 }
 
@@ -77,117 +68,7 @@ describe("LabStore.open", () => {
   });
 });
 
-describe("recording and reading runs", () => {
-  it("writes an evaluation run row by row and reads it back, also while it is running", () => {
-    const lab = LabStore.open(file("eval.sqlite"));
-    const id = lab.startRun({ kind: "evaluation", name: "poem baseline", config: { concurrency: 8, metrics: ["accuracy"] } });
-    lab.recordExample(id, row(0));
-    lab.recordExample(id, row(1, { prediction: null, error: "LMError: 500", scores: { accuracy: 0 } }));
-    const running = lab.run(id);
-    expect(running).toMatchObject({ id, kind: "evaluation", name: "poem baseline", status: "running", endedAt: null, score: null });
-    expect(running?.kind === "evaluation" ? running.rows : []).toEqual([
-      row(0), row(1, { prediction: null, error: "LMError: 500", scores: { accuracy: 0 } }),
-    ]);
-    lab.finishRun(id, { status: "completed", score: 0.5, summary: { accuracy: 0.5, cost: 0.002 } });
-    const done = lab.run(id);
-    expect(done).toMatchObject({ status: "completed", score: 0.5, summary: { accuracy: 0.5, cost: 0.002 }, error: null, config: { concurrency: 8, metrics: ["accuracy"] } });
-    expect(typeof done?.endedAt).toBe("string");
-    expect(Date.parse(done!.endedAt!)).toBeGreaterThanOrEqual(Date.parse(done!.startedAt));
-    expect(lab.rows(id).map((r) => r.index)).toEqual([0, 1]);
-  });
-
-  it("writes an optimization run's trials with GEPA's parents, per-example scores and budget", () => {
-    const lab = LabStore.open(file("opt.sqlite"));
-    const id = lab.startRun({ kind: "optimization", name: "GEPA", config: { seed: 7 } });
-    lab.recordTrial(id, trial(0));
-    const child = trial(1, {
-      kind: "candidate", parents: [0], exampleScores: [{ exampleId: "dev-1", score: 1, error: null }, { exampleId: "dev-2", score: 0, error: "TypeError: metric \"m\" returned NaN" }],
-      budgetSpent: 14, reused: 1,
-    });
-    lab.recordTrial(id, child);
-    lab.recordTrial(id, trial(2, { score: null, error: "LMError: timeout", data: {} }));
-    lab.finishRun(id, { status: "completed", score: 0.6, bestTrial: 1 });
-    const run = lab.run(id);
-    expect(run?.kind).toBe("optimization");
-    if (run?.kind !== "optimization") return;
-    expect(run.bestTrial).toBe(1);
-    expect(run.trials).toEqual([trial(0), child, trial(2, { score: null, error: "LMError: timeout", data: {} })]);
-    expect(lab.trials(id)).toEqual(run.trials);
-  });
-
-  it("records a failed run with its error and stores a NaN score as null", () => {
-    const lab = LabStore.open(file("failed.sqlite"));
-    const id = lab.startRun({ kind: "optimization", name: "MIPROv2" });
-    lab.recordTrial(id, trial(0, { score: Number.NaN }));
-    lab.finishRun(id, { status: "failed", error: "LMError: 401 unauthorized" });
-    expect(lab.run(id)).toMatchObject({ status: "failed", error: "LMError: 401 unauthorized", score: null, bestTrial: null, config: {} });
-    expect(lab.trials(id)[0]?.score).toBeNull();
-    lab.reopenRun(id);
-    expect(lab.run(id)).toMatchObject({ status: "running", endedAt: null, error: null });
-  });
-
-  it("records a run stopped on maxCost as 'stopped' and lists it under that status", () => {
-    const lab = LabStore.open(file("stopped.sqlite"));
-    const id = lab.startRun({ kind: "optimization", name: "SimpleOptimizer" });
-    const other = lab.startRun({ kind: "optimization", name: "SimpleOptimizer" });
-    lab.recordTrial(id, trial(0, { reused: 4 }));
-    lab.finishRun(id, { status: "stopped", score: 0.5, bestTrial: 0, summary: { stopped: "maxCost", maxCost: 0.01 } });
-    lab.finishRun(other, { status: "completed", score: 0.5 });
-    expect(lab.run(id)).toMatchObject({ status: "stopped", score: 0.5, summary: { stopped: "maxCost", maxCost: 0.01 } });
-    expect(lab.runs({ status: "stopped" }).map((r) => r.id)).toEqual([id]);
-    expect(lab.trials(id)[0]!.reused).toBe(4);
-    // Resuming a stopped run reopens it.
-    lab.reopenRun(id);
-    expect(lab.run(id)?.status).toBe("running");
-  });
-
-  it("lists runs newest first, filtered by kind, name and status, with a limit", () => {
-    const lab = LabStore.open(file("list.sqlite"));
-    const a = lab.startRun({ kind: "evaluation", name: "base" });
-    const b = lab.startRun({ kind: "optimization", name: "MIPROv2" });
-    const c = lab.startRun({ kind: "evaluation", name: "tuned" });
-    lab.finishRun(a, { status: "completed", score: 0.4 });
-    expect(lab.runs().map((r) => r.id)).toEqual([c, b, a]);
-    expect(lab.runs({ kind: "evaluation" }).map((r) => r.id)).toEqual([c, a]);
-    expect(lab.runs({ name: "MIPROv2" }).map((r) => r.id)).toEqual([b]);
-    expect(lab.runs({ status: "completed" }).map((r) => r.id)).toEqual([a]);
-    expect(lab.runs({ limit: 2 }).map((r) => r.id)).toEqual([c, b]);
-    expect(lab.runs({ kind: "evaluation", status: "running" }).map((r) => r.id)).toEqual([c]);
-    expect(() => lab.runs({ limit: -1 })).toThrow(ValidationError);
-    expect(lab.runs()[2]).toEqual({
-      id: a, kind: "evaluation", name: "base", status: "completed", startedAt: expect.any(String),
-      endedAt: expect.any(String), score: 0.4, config: {}, summary: {}, error: null,
-    });
-  });
-});
-
 describe("bad input", () => {
-  it("an unknown run id reads as undefined / empty, and writing to one is a ValidationError", () => {
-    const lab = LabStore.open(file("unknown.sqlite"));
-    expect(lab.run("no-such-run")).toBeUndefined();
-    expect(lab.rows("no-such-run")).toEqual([]);
-    expect(lab.trials("no-such-run")).toEqual([]);
-    expect(() => lab.recordExample("no-such-run", row(0))).toThrow(/Unknown run id "no-such-run"/);
-    expect(() => lab.recordTrial("no-such-run", trial(0))).toThrow(ValidationError);
-    expect(() => lab.finishRun("no-such-run", { status: "completed" })).toThrow(/Unknown run id/);
-  });
-
-  it("runs() with an unknown kind or status is a ValidationError listing the known ones, not an empty list", () => {
-    const lab = LabStore.open(file("filter.sqlite"));
-    lab.startRun({ kind: "optimization", name: "MIPROv2" });
-    expect(() => lab.runs({ kind: "optimisation" as "optimization" })).toThrow(ValidationError);
-    expect(() => lab.runs({ kind: "optimisation" as "optimization" })).toThrow(/runs\(\{ kind \}\) expects "evaluation" or "optimization"; received "optimisation"/);
-    expect(() => lab.runs({ status: "done" as "completed" })).toThrow(/runs\(\{ status \}\) expects "running", "completed", "failed" or "stopped"; received "done"/);
-    expect(lab.runs({ kind: "optimization", status: "running" })).toHaveLength(1);
-  });
-
-  it("recording the same index twice is a ValidationError naming the run and the index", () => {
-    const lab = LabStore.open(file("dup.sqlite"));
-    const id = lab.startRun({ kind: "evaluation", name: "dup" });
-    lab.recordExample(id, row(3));
-    expect(() => lab.recordExample(id, row(3))).toThrow(new RegExp(`Run ${id} already has example 3`));
-  });
-
   it("a closed store raises a ConfigurationError naming the file and how to reopen it", () => {
     const path = file("closed.sqlite");
     const lab = LabStore.open(path);
