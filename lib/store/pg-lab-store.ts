@@ -7,10 +7,15 @@ import {
 } from "./lab-store.js";
 import { postgresError, postgresPool } from "./pg.js";
 import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";
+import { callTextHashes, decodeCalls, encodeCalls } from "./stored-calls.js";
+import type { ModelCall } from "../lm/usage-scope.js";
+
+/** Per database URL: hashes of texts known to be in lab_texts (written from this process), not sent again. */
+const knownTexts = new Map<string, Set<string>>();
 
 const ROW_COLUMNS = [
   "run_id", "idx", "example_id", "inputs_json", "expected_json", "prediction_json", "scores_json", "error",
-  "duration_ms", "input_tokens", "output_tokens", "cost", "details_json",
+  "duration_ms", "input_tokens", "output_tokens", "cost", "details_json", "calls_json",
 ] as const;
 const TRIAL_COLUMNS = [
   "run_id", "idx", "kind", "parents_json", "choices_json", "instructions_json", "demo_ids_json", "score",
@@ -22,8 +27,8 @@ const BATCH_ROWS = 500;
 
 type Write =
   | { op: "run"; params: Record<string, unknown> }
-  | { op: "row"; runId: string; what: string; params: Record<string, unknown> }
-  | { op: "trial"; runId: string; what: string; params: Record<string, unknown> }
+  | { op: "row"; runId: string; what: string; params: Record<string, unknown>; texts?: [hash: string, text: string][] }
+  | { op: "trial"; runId: string; what: string; params: Record<string, unknown>; texts?: undefined }
   | { op: "finish"; runId: string; params: Record<string, unknown> }
   | { op: "reopen"; runId: string }
   | { op: "batch"; runId: string; what: string; params: unknown[] }
@@ -70,9 +75,37 @@ export class PostgresLabStore {
     return id;
   }
 
-  /** Records one evaluated example of `runId` (queued; a duplicate index makes the next `flush()` reject). */
-  recordExample(runId: string, row: EvaluationRow): void {
-    this.#enqueue({ op: "row", runId, what: `example ${row.index}`, params: rowParams(runId, row) });
+  /**
+   * Records one evaluated example of `runId`, with the model calls it made when given (queued; a
+   * duplicate index makes the next `flush()` reject). The calls are kept as on SQLite: in the row,
+   * each text a later call may send again once in lab_texts, written in the same burst as the row.
+   */
+  recordExample(runId: string, row: EvaluationRow, calls?: readonly ModelCall[]): void {
+    const params = rowParams(runId, row);
+    const texts: [string, string][] = [];
+    if (calls !== undefined && calls.length > 0) {
+      const known = this.#knownTexts();
+      params.calls_json = encodeCalls(calls, (hash, text) => {
+        if (!known.has(hash)) texts.push([hash, text]);
+      });
+    } else {
+      params.calls_json = null;
+    }
+    this.#enqueue({ op: "row", runId, what: `example ${row.index}`, params, ...(texts.length > 0 ? { texts } : {}) });
+  }
+
+  /** The model calls recorded with one example of a run, in the order they were answered ([] when none). */
+  async calls(runId: string, index: number): Promise<ModelCall[]> {
+    const [raw] = await this.#query<{ calls_json: string | null }>("SELECT calls_json FROM lab_rows WHERE run_id = $1 AND idx = $2", [runId, index]);
+    if (raw?.calls_json == null) return [];
+    const hashes = callTextHashes(raw.calls_json);
+    const texts = new Map<string, string>();
+    if (hashes.length > 0) {
+      for (const t of await this.#query<{ hash: string; text: string }>("SELECT hash, text FROM lab_texts WHERE hash = ANY($1)", [hashes])) {
+        texts.set(t.hash, t.text);
+      }
+    }
+    return decodeCalls(raw.calls_json, (hash) => texts.get(hash));
   }
 
   /** Records one finished optimizer trial of `runId` (queued, as `recordExample`). */
@@ -192,6 +225,15 @@ export class PostgresLabStore {
     }
   }
 
+  #knownTexts(): Set<string> {
+    let known = knownTexts.get(this.url);
+    if (known === undefined) {
+      known = new Set();
+      knownTexts.set(this.url, known);
+    }
+    return known;
+  }
+
   /** Waits for queued writes without taking their failures (those stay for `flush()`). */
   async #settle(): Promise<void> {
     while (this.#draining !== null || this.#queue.length > 0) await (this.#draining ?? this.#drain());
@@ -280,6 +322,22 @@ export class PostgresLabStore {
   async #insertMany(pool: import("pg").Pool, op: "row" | "trial", writes: Extract<Write, { op: "row" | "trial" }>[]): Promise<void> {
     const columns = op === "row" ? ROW_COLUMNS : TRIAL_COLUMNS;
     const table = op === "row" ? "lab_rows" : "lab_trials";
+    // The texts the rows' calls refer to go first, once each (another writer may have stored one already).
+    const texts = new Map<string, string>();
+    for (const w of writes) for (const [hash, text] of w.texts ?? []) texts.set(hash, text);
+    if (texts.size > 0) {
+      try {
+        await pool.query(
+          "INSERT INTO lab_texts (hash, text) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (hash) DO NOTHING",
+          [[...texts.keys()], [...texts.values()]],
+        );
+        const known = this.#knownTexts();
+        if (known.size + texts.size > 10_000) known.clear();
+        for (const hash of texts.keys()) known.add(hash);
+      } catch (error) {
+        this.#failures.push(postgresError(this.url, "record the calls' texts in", error));
+      }
+    }
     const insert = (batch: typeof writes) => {
       const values: unknown[] = [];
       const tuples = batch.map((w) => `(${columns.map((c) => {
