@@ -208,7 +208,7 @@ suite("the lab store on PostgreSQL", () => {
     const key = "sk-pg-recorded-call-secret-0123456789";
     registerSecret(key);
     class Classify extends Signature {
-      static override instructions = `Classify the sentence. ${"Read it closely and answer with one label. ".repeat(4)}`;
+      static override description = `Classify the sentence. ${"Read it closely and answer with one label. ".repeat(4)}`;
       static override input = { sentence: z.string() };
       static override output = { sentiment: z.enum(["positive", "negative"]) };
     }
