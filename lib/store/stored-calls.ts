@@ -56,8 +56,15 @@ export function textHash(text: string): string {
  */
 export function encodeCalls(calls: readonly ModelCall[], keep: (hash: string, text: string) => void): string {
   let previous: string | undefined;
-  const out = calls.map((call): CompactCall => {
-    const lastUser = call.messages.map((m) => m.role).lastIndexOf("user");
+  const out: CompactCall[] = [];
+  for (const call of calls) {
+    let lastUser = -1;
+    for (let i = call.messages.length - 1; i >= 0; i--) {
+      if (call.messages[i]!.role === "user") {
+        lastUser = i;
+        break;
+      }
+    }
     const q = call.messages.map((m, i) => {
       const clean = redactString(m.content);
       const letter = LETTER[m.role] ?? "u";
@@ -66,18 +73,24 @@ export function encodeCalls(calls: readonly ModelCall[], keep: (hash: string, te
       keep(hash, clean);
       return `${letter}#${hash}`;
     });
+    // Built by assignment, keys always in one order: objects spread together conditionally made this
+    // (and JSON.stringify of them) several times slower.
+    const compact = {} as CompactCall;
     // A provider whose name holds a slash keeps it apart (p), so "m" splits at its first slash.
     const apart = call.provider.includes("/");
     const model = apart ? call.model : `${call.provider}/${call.model}`;
-    const compact: CompactCall = {
-      ...(apart ? { p: call.provider, m: model } : model === previous ? {} : { m: model }),
-      q, r: redactString(call.reply), i: call.inputTokens, o: call.outputTokens,
-      ...(call.cost === null || !Number.isFinite(call.cost) ? {} : { c: call.cost }),
-      t: call.latencyMs, ...(call.cached ? { k: 1 as const } : {}),
-    };
+    if (apart) compact.p = call.provider;
+    if (apart || model !== previous) compact.m = model;
+    compact.q = q;
+    compact.r = redactString(call.reply);
+    compact.i = call.inputTokens;
+    compact.o = call.outputTokens;
+    if (call.cost !== null && Number.isFinite(call.cost)) compact.c = call.cost;
+    compact.t = call.latencyMs;
+    if (call.cached) compact.k = 1;
     previous = apart ? undefined : model;
-    return compact;
-  });
+    out.push(compact);
+  }
   return JSON.stringify(out);
 }
 
