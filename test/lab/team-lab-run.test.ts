@@ -2,6 +2,7 @@
 // batches and the response cache go to the database, nothing to the folder's file; an interrupted
 // `--batch` run resumes from it. Built CLI (npm run build first), a real PostgreSQL server, the fake provider.
 import { afterAll, beforeAll, describe, expect, it, test } from "@jest/globals";
+import pg from "pg";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,7 +30,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const WORDS = ["ant", "bee", "yak", "dog", "eel", "fox", "gnu", "hen"];
 
 /** A user's project: typelm (this repository, built) and zod in node_modules, an experiment file and its data. */
-function project(name: string): string {
+function project(name: string, optimizer = `optimizer: "none",`): string {
   const path = join(dir, name);
   mkdirSync(join(path, "node_modules"), { recursive: true });
   symlinkSync(root, join(path, "node_modules", "typelm"), "dir");
@@ -48,7 +49,7 @@ export default defineExperiment({
   dataset: "../data/words",
   signature: Upper,
   program: ({ signature }) => new Predict(signature),
-  optimizer: "none",
+  ${optimizer}
 });
 `);
   return path;
@@ -113,6 +114,31 @@ suite("typelm run on a team's lab (TYPELM_LAB_URL)", () => {
     expect(gated.code).toBe(0);
     expect(gated.stderr).toContain(`gate against run ${run.id}`);
     expect(gated.stderr).toContain("gate: passed");
+  }, 90_000);
+
+  it("an optimizer's run and trials and the registry version go to the database too", async () => {
+    const url = server.createDatabase(`run_${++databases}`);
+    const cwd = project("tuned", `optimizer: "simple",\n  optimizerOptions: { numTrials: 2, kDemos: 1 },`);
+    const ran = await runBuiltCli(["run", "experiments/shout.mjs", "--lm", "openai/gpt-4o-mini"], cwd, envFor(url));
+    expect(ran.code).toBe(0);
+    expect(ran.stderr).toContain('registry "shout" v1');
+    expect(existsSync(join(cwd, ".typelm", "lab.sqlite"))).toBe(false);
+    const lab = PostgresLabStore.open(url);
+    const runs = await lab.runs();
+    expect(runs.map((r) => [r.kind, r.name, r.status]).sort()).toEqual([
+      ["evaluation", "shout baseline", "completed"], ["evaluation", "shout optimized", "completed"], ["optimization", "SimpleOptimizer", "completed"],
+    ]);
+    const optimization = await lab.run(runs.find((r) => r.kind === "optimization")!.id);
+    expect(optimization?.kind === "optimization" && optimization.trials.length).toBeGreaterThan(0);
+    const optimized = runs.find((r) => r.name === "shout optimized")!;
+    expect((await lab.calls(optimized.id, 0)).length).toBe(1);
+    const client = new pg.Client(url);
+    await client.connect();
+    try {
+      expect((await client.query("SELECT name, version FROM registry_versions")).rows).toEqual([{ name: "shout", version: 1 }]);
+    } finally {
+      await client.end();
+    }
   }, 90_000);
 
   it("typelm run --batch killed with SIGKILL after its batch was submitted: the same command resumes the run from the database and pays once", async () => {
