@@ -37,8 +37,7 @@ function project(name: string, optimizer = `optimizer: "none",`): string {
   symlinkSync(join(root, "node_modules", "zod"), join(path, "node_modules", "zod"), "dir");
   mkdirSync(join(path, "experiments"));
   mkdirSync(join(path, "data", "words"), { recursive: true });
-  const lines = (from: number) => WORDS.map((w, i) => JSON.stringify({ id: `w${from + i}`, word: w, loud: w.toUpperCase() })).join("\n") + "\n";
-  for (const [split, from] of [["train", 100], ["dev", 200], ["test", 0]] as const) writeFileSync(join(path, "data", "words", `${split}.jsonl`), lines(from));
+  writeData(path, WORDS);
   writeFileSync(join(path, "experiments", "shout.mjs"), `import { z } from "zod";
 import { defineExperiment, Predict, Signature } from "typelm";
 
@@ -55,10 +54,43 @@ export default defineExperiment({
   return path;
 }
 
+function writeData(path: string, words: readonly string[]): void {
+  const lines = (from: number) => words.map((w, i) => JSON.stringify({ id: `w${from + i}`, word: w, loud: w.toUpperCase() })).join("\n") + "\n";
+  for (const [split, from] of [["train", 100], ["dev", 200], ["test", 0]] as const) writeFileSync(join(path, "data", "words", `${split}.jsonl`), lines(from));
+}
+
 function answer(request: FakeRequest): Record<string, unknown> {
   const last = String(request.messages[request.messages.length - 1]?.content ?? "");
   return { loud: (/"word":\s*"([^"]+)"/.exec(last)?.[1] ?? "").toUpperCase() };
 }
+
+/** Starts `typelm run --batch`, waits until its batch is in the team's lab and polled once, and kills it with SIGKILL; returns the run's id. */
+async function runAndKill(cwd: string, env: NodeJS.ProcessEnv, lab: PostgresLabStore, fake: FakeProvider): Promise<string> {
+  const batches = fake.batches.length;
+  const proc = spawn(process.execPath, [BIN, ...BATCH_ARGS], { cwd, env, stdio: "pipe" });
+  let stderr = "";
+  proc.stderr.on("data", (d) => { stderr += String(d); });
+  const deadline = Date.now() + 30_000;
+  let runId: string | undefined;
+  for (;;) {
+    const batch = fake.batches[batches];
+    if (batch !== undefined && batch.polls >= 1 && /waiting/.test(stderr)) {
+      const run = (await lab.runs({ kind: "evaluation" }).catch(() => []))[0];
+      if (run !== undefined && (await lab.batches(run.id)).length > 0) {
+        runId = run.id;
+        break;
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`the command never submitted its batch: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const exited = new Promise((r) => proc.on("exit", r));
+  proc.kill("SIGKILL");
+  await exited;
+  return runId;
+}
+
+const BATCH_ARGS = ["run", "experiments/shout.mjs", "--lm", "openai/gpt-4o-mini", "--batch"];
 
 suite("typelm run on a team's lab (TYPELM_LAB_URL)", () => {
   let server: PostgresTestServer;
@@ -145,34 +177,14 @@ suite("typelm run on a team's lab (TYPELM_LAB_URL)", () => {
     const url = server.createDatabase(`run_${++databases}`);
     const cwd = project("killed");
     const env = envFor(url);
-    const args = ["run", "experiments/shout.mjs", "--lm", "openai/gpt-4o-mini", "--batch"];
     fake.batch({ polls: 1 });
     const before = { uploads: fake.uploads, batches: fake.batches.length };
-    const proc = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: "pipe" });
-    let stderr = "";
-    proc.stderr.on("data", (d) => { stderr += String(d); });
     const lab = PostgresLabStore.open(url);
-    const deadline = Date.now() + 30_000;
-    let runId: string | undefined;
-    for (;;) {
-      const batch = fake.batches[before.batches];
-      if (batch !== undefined && batch.polls >= 1 && /waiting/.test(stderr)) {
-        const run = (await lab.runs({ kind: "evaluation" }).catch(() => []))[0];
-        if (run !== undefined && (await lab.batches(run.id)).length > 0) {
-          runId = run.id;
-          break;
-        }
-      }
-      if (Date.now() > deadline) throw new Error(`the command never submitted its batch: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    const exited = new Promise((r) => proc.on("exit", r));
-    proc.kill("SIGKILL");
-    await exited;
+    const runId = await runAndKill(cwd, env, lab, fake);
     expect((await lab.run(runId))!.status).toBe("running");
     expect(readdirSync(join(cwd, ".typelm", "running"))).toEqual([`${runId}.json`]);
 
-    const again = await runBuiltCli(args, cwd, env);
+    const again = await runBuiltCli(BATCH_ARGS, cwd, env);
     expect(again.stderr).toContain(`shout baseline: resuming run ${runId} (its process (pid `);
     expect(again).toMatchObject({ code: 0, stdout: `${join(cwd, "reports/shout/report.md")}\n` });
     expect([fake.uploads - before.uploads, fake.batches.length - before.batches]).toEqual([1, 1]);
@@ -182,5 +194,25 @@ suite("typelm run on a team's lab (TYPELM_LAB_URL)", () => {
     expect(await lab.batches(runId)).toEqual([expect.objectContaining({ status: "completed" })]);
     expect(readdirSync(join(cwd, ".typelm", "running"))).toEqual([]);
     expect(existsSync(join(cwd, ".typelm", "lab.sqlite"))).toBe(false);
+  }, 90_000);
+
+  it("typelm run --batch killed, then run again with other data: the interrupted run is marked failed in the database and a new run starts", async () => {
+    const url = server.createDatabase(`run_${++databases}`);
+    const cwd = project("changed");
+    const env = envFor(url);
+    fake.batch({ polls: 1 });
+    const lab = PostgresLabStore.open(url);
+    const killedId = await runAndKill(cwd, env, lab, fake);
+    writeData(cwd, WORDS.map((w) => `${w}s`));
+
+    const again = await runBuiltCli(BATCH_ARGS, cwd, env);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain(`shout baseline: run ${killedId} was interrupted (its process (pid `);
+    const runs = await lab.runs({ kind: "evaluation" });
+    expect(runs.map((r) => r.status)).toEqual(["completed", "failed"]);
+    expect(runs[1]!.id).toBe(killedId);
+    expect(runs[1]!.error).toMatch(/^interrupted: its process \(pid \d+ on .+\) ended before it finished$/);
+    expect(runs[0]!.summary).toMatchObject({ metrics: { accuracy: 1 }, total: 8 });
+    expect(readdirSync(join(cwd, ".typelm", "running"))).toEqual([]);
   }, 90_000);
 });
