@@ -5,12 +5,15 @@
  *       429 answers, failed examples;
  *   (c) the lab store: µs per recorded example and bytes per example in the file, without and with the
  *       example's model call (`recordCalls`), and an evaluation unrecorded, recorded without its calls
- *       and recorded with them.
+ *       and recorded with them;
+ *   (d) the same evaluation recording into a PostgreSQL server on 127.0.0.1 (started for the bench, default
+ *       durability) against recording into the SQLite file and unrecorded: µs per recorded row; skipped,
+ *       saying why, when no PostgreSQL server binaries are found.
  *
  * Run with `npm run bench:evaluate` (builds to dist/, then runs dist/bench/evaluate.js).
  * Options (environment variables): BENCH_LATENCY_MS (50), BENCH_CONCURRENCY (8), BENCH_EXAMPLES (400),
  * BENCH_RATE (50), BENCH_BURST (5), BENCH_RATE_EXAMPLES (300), BENCH_RATE_RUNS (3), BENCH_STORE_ROWS (5000),
- * BENCH_PARTS (abc: which of the three to run). See bench/README.md.
+ * BENCH_PARTS (abcd: which of the four to run). See bench/README.md.
  */
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -20,7 +23,11 @@ import { performance } from "node:perf_hooks";
 import { Evaluation, FewShotExample, LabStore, LM, Predict } from "../lib/index.js";
 import type { EvaluationRow } from "../lib/index.js";
 import { ScriptedLM, startFakeProvider } from "../lib/testing/index.js";
+import { closePostgresPools } from "../lib/store/pg.js";
+import type { Lab } from "../lib/store/lab-store.js";
+import type { ModelCall } from "../lib/lm/usage-scope.js";
 import { intFromEnv } from "./env.js";
+import { startBenchPostgres } from "./evaluate-postgres.js";
 import { Classify, LABELS, labelFor } from "./review-task.js";
 
 const LATENCY_MS = intFromEnv("BENCH_LATENCY_MS", 50);
@@ -30,7 +37,7 @@ const RATE = intFromEnv("BENCH_RATE", 50);
 const BURST = intFromEnv("BENCH_BURST", 5);
 const RATE_EXAMPLES = intFromEnv("BENCH_RATE_EXAMPLES", 300);
 const RATE_RUNS = intFromEnv("BENCH_RATE_RUNS", 3);
-const PARTS = process.env["BENCH_PARTS"] || "abc";
+const PARTS = process.env["BENCH_PARTS"] || "abcd";
 const STORE_ROWS = intFromEnv("BENCH_STORE_ROWS", 5000);
 /** What the fake provider takes to answer an admitted request (ms). */
 const PROVIDER_LATENCY_MS = 20;
@@ -176,6 +183,75 @@ async function store(dir: string): Promise<void> {
     `${withModelCalls.toFixed(1)} recorded with its model calls (+${(withModelCalls - off).toFixed(1)} us, ${((withModelCalls - off) / (on - off)).toFixed(2)}x the recording without them)`);
 }
 
+// ---------------------------------------------------------------------------------------------
+// (d) a team's lab on PostgreSQL over loopback
+
+async function postgres(dir: string): Promise<void> {
+  const server = await startBenchPostgres();
+  if (typeof server === "string") {
+    console.log(`(d) PostgreSQL over loopback: skipped, ${server}`);
+    return;
+  }
+  try {
+    const team = LabStore.open({ url: server.url });
+    const file = LabStore.open(join(dir, "lab-d.sqlite"));
+    await team.runs(); // connects and creates the tables outside the timing
+    // The store alone: rows queued and sent in bursts, then flushed; with and without each row's call.
+    const sent = new Predict(Classify).prompt();
+    const system = sent.system();
+    const callOf = (i: number): ModelCall[] => [{
+      provider: "openai", model: "gpt-4o-mini",
+      messages: [{ role: "system", content: system }, { role: "user", content: `review: Review #${i}: the product arrived on time and works as described.` }],
+      reply: `{"sentiment":"${i % 2 === 0 ? "positive" : "neutral"}"}`, inputTokens: 180, outputTokens: 12, cost: 0.0000342, latencyMs: 512.25, cached: false,
+    }];
+    const perRow = async (withCalls: boolean): Promise<number> => {
+      const runId = team.startRun({ kind: "evaluation", name: withCalls ? "bench-calls" : "bench" });
+      await team.flush();
+      const started = performance.now();
+      for (let i = 0; i < STORE_ROWS; i++) {
+        team.recordExample(runId, sampleRow(i), withCalls ? callOf(i) : undefined);
+        // An evaluation's rows arrive over many turns, not in one.
+        if (i % 8 === 7) await new Promise((resolve) => setImmediate(resolve));
+      }
+      await team.flush();
+      return ((performance.now() - started) * 1000) / STORE_ROWS;
+    };
+    await perRow(false);
+    const rowUs = await perRow(false);
+    const callsUs = await perRow(true);
+    console.log(`(d) PostgreSQL on 127.0.0.1 (fsync and synchronous commit on), ${STORE_ROWS} rows queued 8 per turn then flushed: ` +
+      `${rowUs.toFixed(1)} us per row, ${callsUs.toFixed(1)} us with its model call`);
+
+    // The evaluation of part (c) with an instant model, recording (with its calls) into each store in turn.
+    const lm = new ScriptedLM((req) => ({ sentiment: labelFor(String(req.inputs?.["review"])) }));
+    const m = new Predict(Classify).configure((c) => { c.lm = lm; });
+    const testExamples = examples(2000);
+    const timed = async (lab: Lab | null, recordCalls = true): Promise<number> => {
+      const t = performance.now();
+      await new Evaluation({ concurrency: 8, record: lab !== null, recordCalls, lab, progress: false }).evaluate({ moduleInstance: m, testExamples });
+      return performance.now() - t;
+    };
+    await timed(null);
+    await timed(file);
+    await timed(team);
+    const offs: number[] = [], sqlite: number[] = [], pg: number[] = [], pgNoCalls: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      offs.push(await timed(null));
+      sqlite.push(await timed(file));
+      pg.push(await timed(team));
+      pgNoCalls.push(await timed(team, false));
+    }
+    const median = (xs: number[]) => ([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]! * 1000) / testExamples.length;
+    const off = median(offs);
+    console.log(`    Evaluation with an instant model, N=2000, C=8, median of 5 (us per example): unrecorded ${off.toFixed(1)}, ` +
+      `SQLite ${median(sqlite).toFixed(1)} (+${(median(sqlite) - off).toFixed(1)}), PostgreSQL ${median(pg).toFixed(1)} (+${(median(pg) - off).toFixed(1)}), ` +
+      `PostgreSQL without the calls ${median(pgNoCalls).toFixed(1)} (+${(median(pgNoCalls) - off).toFixed(1)}); all recorded with their model calls unless said`);
+  } finally {
+    await closePostgresPools();
+    server.stop();
+  }
+}
+
 /** Bytes of the main file after folding the WAL into it (a second connection may checkpoint). */
 function fileBytes(path: string): number {
   const Database = createRequire(import.meta.url)("better-sqlite3") as typeof import("better-sqlite3");
@@ -211,10 +287,11 @@ async function main(): Promise<void> {
     }
     rateTable(runs);
   }
-  if (!PARTS.includes("c")) return;
+  if (!PARTS.includes("c") && !PARTS.includes("d")) return;
   const dir = mkdtempSync(join(tmpdir(), "typelm-bench-"));
   try {
-    await store(dir);
+    if (PARTS.includes("c")) await store(dir);
+    if (PARTS.includes("d")) await postgres(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

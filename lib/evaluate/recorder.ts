@@ -6,7 +6,7 @@ import type { EvaluationRow } from "../store/records.js";
 /** Writes one evaluation run to the lab store as it goes; a no-op when recording is off. */
 export interface RunRecorder {
   readonly runId: string | null;
-  /** Writes the row, with its model calls when given (kept on SQLite; a PostgreSQL store keeps the row). */
+  /** Writes the row, with its model calls when given (both engines keep them). */
   example(row: EvaluationRow, calls?: readonly ModelCall[] | null): void;
   /** On a PostgreSQL store, settles once every queued write of the run is in the database. */
   finish(end: { ok: boolean; score: number | null; summary: Record<string, unknown>; error?: string }): void | Promise<void>;

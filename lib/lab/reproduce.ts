@@ -9,11 +9,13 @@ import { packageRoot, type Dataset } from "./datasets.js";
 import { gateLines, junitXml, markdownSummary, readBaseline, runGate, type GateBaseline, type GateResult, type ResultRow } from "./gate.js";
 import { metricsOf, runById } from "./commands.js";
 import { LabStore } from "../store/lab-store.js";
+import type { EvaluationRow, LabRun } from "../store/records.js";
+import { postgresRunById } from "./team-store.js";
 import { loadBundledExperiment, loadExperimentFile, type LoadedExperiment } from "./load-experiment.js";
 import type { ModelChoice } from "./model-choice.js";
 import { takeReportFolder } from "./report-folder.js";
 import { chartsSkippedLine, drawCharts, renderReport } from "./report-md.js";
-import { libraryVersion, runExperiment, type ExperimentRun, type Manifest, type ModelRunResult, type RunExperimentOptions } from "./run-experiment.js";
+import { libraryVersion, runExperiment, teamLabUrl, type ExperimentRun, type Manifest, type ModelRunResult, type RunExperimentOptions } from "./run-experiment.js";
 
 /** The bundled experiments, in the order the help lists them: files in the package's experiments/ folder. */
 export const BUNDLED_EXPERIMENTS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k"] as const;
@@ -156,7 +158,7 @@ export async function runAndReport(file: string | LoadedExperiment, options: Run
   const dir = join(options.out === undefined ? join(cwd, "reports") : resolve(cwd, options.out), loaded.definition.name);
   checkReportWritable(dir, reportFiles(options.lm));
   // The baseline is read and checked before anything runs (and before this run's report could replace it).
-  const baseline = options.gate === undefined ? undefined : readGateBaseline(options.gate, cwd);
+  const baseline = options.gate === undefined ? undefined : await readGateBaseline(options.gate, cwd, options.env ?? process.env);
   // Held from before the run until the last file is written: a second run for the same folder is refused at once.
   const folder = takeReportFolder(dir);
   try {
@@ -284,27 +286,37 @@ export function adjustReportComparisons(parts: readonly { comparison: Record<str
   family.forEach((c, i) => { c.pAdjusted = adjusted[i]!; });
 }
 
-function readGateBaseline(gate: GateOptions, cwd: string): GateBaseline {
+async function readGateBaseline(gate: GateOptions, cwd: string, env: NodeJS.ProcessEnv): Promise<GateBaseline> {
   if (typeof gate.baseline !== "string" || gate.baseline === "") {
     throw new ValidationError("--baseline expects a results.json file or an evaluation run id", { field: "baseline" });
   }
   if (gate.maxDrop !== undefined && !(Number.isFinite(gate.maxDrop) && gate.maxDrop >= 0 && gate.maxDrop <= 1)) {
     throw new ValidationError(`--max-drop expects a number between 0 and 1 (e.g. 0.02); received ${String(gate.maxDrop)}`, { field: "maxDrop" });
   }
-  return readBaseline(gate.baseline, cwd, (id) => {
+  const team = teamLabUrl(env);
+  const spec = gate.baseline;
+  // A run of a team's lab is read (asynchronously) before readBaseline asks for it: when no file of that name exists.
+  const teamRun = team === undefined || existsSync(resolve(cwd, spec)) || spec.endsWith(".json") || spec.includes("/") || spec.includes("\\")
+    ? undefined
+    : await postgresRunById(LabStore.open({ url: team }), spec);
+  return readBaseline(spec, cwd, (id) => {
+    if (teamRun !== undefined) return baselineRun(teamRun);
     const path = join(cwd, ".typelm", "lab.sqlite");
     if (!existsSync(path)) throw new ValidationError(`--baseline: "${id}" is neither a file nor a run id: no lab store at ${path}`, { field: "baseline" });
     const store = LabStore.open(path);
     try {
-      const run = runById(store, id);
-      if (run.kind !== "evaluation") {
-        throw new ValidationError(`--baseline: run ${run.id} is an ${run.kind} run; the baseline is a results.json or an evaluation run (typelm runs --kind evaluation)`, { field: "baseline" });
-      }
-      return { id: run.id, rows: run.rows, metrics: metricsOf(run) };
+      return baselineRun(runById(store, id));
     } finally {
       store.close();
     }
   });
+}
+
+function baselineRun(run: LabRun): { id: string; rows: EvaluationRow[]; metrics: Record<string, number> } {
+  if (run.kind !== "evaluation") {
+    throw new ValidationError(`--baseline: run ${run.id} is an ${run.kind} run; the baseline is a results.json or an evaluation run (typelm runs --kind evaluation)`, { field: "baseline" });
+  }
+  return { id: run.id, rows: run.rows, metrics: metricsOf(run) };
 }
 
 /** The baseline must hold the test examples this run evaluates: said before any model call. */

@@ -9,7 +9,7 @@ import { describeError, Instrumentation } from "../instrument/bus.js";
 import { nodeCrypto } from "../load-sync.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
-import type { LabStore } from "../store/lab-store.js";
+import type { Lab } from "../store/lab-store.js";
 
 // How `typelm run --batch` runs an evaluation so that running the same command again after a crash
 // (kill -9, a power cut) pays nothing twice: while a batch evaluation runs, a marker file beside the
@@ -25,7 +25,10 @@ import type { LabStore } from "../store/lab-store.js";
 export interface RunEvaluation {
   /** The run's name in the lab store (experiment, baseline/optimized, model when several). */
   name: string;
-  lab: LabStore;
+  /** The lab store the run is recorded in: the working folder's file or a team's lab on PostgreSQL. */
+  lab: Lab;
+  /** The folder of the marker files (default: `running` beside the lab store's file). */
+  running?: string;
   /** Through the provider's batch service (`--batch`); without it the evaluation runs as usual. */
   batch: boolean;
   /** Progress lines (the command line prints them on standard error). */
@@ -52,9 +55,9 @@ interface Marker {
 export async function evaluateInRun(r: RunEvaluation): Promise<EvaluationReport> {
   const args = { moduleInstance: r.moduleInstance, testExamples: r.testExamples, metrics: r.metrics };
   if (!r.batch) return new Evaluation({ name: r.name, lab: r.lab }).evaluate(args);
-  const markers = new Markers(join(dirname(r.lab.path), "running"));
+  const markers = new Markers(r.running ?? join(dirname(r.lab.path), "running"));
   const identity = identityOf(r);
-  const resume = takeInterrupted(markers, r, identity);
+  const resume = await takeInterrupted(markers, r, identity);
   let runId: string | undefined = resume;
   const offStart = Instrumentation.subscribe("evaluation.start", (event) => {
     if (runId !== undefined || event.payload["name"] !== r.name) return;
@@ -76,7 +79,7 @@ export async function evaluateInRun(r: RunEvaluation): Promise<EvaluationReport>
   } catch (error) {
     // A batch that may still be running at the provider (maxWait, the network) keeps the marker:
     // running the command again waits for it instead of paying for it twice.
-    ended = runId === undefined || !stillSubmitted(r.lab, runId);
+    ended = runId === undefined || !(await stillSubmitted(r.lab, runId));
     throw error;
   } finally {
     offStart();
@@ -90,11 +93,12 @@ export async function evaluateInRun(r: RunEvaluation): Promise<EvaluationReport>
  * interrupted run of the same name with another identity (the data, model or program changed) is
  * marked failed instead: its rows belong to other inputs.
  */
-function takeInterrupted(markers: Markers, r: RunEvaluation, identity: string): string | undefined {
+async function takeInterrupted(markers: Markers, r: RunEvaluation, identity: string): Promise<string | undefined> {
   const found = markers.list().filter((m) => m.marker.name === r.name && processGone(m.marker))
     .sort((a, b) => b.marker.startedAt.localeCompare(a.marker.startedAt));
   if (found.length === 0) return undefined;
-  const runs = new Map(r.lab.runs({ kind: "evaluation", name: r.name }).map((x) => [x.id, x]));
+  // `await` serves both engines (a team's lab on PostgreSQL reads asynchronously).
+  const runs = new Map((await r.lab.runs({ kind: "evaluation", name: r.name })).map((x) => [x.id, x]));
   let taken: string | undefined;
   for (const { file, marker } of found) {
     const run = runs.get(marker.runId);
@@ -105,7 +109,10 @@ function takeInterrupted(markers: Markers, r: RunEvaluation, identity: string): 
       taken = marker.runId;
       r.log(`${r.name}: resuming run ${marker.runId} (${gone}); its recorded rows are kept and its submitted batches waited for`);
     } else if (markers.claim(file, marker)) {
-      if (run.status === "running") r.lab.finishRun(marker.runId, { status: "failed", error: `interrupted: ${gone}` });
+      if (run.status === "running") {
+        r.lab.finishRun(marker.runId, { status: "failed", error: `interrupted: ${gone}` });
+        if (r.lab.engine === "postgresql") await r.lab.flush();
+      }
       markers.release(marker.runId);
       r.log(`${r.name}: run ${marker.runId} was interrupted (${gone}) and ran other inputs; marked failed, this run starts afresh`);
     }
@@ -114,9 +121,9 @@ function takeInterrupted(markers: Markers, r: RunEvaluation, identity: string): 
 }
 
 /** Whether the run has a batch that was submitted and not read (false when its batches cannot be read). */
-function stillSubmitted(lab: LabStore, runId: string): boolean {
+async function stillSubmitted(lab: Lab, runId: string): Promise<boolean> {
   try {
-    return lab.batches(runId).some((b) => b.status === "submitted");
+    return (await lab.batches(runId)).some((b) => b.status === "submitted");
   } catch {
     return false;
   }

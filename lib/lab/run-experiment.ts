@@ -17,7 +17,7 @@ import { inExperiment } from "../optimize/recorder.js";
 import { SimpleOptimizer } from "../optimize/simple.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import type { SignatureClass } from "../signature/signature.js";
-import { LabStore } from "../store/lab-store.js";
+import { LabStore, type Lab } from "../store/lab-store.js";
 import type { OptimizationRun } from "../store/records.js";
 import { Registry } from "../store/registry.js";
 import { loadDataset, packageRoot, type Dataset } from "./datasets.js";
@@ -44,7 +44,10 @@ export interface RunExperimentOptions {
   seeds?: number | undefined;
   /** The LM response cache (default on, in the lab store's file). */
   cache?: boolean;
-  /** Where `.typelm/lab.sqlite` is (default: the working directory). */
+  /**
+   * Where `.typelm/lab.sqlite` is (default: the working directory). A team's lab (`c.lab = { url }`
+   * or TYPELM_LAB_URL in `env`) takes the runs, the response cache and the registry instead.
+   */
   cwd?: string;
   /** The baseline and optimized evaluations go through the provider's batch service (`--batch`). */
   batch?: boolean;
@@ -141,7 +144,11 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
   const seedCount = checkCount(options.seeds ?? loaded.definition.seeds, "seeds") ?? 1;
   const cwd = resolve(options.cwd ?? process.cwd());
   const log = options.log ?? (() => {});
+  // The team's lab on PostgreSQL when one is configured (checked before any model call), else the folder's file.
+  const team = teamLabUrl(options.env ?? process.env);
   const labPath = join(cwd, ".typelm", "lab.sqlite");
+  const teamLab = team === undefined ? undefined : LabStore.open({ url: team });
+  const labLocation = team ?? labPath;
   const lmIds = options.lm === undefined ? [] : typeof options.lm === "string" ? [options.lm] : [...options.lm];
   if (new Set(lmIds).size !== lmIds.length) throw new ValidationError(`--lm lists the same model twice: ${lmIds.join(", ")}`, { field: "lm" });
 
@@ -159,7 +166,7 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
   const chooses = lmIds.length === 0 ? [undefined] : lmIds;
   const choices: ModelChoice[] = [];
   for (const id of chooses) {
-    choices.push(await chooseModel({ lm: id, env: options.env, cachePath: options.cache === false ? undefined : labPath, ollamaProbeMs: options.ollamaProbeMs }));
+    choices.push(await chooseModel({ lm: id, env: options.env, cachePath: options.cache === false ? undefined : labLocation, ollamaProbeMs: options.ollamaProbeMs }));
   }
   // The named optimizer's constructor checks its options' values (a kDemos of -1, an unknown mode).
   if (optimizerName !== "none" && optimizerName !== "custom") {
@@ -171,8 +178,8 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
   const off = Instrumentation.subscribe("lm.request.start", () => { providerCalls++; });
   const models: ModelRun[] = [];
   try {
-    globalConfig.lab = { path: labPath };
-    const lab = LabStore.open(labPath);
+    globalConfig.lab = team === undefined ? { path: labPath } : { url: team };
+    const lab: Lab = teamLab ?? LabStore.open(labPath);
     // Every model answers the check before anything runs: one that cannot be used stops the command
     // before another model's run has been paid for.
     const programs: Module[] = [];
@@ -196,7 +203,7 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
       const program = programs[index]!;
       // With --batch, running the same command again resumes an interrupted evaluation (resume-run.ts).
       const evaluate = (moduleInstance: Module, name: string) => evaluateInRun({
-        name, lab, batch: options.batch === true, log, moduleInstance, testExamples: dataset.test, metrics,
+        name, lab, running: join(cwd, ".typelm", "running"), batch: options.batch === true, log, moduleInstance, testExamples: dataset.test, metrics,
         command: { model: choice.id, experiment: loaded.sha256, dataset: dataset.info.files, seed, limit: limit ?? null },
       });
       log(`baseline${tag}: evaluating ${dataset.test.length} test examples`);
@@ -219,7 +226,7 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
         optimized = await evaluate(tuned, `${def.name} optimized${tag}`);
         log(`optimized${tag}: ${formatMetrics(optimized.metrics)}`);
         const headline = optimized.metrics[metricName(metrics[0])] ?? null;
-        const stored = await new Registry({ path: labPath }).store({
+        const stored = await new Registry({ path: labLocation }).store({
           moduleInstance: tuned, name: def.name,
           metadata: { experiment: def.name, model: choice.id, seed, limit: limit ?? null, score: headline, datasetSha256: shaOf(dataset) },
         });
@@ -253,6 +260,7 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
       models.push({ choice, baseline, optimized, run, tuned, result, registryVersion, providerCalls: providerCalls - before });
     }
     adjustReportComparisons(models.map((m) => m.result));
+    if (lab.engine === "postgresql") await lab.flush();
   } finally {
     off();
     globalConfig.lm = saved.lm;
@@ -274,6 +282,20 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
     },
   };
   return { definition: def, dataset, manifest, models, providerCalls, seed, limit: limit ?? null };
+}
+
+/**
+ * The team's lab an experiment records into: `c.lab = { url }`, else `TYPELM_LAB_URL` (unless
+ * `c.lab` gives a path); undefined for the working folder's `.typelm/lab.sqlite`.
+ */
+export function teamLabUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const lab = globalConfig.lab;
+  if (typeof lab === "object" && lab !== null) {
+    if (lab.url !== undefined) return lab.url;
+    if (lab.path !== undefined) return undefined;
+  }
+  const fromEnv = env.TYPELM_LAB_URL;
+  return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv;
 }
 
 /** The experiment's dataset: a folder (relative to the experiment file), a bundled name, or splits given inline. */

@@ -4,9 +4,9 @@ import type { Statement } from "better-sqlite3";
 import { configuredLabUrl, configuredStorePath, globalConfig } from "../config.js";
 import { ConfigurationError, preview, ValidationError } from "../errors.js";
 import { isPlainObject } from "../plain-object.js";
-import { redactedJson, redactError, redactString, shownUrl } from "../instrument/redact.js";
+import { redactedJson, redactError, shownUrl } from "../instrument/redact.js";
 import type { ModelCall } from "../lm/usage-scope.js";
-import { storedCalls, type StoredCall } from "./stored-calls.js";
+import { encodeCalls, storedCalls } from "./stored-calls.js";
 import { openStoreSync, storeError } from "./db.js";
 import { isPostgresUrl } from "./pg-url.js";
 import { PostgresLabStore } from "./pg-lab-store.js";
@@ -86,34 +86,6 @@ export interface TrialRaw {
   idx: number; kind: string; parents_json: string; choices_json: string; instructions_json: string; demo_ids_json: string;
   score: number | null; example_scores_json: string | null; budget_spent: number; lm_calls: number; input_tokens: number;
   output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string; reused: number;
-}
-
-/** Text hashes computed lately: a system prompt sent with every call is hashed once. */
-const textHashes = new Map<string, string>();
-
-/** Texts up to this many characters are kept in the call's row: shorter than their hash's row would be. */
-const INLINE_TEXT = 128;
-
-/**
- * Stores `text` (secrets masked) once under its hash and returns `{ text: hash }`, or `{ content }`
- * for a short text kept inline. Written before the row that refers to it, on its own: a text whose
- * row then fails to be written is only an unused entry.
- */
-function storedText(s: Statements, text: string): { content: string } | { text: string } {
-  const clean = redactString(text);
-  if (clean.length <= INLINE_TEXT) return { content: clean };
-  let hash = textHashes.get(clean);
-  if (hash === undefined) {
-    hash = nodeCrypto().createHash("sha256").update(clean).digest("hex").slice(0, 32);
-    if (textHashes.size >= 512) textHashes.clear();
-    textHashes.set(clean, hash);
-  }
-  if (!s.knownTexts.has(hash)) {
-    s.insertText.run(hash, clean);
-    if (s.knownTexts.size >= 10_000) s.knownTexts.clear();
-    s.knownTexts.add(hash);
-  }
-  return { text: hash };
 }
 
 /** The statements of one connection, prepared once and shared by every `LabStore` on it. */
@@ -234,17 +206,15 @@ export class LabStore {
         s.insertRow.run(values);
         return;
       }
-      // One statement, as without calls: the calls go in the row, their long texts (new ones only) before it.
-      const stored = calls.map((call): StoredCall => {
-        const reply = storedText(s, call.reply);
-        return {
-          provider: call.provider, model: call.model, messages: call.messages.map((m) => ({ role: m.role, ...storedText(s, m.content) })),
-          ...("content" in reply ? { reply: reply.content } : { replyHash: reply.text }),
-          inputTokens: call.inputTokens, outputTokens: call.outputTokens, cost: call.cost === null || !Number.isFinite(call.cost) ? null : call.cost,
-          latencyMs: call.latencyMs, cached: call.cached,
-        };
+      // One statement, as without calls: the calls go in the row, their texts kept by hash (new ones only) before it.
+      // A text whose row then fails to be written is only an unused entry.
+      const callsJson = encodeCalls(calls, (hash, text) => {
+        if (s.knownTexts.has(hash)) return;
+        s.insertText.run(hash, text);
+        if (s.knownTexts.size >= 10_000) s.knownTexts.clear();
+        s.knownTexts.add(hash);
       });
-      s.insertRowWithCalls.run({ ...values, calls_json: JSON.stringify(stored) });
+      s.insertRowWithCalls.run({ ...values, calls_json: callsJson });
     }, runId, `example ${row.index}`);
   }
 

@@ -26,7 +26,8 @@
  *                       From 006: calls_json, the model calls the example made (recordCalls), an array of
  *                       { provider, model, messages, reply | replyHash, inputTokens, outputTokens, cost,
  *                       latencyMs, cached }; each message { role, content } (short) or { role, text } (the
- *                       hash of a long content in lab_texts); null when none were recorded.
+ *                       hash of a long content in lab_texts); null when none were recorded. Rows written
+ *                       since keep a shorter form (see stored-calls.ts); both read back.
  * - `lab_texts`         (from 006) each long text a recorded call sent or received, once: hash (the first
  *                       128 bits of its sha256, hex), text. A system prompt repeated in every call is stored once.
  *                       (from 007) index lab_rows_failed: a run's failed rows (error IS NOT NULL).

@@ -8,10 +8,12 @@ import {
 } from "./lab-store.js";
 import { postgresError, postgresPool } from "./pg.js";
 import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";
+import { callTextHashes, decodeCalls } from "./stored-calls.js";
+import type { ModelCall } from "../lm/usage-scope.js";
 
 const ROW_COLUMNS = [
   "run_id", "idx", "example_id", "inputs_json", "expected_json", "prediction_json", "scores_json", "error",
-  "duration_ms", "input_tokens", "output_tokens", "cost", "details_json",
+  "duration_ms", "input_tokens", "output_tokens", "cost", "details_json", "calls_json",
 ] as const;
 const TRIAL_COLUMNS = [
   "run_id", "idx", "kind", "parents_json", "choices_json", "instructions_json", "demo_ids_json", "score",
@@ -24,8 +26,8 @@ const BATCH_ROWS = 500;
 /** A write queued by `PostgresLabStore`, sent by `PostgresLabEngine.send`. */
 export type Write =
   | { op: "run"; params: Record<string, unknown> }
-  | { op: "row"; runId: string; what: string; params: Record<string, unknown> }
-  | { op: "trial"; runId: string; what: string; params: Record<string, unknown> }
+  | { op: "row"; runId: string; what: string; params: Record<string, unknown>; texts?: [hash: string, text: string][] }
+  | { op: "trial"; runId: string; what: string; params: Record<string, unknown>; texts?: undefined }
   | { op: "finish"; runId: string; params: Record<string, unknown> }
   | { op: "reopen"; runId: string }
   | { op: "batch"; runId: string; what: string; params: unknown[] }
@@ -83,6 +85,20 @@ export class PostgresLabEngine {
     return (await this.#query<TrialRaw>("SELECT * FROM lab_trials WHERE run_id = $1 ORDER BY idx", [runId])).map(trialFrom);
   }
 
+  /** The model calls recorded with one example of a run, in the order they were answered ([] when none). */
+  async calls(runId: string, index: number): Promise<ModelCall[]> {
+    const [raw] = await this.#query<{ calls_json: string | null }>("SELECT calls_json FROM lab_rows WHERE run_id = $1 AND idx = $2", [runId, index]);
+    if (raw?.calls_json == null) return [];
+    const hashes = callTextHashes(raw.calls_json);
+    const texts = new Map<string, string>();
+    if (hashes.length > 0) {
+      for (const t of await this.#query<{ hash: string; text: string }>("SELECT hash, text FROM lab_texts WHERE hash = ANY($1)", [hashes])) {
+        texts.set(t.hash, t.text);
+      }
+    }
+    return decodeCalls(raw.calls_json, (hash) => texts.get(hash));
+  }
+
   async #query<T>(sql: string, params: unknown[]): Promise<T[]> {
     const { pool, ready } = postgresPool(this.url);
     await ready;
@@ -94,7 +110,7 @@ export class PostgresLabEngine {
   }
 
   /** Sends writes in order: consecutive rows (or trials) as one multi-row INSERT; each failure is given to `fail`. */
-  async send(writes: Write[], fail: (error: unknown) => void): Promise<void> {
+  async send(writes: Write[], fail: (error: unknown) => void, knownTexts: Set<string> = new Set()): Promise<void> {
     let connection: ReturnType<typeof postgresPool>;
     try {
       connection = postgresPool(this.url);
@@ -109,7 +125,7 @@ export class PostgresLabEngine {
       if (write.op === "row" || write.op === "trial") {
         let j = i;
         while (j < writes.length && writes[j]!.op === write.op && j - i < BATCH_ROWS) j++;
-        await this.#insertMany(pool, write.op, writes.slice(i, j) as Extract<Write, { op: "row" | "trial" }>[], fail);
+        await this.#insertMany(pool, write.op, writes.slice(i, j) as Extract<Write, { op: "row" | "trial" }>[], fail, knownTexts);
         i = j;
         continue;
       }
@@ -152,9 +168,27 @@ export class PostgresLabEngine {
    * One INSERT for many rows; when it fails (one duplicate index, one unknown run), the rows are
    * sent one by one so every other row is still written and each failure is named.
    */
-  async #insertMany(pool: import("pg").Pool, op: "row" | "trial", writes: Extract<Write, { op: "row" | "trial" }>[], fail: (error: unknown) => void): Promise<void> {
+  async #insertMany(
+    pool: import("pg").Pool, op: "row" | "trial", writes: Extract<Write, { op: "row" | "trial" }>[], fail: (error: unknown) => void,
+    knownTexts: Set<string>,
+  ): Promise<void> {
     const columns = op === "row" ? ROW_COLUMNS : TRIAL_COLUMNS;
     const table = op === "row" ? "lab_rows" : "lab_trials";
+    // The texts the rows' calls refer to go first, once each (another writer may have stored one already).
+    const texts = new Map<string, string>();
+    for (const w of writes) for (const [hash, text] of w.texts ?? []) texts.set(hash, text);
+    if (texts.size > 0) {
+      try {
+        await pool.query(
+          "INSERT INTO lab_texts (hash, text) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (hash) DO NOTHING",
+          [[...texts.keys()], [...texts.values()]],
+        );
+        if (knownTexts.size + texts.size > 10_000) knownTexts.clear();
+        for (const hash of texts.keys()) knownTexts.add(hash);
+      } catch (error) {
+        fail(postgresError(this.url, "record the calls' texts in", error));
+      }
+    }
     const insert = (batch: typeof writes) => {
       const values: unknown[] = [];
       const tuples = batch.map((w) => `(${columns.map((c) => {

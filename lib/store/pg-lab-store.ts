@@ -6,6 +6,11 @@ import { checkRunFilter, checkStartRun, type RunBatch, finishParams, rowParams, 
 import type { PostgresLabEngine, Write } from "./pg-lab-engine.js";
 import { PG_FEATURE } from "./pg-url.js";
 import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";
+import { encodeCalls } from "./stored-calls.js";
+import type { ModelCall } from "../lm/usage-scope.js";
+
+/** Per database URL: hashes of texts known to be in lab_texts (written from this process), not sent again. */
+const knownTexts = new Map<string, Set<string>>();
 
 /**
  * The lab store on a team's PostgreSQL database. Writers keep the SQLite store's synchronous
@@ -55,9 +60,28 @@ export class PostgresLabStore {
     return id;
   }
 
-  /** Records one evaluated example of `runId` (queued; a duplicate index makes the next `flush()` reject). */
-  recordExample(runId: string, row: EvaluationRow): void {
-    this.#enqueue({ op: "row", runId, what: `example ${row.index}`, params: rowParams(runId, row) });
+  /**
+   * Records one evaluated example of `runId`, with the model calls it made when given (queued; a
+   * duplicate index makes the next `flush()` reject). The calls are kept as on SQLite: in the row,
+   * each text a later call may send again once in lab_texts, written in the same burst as the row.
+   */
+  recordExample(runId: string, row: EvaluationRow, calls?: readonly ModelCall[]): void {
+    const params = rowParams(runId, row);
+    const texts: [string, string][] = [];
+    if (calls !== undefined && calls.length > 0) {
+      const known = this.#knownTexts();
+      params.calls_json = encodeCalls(calls, (hash, text) => {
+        if (!known.has(hash)) texts.push([hash, text]);
+      });
+    } else {
+      params.calls_json = null;
+    }
+    this.#enqueue({ op: "row", runId, what: `example ${row.index}`, params, ...(texts.length > 0 ? { texts } : {}) });
+  }
+
+  /** The model calls recorded with one example of a run, in the order they were answered ([] when none). */
+  async calls(runId: string, index: number): Promise<ModelCall[]> {
+    return (await this.#reader()).calls(runId, index);
   }
 
   /** Records one finished optimizer trial of `runId` (queued, as `recordExample`). */
@@ -150,6 +174,15 @@ export class PostgresLabStore {
     return (this.#engine ??= import("./pg-lab-engine.js").then(({ PostgresLabEngine }) => new PostgresLabEngine(this.url, this.path)));
   }
 
+  #knownTexts(): Set<string> {
+    let known = knownTexts.get(this.url);
+    if (known === undefined) {
+      known = new Set();
+      knownTexts.set(this.url, known);
+    }
+    return known;
+  }
+
   /** The engine to read with, once this handle's own queued writes are in (a read sees them). */
   async #reader(): Promise<PostgresLabEngine> {
     this.#open();
@@ -176,7 +209,7 @@ export class PostgresLabStore {
         const batch = this.#queue;
         this.#queue = [];
         const fail = (error: unknown) => void this.#failures.push(error);
-        await this.#io().then((engine) => engine.send(batch, fail), fail);
+        await this.#io().then((engine) => engine.send(batch, fail, this.#knownTexts()), fail);
       }
     })().finally(() => {
       this.#draining = null;

@@ -14,6 +14,7 @@ import { ConfigurationError, ValidationError } from "../../lib/errors.js";
 import { Evaluation, FewShotExample, Predict, Signature } from "../../lib/index.js";
 import { LabStore, labFromConfig } from "../../lib/store/lab-store.js";
 import { PostgresLabStore } from "../../lib/store/pg-lab-store.js";
+import { registerSecret } from "../../lib/instrument/redact.js";
 import { closePostgresPools, PG_MIGRATIONS } from "../../lib/store/pg.js";
 import { STORE_MIGRATIONS } from "../../lib/store/migrations.js";
 import type { EvaluationRow, EvaluationRun, Trial } from "../../lib/store/records.js";
@@ -166,6 +167,47 @@ suite("the lab store on PostgreSQL", () => {
     expect(asked.sort()).toEqual(["s10", "s11", "s9"]);
     expect(resumed.metrics).toEqual(report.metrics);
     expect(((await lab.run(report.runId!)) as EvaluationRun).rows.map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+  });
+
+  it("an Evaluation records each row's model calls in the team's lab as on SQLite: messages, raw reply, model, usage; texts sent again stored once; keys masked", async () => {
+    const url = fresh();
+    const key = "sk-pg-recorded-call-secret-0123456789";
+    registerSecret(key);
+    class Classify extends Signature {
+      static override description = `Classify the sentence. ${"Read it closely and answer with one label. ".repeat(4)}`;
+      static override input = { sentence: z.string() };
+      static override output = { sentiment: z.enum(["positive", "negative"]) };
+    }
+    const lm = new ScriptedLM((req) => ({ sentiment: String(req.inputs?.["sentence"]).endsWith("3") ? "negative" : "positive" }));
+    const predict = new Predict(Classify).configure((c) => { c.lm = lm; });
+    const long = `s9 ${"a sentence long enough to go past the inline limit ".repeat(4)}`;
+    const examples = [...Array.from({ length: 8 }, (_, i) => new FewShotExample({ input: { sentence: `s${i} ${key}` }, output: { sentiment: "positive" }, id: `ex-${i}` })),
+      new FewShotExample({ input: { sentence: long }, output: { sentiment: "positive" }, id: "ex-long" })];
+    const lab = PostgresLabStore.open(url);
+    const report = await new Evaluation({ lab, progress: false, concurrency: 3 }).evaluate({ moduleInstance: predict, testExamples: examples });
+    const runId = report.runId!;
+    expect(lm.requests).toHaveLength(9);
+    const system = lm.requests[0]!.messages.find((m) => m.role === "system")!.content;
+    expect(system.length).toBeGreaterThan(128);
+    for (const row of report.results) {
+      const calls = await lab.calls(runId, row.index);
+      expect(calls).toHaveLength(1);
+      const sent = lm.requests.find((r) => String(r.inputs?.["sentence"]) === String(examples[row.index]!.input["sentence"]))!;
+      expect(calls[0]!.messages).toEqual(sent.messages.map((m) => ({ role: m.role, content: m.content.split(key).join("[REDACTED]") })));
+      expect(calls[0]).toMatchObject({ provider: "scripted", cached: false, inputTokens: row.inputTokens, outputTokens: row.outputTokens });
+      expect(calls[0]!.reply).toMatch(/^```json\n\{\s*"sentiment":\s*"(positive|negative)"\s*\}\n```$/);
+    }
+    // The system prompt is one row of lab_texts; the long user message stays in its row.
+    expect(await sql(url, "SELECT text FROM lab_texts")).toEqual([{ text: system }]);
+    expect(JSON.stringify(await sql(url, "SELECT * FROM lab_rows")) + JSON.stringify(await sql(url, "SELECT * FROM lab_texts"))).not.toContain(key);
+    expect(await lab.calls(runId, 99)).toEqual([]);
+    // A second run adds no text; recordCalls: false keeps rows without calls.
+    const again = await new Evaluation({ lab, progress: false }).evaluate({ moduleInstance: predict, testExamples: examples });
+    expect((await sql(url, "SELECT COUNT(*)::int AS n FROM lab_texts"))[0].n).toBe(1);
+    expect((await lab.calls(again.runId!, 8))[0]!.messages.at(-1)!.content).toContain(long);
+    const off = await new Evaluation({ lab, progress: false, recordCalls: false }).evaluate({ moduleInstance: predict, testExamples: examples });
+    expect(await sql(url, "SELECT COUNT(*)::int AS n, COUNT(calls_json)::int AS calls FROM lab_rows WHERE run_id = $1", [off.runId])).toEqual([{ n: 9, calls: 0 }]);
+    expect(await lab.calls(off.runId!, 0)).toEqual([]);
   });
 
   it("an Evaluation whose rows the database refuses still returns its report, and the run is marked failed with the reason", async () => {
