@@ -1,8 +1,9 @@
 /**
  * `typelm lab copy <from> <to>`: a local lab (the SQLite file) into a team's lab on PostgreSQL, or back.
  * Runs keep their ids; rows, trials and batches keep their indices; registry versions keep their
- * numbers. Copying again adds nothing: what is already there is skipped (a run that has ended since
- * the last copy gets its end written).
+ * numbers. Rows keep their model calls, with the long texts those calls refer to (lab_texts: only the
+ * texts of the rows copied, each once). Copying again adds nothing: what is already there is skipped (a
+ * run that has ended since the last copy gets its end written).
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
@@ -10,6 +11,7 @@ import { ValidationError } from "../errors.js";
 import { shownUrl } from "../instrument/redact.js";
 import { openStoreSync, storeError } from "./db.js";
 import { isPostgresUrl, postgresError, postgresPool } from "./pg.js";
+import { callTextHashes } from "./stored-calls.js";
 
 /** What one copy did, counted per table. */
 export interface LabCopyReport {
@@ -18,6 +20,8 @@ export interface LabCopyReport {
   to: string;
   runs: { added: number; updated: number; unchanged: number };
   rows: number;
+  /** Texts of the copied rows' model calls added to lab_texts (those the destination lacked). */
+  texts: number;
   trials: number;
   batches: number;
   registry: { added: number; unchanged: number; conflicts: string[] };
@@ -26,7 +30,7 @@ export interface LabCopyReport {
 const RUN_COLUMNS = ["id", "kind", "name", "status", "started_at", "ended_at", "score", "config_json", "summary_json", "error", "best_trial"];
 const ROW_COLUMNS = [
   "run_id", "idx", "example_id", "inputs_json", "expected_json", "prediction_json", "scores_json", "error", "duration_ms", "input_tokens",
-  "output_tokens", "cost", "details_json",
+  "output_tokens", "cost", "details_json", "calls_json",
 ];
 const TRIAL_COLUMNS = [
   "run_id", "idx", "kind", "parents_json", "choices_json", "instructions_json", "demo_ids_json", "score", "example_scores_json",
@@ -61,7 +65,7 @@ export async function copyLab(from: string, to: string, cwd: string = process.cw
     }
   };
   const report: LabCopyReport = {
-    from: path, to: shownUrl(to), runs: { added: 0, updated: 0, unchanged: 0 }, rows: 0, trials: 0, batches: 0,
+    from: path, to: shownUrl(to), runs: { added: 0, updated: 0, unchanged: 0 }, rows: 0, texts: 0, trials: 0, batches: 0,
     registry: { added: 0, unchanged: 0, conflicts: [] },
   };
   const { pool, ready } = postgresPool(to);
@@ -93,9 +97,23 @@ export async function copyLab(from: string, to: string, cwd: string = process.cw
           if (changed.rowCount === 1) report.runs.updated++;
           else report.runs.unchanged++;
         }
-        report.rows += await insertAll(client, "lab_rows", ROW_COLUMNS, read(`SELECT ${ROW_COLUMNS.join(", ")} FROM lab_rows WHERE run_id = ? ORDER BY idx`, run.id), "run_id, idx");
-        report.trials += await insertAll(client, "lab_trials", TRIAL_COLUMNS, read(`SELECT ${TRIAL_COLUMNS.join(", ")} FROM lab_trials WHERE run_id = ? ORDER BY idx`, run.id), "run_id, idx");
-        report.batches += await insertAll(client, "lab_batches", BATCH_COLUMNS, read(`SELECT ${BATCH_COLUMNS.join(", ")} FROM lab_batches WHERE run_id = ? ORDER BY created_at, rowid`, run.id), "run_id, batch_id");
+        const rows = read<Record<string, unknown>>(`SELECT ${ROW_COLUMNS.join(", ")} FROM lab_rows WHERE run_id = ? ORDER BY idx`, run.id);
+        const added = new Set((await insertAll(client, "lab_rows", ROW_COLUMNS, rows, "run_id, idx")).map((r) => r.idx));
+        report.rows += added.size;
+        // The texts the added rows' calls refer to, in the same transaction (rows already there have theirs).
+        const hashes = callHashes(rows.filter((r) => added.has(r.idx)));
+        for (let start = 0; start < hashes.length; start += CHUNK) {
+          const chunk = hashes.slice(start, start + CHUNK);
+          const texts = read<{ hash: string; text: string }>(`SELECT hash, text FROM lab_texts WHERE hash IN (${chunk.map(() => "?").join(", ")})`, ...chunk);
+          if (texts.length === 0) continue;
+          const inserted = await client.query(
+            "INSERT INTO lab_texts (hash, text) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (hash) DO NOTHING",
+            [texts.map((t) => t.hash), texts.map((t) => t.text)],
+          );
+          report.texts += inserted.rowCount ?? 0;
+        }
+        report.trials += (await insertAll(client, "lab_trials", TRIAL_COLUMNS, read(`SELECT ${TRIAL_COLUMNS.join(", ")} FROM lab_trials WHERE run_id = ? ORDER BY idx`, run.id), "run_id, idx")).length;
+        report.batches += (await insertAll(client, "lab_batches", BATCH_COLUMNS, read(`SELECT ${BATCH_COLUMNS.join(", ")} FROM lab_batches WHERE run_id = ? ORDER BY created_at, rowid`, run.id), "run_id, batch_id")).length;
         await client.query("COMMIT");
       } catch (error) {
         await client.query("ROLLBACK").catch(() => undefined);
@@ -104,7 +122,7 @@ export async function copyLab(from: string, to: string, cwd: string = process.cw
     }
     for (const version of read<Record<string, unknown>>(`SELECT ${REGISTRY_COLUMNS.join(", ")} FROM registry_versions ORDER BY name, version`)) {
       const inserted = await insertAll(client, "registry_versions", REGISTRY_COLUMNS, [version], "name, version");
-      if (inserted === 1) {
+      if (inserted.length === 1) {
         report.registry.added++;
         continue;
       }
@@ -131,7 +149,7 @@ async function copyToFile(url: string, path: string): Promise<LabCopyReport> {
   };
   const db = openStoreSync(path);
   const report: LabCopyReport = {
-    from: shownUrl(url), to: path, runs: { added: 0, updated: 0, unchanged: 0 }, rows: 0, trials: 0, batches: 0,
+    from: shownUrl(url), to: path, runs: { added: 0, updated: 0, unchanged: 0 }, rows: 0, texts: 0, trials: 0, batches: 0,
     registry: { added: 0, unchanged: 0, conflicts: [] },
   };
   const insert = (table: string, columns: string[], records: Record<string, unknown>[]): number => {
@@ -149,6 +167,16 @@ async function copyToFile(url: string, path: string): Promise<LabCopyReport> {
   };
   for (const run of await read(`SELECT ${RUN_COLUMNS.join(", ")} FROM lab_runs ORDER BY seq`)) {
     const rows = await read(`SELECT ${ROW_COLUMNS.join(", ")} FROM lab_rows WHERE run_id = $1 ORDER BY idx`, [run.id]);
+    // The texts of the rows the file lacks, read before the write (a row that another writer adds
+    // meanwhile is skipped, and its texts are then only unused entries).
+    let there: Set<unknown>;
+    try {
+      there = new Set(db.prepare("SELECT idx FROM lab_rows WHERE run_id = ?").pluck().all(run.id));
+    } catch (error) {
+      throw storeError(path, "read", error);
+    }
+    const hashes = callHashes(rows.filter((r) => !there.has(r.idx)));
+    const texts = hashes.length === 0 ? [] : await read("SELECT hash, text FROM lab_texts WHERE hash = ANY($1)", [hashes]);
     const trials = await read(`SELECT ${TRIAL_COLUMNS.join(", ")} FROM lab_trials WHERE run_id = $1 ORDER BY idx`, [run.id]);
     const batches = await read(`SELECT ${BATCH_COLUMNS.join(", ")} FROM lab_batches WHERE run_id = $1 ORDER BY created_at, seq`, [run.id]);
     write(() => {
@@ -162,6 +190,7 @@ async function copyToFile(url: string, path: string): Promise<LabCopyReport> {
         if (changed === 1) report.runs.updated++;
         else report.runs.unchanged++;
       }
+      report.texts += insert("lab_texts", ["hash", "text"], texts);
       report.rows += insert("lab_rows", ROW_COLUMNS, rows);
       report.trials += insert("lab_trials", TRIAL_COLUMNS, trials);
       report.batches += insert("lab_batches", BATCH_COLUMNS, batches);
@@ -182,11 +211,28 @@ async function copyToFile(url: string, path: string): Promise<LabCopyReport> {
   return report;
 }
 
-/** Inserts `records` (skipping those whose key is already there); returns how many were added. */
+/** The hashes of lab_texts the `calls_json` of `rows` refer to, each once. */
+function callHashes(rows: Record<string, unknown>[]): string[] {
+  const hashes = new Set<string>();
+  for (const r of rows) {
+    if (typeof r.calls_json !== "string") continue;
+    let found: string[];
+    try {
+      found = callTextHashes(r.calls_json);
+    } catch {
+      // Calls that do not parse are copied as they are; they refer to no text that could be read.
+      continue;
+    }
+    for (const hash of found) hashes.add(hash);
+  }
+  return [...hashes];
+}
+
+/** Inserts `records` (skipping those whose key is already there); returns the keys of those added. */
 async function insertAll(
   client: import("pg").PoolClient, table: string, columns: string[], records: Record<string, unknown>[], key: string,
-): Promise<number> {
-  let added = 0;
+): Promise<Record<string, unknown>[]> {
+  const added: Record<string, unknown>[] = [];
   for (let start = 0; start < records.length; start += CHUNK) {
     const chunk = records.slice(start, start + CHUNK);
     const values: unknown[] = [];
@@ -194,8 +240,8 @@ async function insertAll(
       values.push(r[c]);
       return `$${values.length}`;
     }).join(", ")})`);
-    const result = await client.query(`INSERT INTO ${table} (${columns.join(", ")}) VALUES ${tuples.join(", ")} ON CONFLICT (${key}) DO NOTHING`, values);
-    added += result.rowCount ?? 0;
+    const result = await client.query(`INSERT INTO ${table} (${columns.join(", ")}) VALUES ${tuples.join(", ")} ON CONFLICT (${key}) DO NOTHING RETURNING ${key}`, values);
+    added.push(...result.rows);
   }
   return added;
 }
@@ -205,7 +251,7 @@ export function copyReportText(r: LabCopyReport): string {
   const lines = [
     `copied ${r.from} into ${r.to}`,
     `runs: ${r.runs.added} added, ${r.runs.updated} updated, ${r.runs.unchanged} already there`,
-    `rows: ${r.rows} added; trials: ${r.trials} added; batches: ${r.batches} added`,
+    `rows: ${r.rows} added (texts of their model calls: ${r.texts} added); trials: ${r.trials} added; batches: ${r.batches} added`,
     `registry versions: ${r.registry.added} added, ${r.registry.unchanged} already there`,
   ];
   if (r.registry.conflicts.length > 0) {

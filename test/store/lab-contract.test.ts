@@ -11,7 +11,10 @@ import { copyLab, copyReportText } from "../../lib/store/lab-copy.js";
 import type { Lab } from "../../lib/store/lab-store.js";
 import type { EvaluationRun, OptimizationRun } from "../../lib/store/records.js";
 import { Registry } from "../../lib/store/registry.js";
-import { shownUrl } from "../../lib/instrument/redact.js";
+import { registerSecret, shownUrl } from "../../lib/instrument/redact.js";
+import { openStoreSync, STORE_MIGRATIONS, migrate } from "../../lib/store/db.js";
+import type { ModelCall } from "../../lib/lm/usage-scope.js";
+import BetterSqlite3 from "better-sqlite3";
 import {
   type Engine, postgresAvailable, postgresEngine, requirePostgres, row, settle, sqlOn, sqliteEngine, trial,
 } from "./lab-engines.js";
@@ -45,6 +48,41 @@ async function attempt(lab: Lab, write: () => void): Promise<unknown> {
 
 /** `fn()` as a promise: a synchronous throw (SQLite) becomes a rejection, as PostgreSQL's. */
 const later = async <T>(fn: () => T | Promise<T>): Promise<T> => fn();
+
+/** Runs one statement on either engine's database with its own driver (not through the store). */
+async function sqlIn(engine: Engine, location: string, text: string): Promise<Record<string, unknown>[]> {
+  if (engine.name === "postgresql") return sqlOn(location, text);
+  return openStoreSync(location).prepare(text).all() as Record<string, unknown>[];
+}
+
+/** An API key as a provider hands it out: registered as a secret, as building an LM with it does. */
+const KEY = `sk-${"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"}`;
+/** A system prompt longer than the 128 characters kept inline: stored once in lab_texts. */
+const SYSTEM = `You label the sentiment of one sentence. ${"Read the whole sentence before you answer, and answer with one label. ".repeat(3)}`;
+
+/** The calls recorded with the rows of `fill`'s evaluation (index -> calls), as given to recordExample. */
+function sampleCalls(): Map<number, ModelCall[]> {
+  return new Map([
+    [0, [{
+      provider: "openai", model: "gpt-4o-mini", messages: [{ role: "system", content: SYSTEM }, { role: "user", content: "Sentence: s0" }],
+      reply: '{"label":"positive"}', inputTokens: 52, outputTokens: 6, cost: 0.000012, latencyMs: 210.5, cached: false,
+    }]],
+    [2, [{
+      provider: "openai", model: "gpt-4o-mini", messages: [{ role: "system", content: SYSTEM }, { role: "user", content: `Sentence: s2, my key is ${KEY}` }],
+      reply: '{"label":"negative"}', inputTokens: 61, outputTokens: 6, cost: null, latencyMs: 0, cached: true,
+    }, {
+      provider: "anthropic", model: "claude-haiku-4-5", messages: [{ role: "user", content: "Judge: is negative right for s2?" }],
+      reply: "fail: off topic", inputTokens: 12, outputTokens: 4, cost: 0.00002, latencyMs: 95, cached: false,
+    }]],
+  ]);
+}
+
+/** `sampleCalls()` as the store gives them back: the key masked, nothing else changed. */
+function sampleCallsStored(): Map<number, ModelCall[]> {
+  const calls = sampleCalls();
+  calls.get(2)![0]!.messages[1]!.content = "Sentence: s2, my key is [REDACTED]";
+  return calls;
+}
 
 describe.each(engines)("the lab store contract on %s", (_name, engine) => {
   it("an evaluation run: recorded rows read back equal, in index order, while running and after it finished, from another handle too", async () => {
@@ -229,6 +267,34 @@ describe.each(engines)("the lab store contract on %s", (_name, engine) => {
     ]);
   });
 
+  it("model calls recorded with rows read back equal, from another handle too; a long text two rows sent is stored once; a key in a message is not stored", async () => {
+    registerSecret(KEY);
+    const location = engine.fresh();
+    const lab = engine.open(location);
+    const id = lab.startRun({ kind: "evaluation", name: "with calls" });
+    const given = sampleCalls();
+    lab.recordExample(id, row(0), given.get(0));
+    lab.recordExample(id, row(1));
+    lab.recordExample(id, row(2), given.get(2));
+    lab.recordExample(id, row(3), []);
+    await settle(lab);
+    const stored = sampleCallsStored();
+    for (const reader of [lab, engine.open(location)]) {
+      expect(await reader.calls(id, 0)).toEqual(stored.get(0));
+      expect(await reader.calls(id, 2)).toEqual(stored.get(2));
+      expect(await reader.calls(id, 1)).toEqual([]);
+      expect(await reader.calls(id, 3)).toEqual([]);
+      expect(await reader.calls(id, 9)).toEqual([]);
+      expect(await reader.calls("no-such-run", 0)).toEqual([]);
+    }
+    expect((await lab.rows(id)).map((r) => r.index)).toEqual([0, 1, 2, 3]);
+    expect(await sqlIn(engine, location, "SELECT text FROM lab_texts")).toEqual([{ text: SYSTEM }]);
+    const everything = JSON.stringify(await sqlIn(engine, location, "SELECT * FROM lab_rows")) + JSON.stringify(await sqlIn(engine, location, "SELECT * FROM lab_texts"));
+    expect(everything).toContain("[REDACTED]");
+    expect(everything).not.toContain(KEY);
+    expect(everything).not.toContain(KEY.slice(3, 23));
+  });
+
   it("the registry: versions 1, 2, 3 per name, listed oldest first; load gives the latest or the one asked for", async () => {
     const location = engine.fresh();
     const registry = new Registry({ path: location });
@@ -282,10 +348,12 @@ describe.each(engines)("the lab store contract on %s", (_name, engine) => {
 
 /** Fills a lab with one of everything `typelm lab copy` carries. */
 async function fill(lab: Lab, registryAt: string): Promise<string[]> {
+  registerSecret(KEY);
+  const calls = sampleCalls();
   const ev = lab.startRun({ kind: "evaluation", name: "sentiment", config: { seed: 1 } });
-  lab.recordExample(ev, row(0));
+  lab.recordExample(ev, row(0), calls.get(0));
   lab.recordExample(ev, row(1, { prediction: null, error: "LMError: 500", scores: { accuracy: 0 } }));
-  lab.recordExample(ev, row(2, { details: { judge: { verdict: "fail", rationale: "Off topic." } } }));
+  lab.recordExample(ev, row(2, { details: { judge: { verdict: "fail", rationale: "Off topic." } } }), calls.get(2));
   lab.recordBatch(ev, { batchId: "batch_1", provider: "openai", model: "gpt-4o-mini", endpoint: "https://api.openai.com/v1", round: 0, customIds: ["a", "b"] });
   lab.finishBatch(ev, "batch_1", "completed");
   lab.finishRun(ev, { status: "completed", score: 2 / 3, summary: { failures: 1 } });
@@ -307,8 +375,10 @@ async function contents(lab: Lab, registryAt: string) {
   const runs = await lab.runs();
   const registry = new Registry({ path: registryAt });
   const versions = await registry.versions("sentiment");
+  const read = await Promise.all(runs.map((r) => lab.run(r.id)));
   return {
-    runs: await Promise.all(runs.map((r) => lab.run(r.id))),
+    runs: read,
+    calls: await Promise.all(read.map(async (r) => r?.kind === "evaluation" ? Promise.all(r.rows.map((x) => lab.calls(r.id, x.index))) : [])),
     batches: await Promise.all(runs.map((r) => lab.batches(r.id))),
     registry: versions,
     prompts: await Promise.all(versions.map(async (v) => prompts(await registry.load("sentiment", { version: v.version, into: new SentimentProgram() })))),
@@ -321,27 +391,36 @@ async function contents(lab: Lab, registryAt: string) {
     const team = postgres.fresh();
     const back = sqlite.fresh();
     const ids = await fill(sqlite.open(source), source);
+    // A text no row refers to stays behind.
+    openStoreSync(source).prepare("INSERT INTO lab_texts (hash, text) VALUES ('0123456789abcdef0123456789abcdef', 'unused')").run();
     const original = await contents(sqlite.open(source), source);
     expect(original.runs.map((r) => r?.id)).toEqual(ids);
+    const stored = sampleCallsStored();
+    expect(original.calls).toEqual([[[]], [], [stored.get(0), [], stored.get(2)]]);
 
     const there = await copyLab(source, team);
     expect(copyReportText(there)).toBe(
       `copied ${source} into ${shownUrl(team)}\nruns: 3 added, 0 updated, 0 already there\n` +
-        "rows: 4 added; trials: 2 added; batches: 1 added\nregistry versions: 2 added, 0 already there\n",
+        "rows: 4 added (texts of their model calls: 1 added); trials: 2 added; batches: 1 added\nregistry versions: 2 added, 0 already there\n",
     );
     expect(await contents(postgres.open(team), team)).toEqual(original);
+    expect(await sqlOn(team, "SELECT text FROM lab_texts")).toEqual([{ text: SYSTEM }]);
     const returned = await copyLab(team, back);
-    expect({ runs: returned.runs, rows: returned.rows, trials: returned.trials, batches: returned.batches, registry: returned.registry }).toEqual({
-      runs: { added: 3, updated: 0, unchanged: 0 }, rows: 4, trials: 2, batches: 1, registry: { added: 2, unchanged: 0, conflicts: [] },
+    expect({ runs: returned.runs, rows: returned.rows, texts: returned.texts, trials: returned.trials, batches: returned.batches, registry: returned.registry }).toEqual({
+      runs: { added: 3, updated: 0, unchanged: 0 }, rows: 4, texts: 1, trials: 2, batches: 1, registry: { added: 2, unchanged: 0, conflicts: [] },
     });
     expect(await contents(sqlite.open(back), back)).toEqual(original);
+    expect(await sqlIn(sqlite, back, "SELECT text FROM lab_texts")).toEqual([{ text: SYSTEM }]);
+    expect((await copyLab(team, back)).texts).toBe(0);
 
     const again = await copyLab(source, team);
     expect(copyReportText(again).split("\n").slice(1)).toEqual([
-      "runs: 0 added, 0 updated, 3 already there", "rows: 0 added; trials: 0 added; batches: 0 added", "registry versions: 0 added, 2 already there", "",
+      "runs: 0 added, 0 updated, 3 already there", "rows: 0 added (texts of their model calls: 0 added); trials: 0 added; batches: 0 added", "registry versions: 0 added, 2 already there", "",
     ]);
-    expect(await sqlOn(team, "SELECT (SELECT COUNT(*)::int FROM lab_runs) AS runs, (SELECT COUNT(*)::int FROM lab_rows) AS rows, (SELECT COUNT(*)::int FROM registry_versions) AS versions"))
-      .toEqual([{ runs: 3, rows: 4, versions: 2 }]);
+    expect(await sqlOn(team, "SELECT (SELECT COUNT(*)::int FROM lab_runs) AS runs, (SELECT COUNT(*)::int FROM lab_rows) AS rows, (SELECT COUNT(*)::int FROM lab_texts) AS texts, (SELECT COUNT(*)::int FROM registry_versions) AS versions"))
+      .toEqual([{ runs: 3, rows: 4, texts: 1, versions: 2 }]);
+    const everything = JSON.stringify(await sqlOn(team, "SELECT * FROM lab_rows")) + JSON.stringify(await sqlOn(team, "SELECT * FROM lab_texts"));
+    expect(everything).not.toContain(KEY);
   });
 
   it("PostgreSQL -> SQLite -> PostgreSQL, through the command line: the same round trip the other way", async () => {
@@ -349,8 +428,11 @@ async function contents(lab: Lab, registryAt: string) {
     const file = sqlite.fresh();
     const otherTeam = postgres.fresh();
     const ids = await fill(postgres.open(team), team);
+    await sqlOn(team, "INSERT INTO lab_texts (hash, text) VALUES ('0123456789abcdef0123456789abcdef', 'unused')");
     const original = await contents(postgres.open(team), team);
     expect(original.runs.map((r) => r?.id)).toEqual(ids);
+    const stored = sampleCallsStored();
+    expect(original.calls).toEqual([[[]], [], [stored.get(0), [], stored.get(2)]]);
     const cli = async (...argv: string[]) => {
       let stdout = "", stderr = "";
       const code = await runCli(argv, { stdout: (t) => { stdout += t; }, stderr: (t) => { stderr += t; }, cwd: dirname(file) });
@@ -359,11 +441,39 @@ async function contents(lab: Lab, registryAt: string) {
     expect(await cli("lab", "copy", team, file)).toEqual({
       code: 0, stderr: "",
       stdout: `copied ${shownUrl(team)} into ${file}\nruns: 3 added, 0 updated, 0 already there\n` +
-        "rows: 4 added; trials: 2 added; batches: 1 added\nregistry versions: 2 added, 0 already there\n",
+        "rows: 4 added (texts of their model calls: 1 added); trials: 2 added; batches: 1 added\nregistry versions: 2 added, 0 already there\n",
     });
     expect(await contents(sqlite.open(file), file)).toEqual(original);
-    expect((await cli("lab", "copy", file, otherTeam)).code).toBe(0);
+    expect(await sqlIn(sqlite, file, "SELECT text FROM lab_texts")).toEqual([{ text: SYSTEM }]);
+    const onward = await cli("lab", "copy", file, otherTeam);
+    expect({ code: onward.code, rows: onward.stdout.split("\n")[2] }).toEqual({
+      code: 0, rows: "rows: 4 added (texts of their model calls: 1 added); trials: 2 added; batches: 1 added",
+    });
     expect(await contents(postgres.open(otherTeam), otherTeam)).toEqual(original);
-    expect((await cli("lab", "copy", team, file)).stdout.split("\n")[1]).toBe("runs: 0 added, 0 updated, 3 already there");
+    expect(await sqlOn(otherTeam, "SELECT text FROM lab_texts")).toEqual([{ text: SYSTEM }]);
+    expect((await cli("lab", "copy", team, file)).stdout.split("\n").slice(1, 3)).toEqual([
+      "runs: 0 added, 0 updated, 3 already there", "rows: 0 added (texts of their model calls: 0 added); trials: 0 added; batches: 0 added",
+    ]);
+    expect((await cli("lab", "copy", file, otherTeam)).stdout.split("\n")[2]).toBe("rows: 0 added (texts of their model calls: 0 added); trials: 0 added; batches: 0 added");
+  });
+
+  it("a lab store file written before model calls were recorded (no calls_json, no lab_texts) copies into a team's lab", async () => {
+    const old = sqlite.fresh();
+    const team = postgres.fresh();
+    const db = new BetterSqlite3(old);
+    migrate(db, STORE_MIGRATIONS.filter((m) => m.name < "006"));
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'lab_texts'").all()).toEqual([]);
+    db.prepare("INSERT INTO lab_runs (id, kind, name, status, started_at, ended_at, score, config_json, summary_json) VALUES ('old-run', 'evaluation', 'before calls', 'completed', '2025-01-02T03:04:05.000Z', '2025-01-02T03:05:00.000Z', 1, '{}', '{}')").run();
+    db.prepare("INSERT INTO lab_rows (run_id, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost) VALUES ('old-run', 0, 'e0', '{\"q\":\"x\"}', '{\"a\":\"y\"}', '{\"a\":\"y\"}', '{\"accuracy\":1}', NULL, 5, 3, 1, 0.5)").run();
+    db.close();
+    const report = await copyLab(old, team);
+    expect({ runs: report.runs, rows: report.rows, texts: report.texts }).toEqual({ runs: { added: 1, updated: 0, unchanged: 0 }, rows: 1, texts: 0 });
+    const lab = postgres.open(team);
+    expect(await lab.rows("old-run")).toEqual([{
+      index: 0, exampleId: "e0", inputs: { q: "x" }, expected: { a: "y" }, prediction: { a: "y" }, scores: { accuracy: 1 }, error: null,
+      durationMs: 5, inputTokens: 3, outputTokens: 1, cost: 0.5,
+    }]);
+    expect(await lab.calls("old-run", 0)).toEqual([]);
+    expect((await copyLab(old, team)).runs).toEqual({ added: 0, updated: 0, unchanged: 1 });
   });
 });

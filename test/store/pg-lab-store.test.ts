@@ -453,7 +453,7 @@ await new Evaluation({ concurrency: 1, progress: false }).evaluate({ moduleInsta
       expect(first).toEqual({
         code: 0, stderr: "",
         stdout: `copied ${join(dir, "lab.sqlite")} into ${url.replace("postgres@", "")}\n` +
-          "runs: 3 added, 0 updated, 0 already there\nrows: 4 added; trials: 2 added; batches: 1 added\nregistry versions: 1 added, 0 already there\n",
+          "runs: 3 added, 0 updated, 0 already there\nrows: 4 added (texts of their model calls: 0 added); trials: 2 added; batches: 1 added\nregistry versions: 1 added, 0 already there\n",
       });
       const team = PostgresLabStore.open(url);
       expect((await team.runs()).map((r) => r.id)).toEqual([going, opt, ev]);
@@ -469,12 +469,12 @@ await new Evaluation({ concurrency: 1, progress: false }).evaluate({ moduleInsta
       const second = await cli("lab", "copy", join(dir, "lab.sqlite"), url);
       expect(second.code).toBe(0);
       expect(second.stdout.split("\n").slice(1)).toEqual([
-        "runs: 0 added, 1 updated, 2 already there", "rows: 1 added; trials: 0 added; batches: 0 added", "registry versions: 0 added, 1 already there", "",
+        "runs: 0 added, 1 updated, 2 already there", "rows: 1 added (texts of their model calls: 0 added); trials: 0 added; batches: 0 added", "registry versions: 0 added, 1 already there", "",
       ]);
       expect(await sql(url, "SELECT COUNT(*)::int AS n FROM lab_rows")).toEqual([{ n: 5 }]);
       expect(await team.run(going)).toEqual(local.run(going));
       const third = await cli("lab", "copy", "lab.sqlite", url);
-      expect(third.stdout).toContain("runs: 0 added, 0 updated, 3 already there\nrows: 0 added; trials: 0 added; batches: 0 added\n");
+      expect(third.stdout).toContain("runs: 0 added, 0 updated, 3 already there\nrows: 0 added (texts of their model calls: 0 added); trials: 0 added; batches: 0 added\n");
       expect(await sql(url, "SELECT COUNT(*)::int AS n FROM lab_runs")).toEqual([{ n: 3 }]);
 
       // A version number the team's lab already gave another module is not overwritten, and the command says so.
@@ -531,7 +531,7 @@ await new Evaluation({ concurrency: 1, progress: false }).evaluate({ moduleInsta
       expect(first).toEqual({
         code: 0, stderr: "",
         stdout: `copied ${url.replace("postgres@", "")} into ${join(dir, "back.sqlite")}\n` +
-          "runs: 2 added, 0 updated, 0 already there\nrows: 4 added; trials: 1 added; batches: 1 added\nregistry versions: 1 added, 0 already there\n",
+          "runs: 2 added, 0 updated, 0 already there\nrows: 4 added (texts of their model calls: 0 added); trials: 1 added; batches: 1 added\nregistry versions: 1 added, 0 already there\n",
       });
       const local = LabStore.open(join(dir, "back.sqlite"));
       expect(local.runs().map((r) => r.id)).toEqual([opt, ev]);
@@ -539,7 +539,7 @@ await new Evaluation({ concurrency: 1, progress: false }).evaluate({ moduleInsta
       expect(local.batches(ev)).toEqual(await team.batches(ev));
       const again = await cli("lab", "copy", url, "back.sqlite");
       expect(again.stdout.split("\n").slice(1)).toEqual([
-        "runs: 0 added, 0 updated, 2 already there", "rows: 0 added; trials: 0 added; batches: 0 added", "registry versions: 0 added, 1 already there", "",
+        "runs: 0 added, 0 updated, 2 already there", "rows: 0 added (texts of their model calls: 0 added); trials: 0 added; batches: 0 added", "registry versions: 0 added, 1 already there", "",
       ]);
       closeStoreSync(join(dir, "back.sqlite"));
     });

@@ -87,8 +87,11 @@ suite("a team's lab with least-permission roles", () => {
     // A local lab into the team's, twice (the second time updates the run that ended since).
     const local = LabStore.open(join(dir, "local.sqlite"));
     const mine = local.startRun({ kind: "evaluation", name: "on a laptop" });
-    local.recordExample(mine, row(0));
-    expect((await copyLab(join(dir, "local.sqlite"), as("typelm_writer"))).runs.added).toBe(1);
+    local.recordExample(mine, row(0), [{
+      provider: "openai", model: "m", messages: [{ role: "system", content: "Answer in one word. ".repeat(8) }, { role: "user", content: "Hi" }],
+      reply: "Hello", inputTokens: 30, outputTokens: 1, cost: null, latencyMs: 5, cached: false,
+    }]);
+    expect(await copyLab(join(dir, "local.sqlite"), as("typelm_writer"))).toMatchObject({ runs: { added: 1 }, rows: 1, texts: 1 });
     local.finishRun(mine, { status: "completed", score: 1 });
     expect((await copyLab(join(dir, "local.sqlite"), as("typelm_writer"))).runs.updated).toBe(1);
 
