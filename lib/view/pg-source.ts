@@ -285,7 +285,7 @@ export class PostgresViewSource implements ViewSource {
        jsonb_each(CASE WHEN jsonb_typeof(r.e) = 'object' THEN r.e ELSE '{}'::jsonb END) kv
        WHERE (jsonb_typeof(kv.value) IN ('string', 'boolean') OR (jsonb_typeof(kv.value) = 'number' AND kv.value::text ~ '^-?[0-9]+$'))
        AND length(kv.value #>> '{}') <= 60
-       GROUP BY 1 ORDER BY n DESC, 1 COLLATE "C" LIMIT $2`, [runId, limit]);
+       GROUP BY 1 ORDER BY n DESC, (kv.value #>> '{}') COLLATE "C" LIMIT $2`, [runId, limit]);
     return found.map((r) => r.v);
   }
 

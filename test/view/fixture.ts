@@ -1,11 +1,17 @@
 // A lab store with what the viewer shows: two evaluations of the same examples (one with hostile
 // text and failed rows), an optimization with GEPA-style parents, and two registry versions.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import pg from "pg";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Registry } from "../../lib/store/registry.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { closeStoreSync } from "../../lib/store/db.js";
+import { copyLab } from "../../lib/store/lab-copy.js";
+import { PostgresLabStore } from "../../lib/store/pg-lab-store.js";
+import { closePostgresPools } from "../../lib/store/pg.js";
+import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer } from "../helpers/postgres.js";
 import type { ModelCall } from "../../lib/lm/usage-scope.js";
 import type { EvaluationRow } from "../../lib/store/records.js";
 import { SentimentProgram, tunedProgram } from "../store/registry-fixture.js";
@@ -112,4 +118,105 @@ export async function buildFixture(): Promise<Fixture> {
   lab.close();
   closeStoreSync(path);
   return { path, evalA, evalB, optimization, graded, running };
+}
+
+// ---- the same lab on PostgreSQL -------------------------------------------------------------------
+
+/** The engines the viewer's suites run on: the file always; PostgreSQL where its server is installed (CI). */
+export type Engine = "sqlite" | "postgresql";
+
+/**
+ * The fixture's lab copied into the PostgreSQL database at `url` as `typelm lab copy` copies it (runs
+ * keep their ids and order), with the rows' recorded model calls, metric details and long texts,
+ * which the copy does not carry, copied as they are stored.
+ */
+export async function copyToPostgres(fixture: Fixture, url: string): Promise<void> {
+  await copyLab(fixture.path, url);
+  const Database = createRequire(import.meta.url)("better-sqlite3") as typeof import("better-sqlite3");
+  const db = new Database(fixture.path, { readonly: true });
+  const rows = db.prepare("SELECT run_id, idx, calls_json, details_json FROM lab_rows WHERE calls_json IS NOT NULL OR details_json IS NOT NULL").all() as
+    { run_id: string; idx: number; calls_json: string | null; details_json: string | null }[];
+  const texts = db.prepare("SELECT hash, text FROM lab_texts").all() as { hash: string; text: string }[];
+  db.close();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const r of rows) {
+      await client.query("UPDATE lab_rows SET calls_json = $3, details_json = $4 WHERE run_id = $1 AND idx = $2", [r.run_id, r.idx, r.calls_json, r.details_json]);
+    }
+    for (const t of texts) await client.query("INSERT INTO lab_texts (hash, text) VALUES ($1, $2) ON CONFLICT DO NOTHING", [t.hash, t.text]);
+  } finally {
+    await client.end();
+  }
+}
+
+/** What the live tests write with, on either engine. */
+export interface FixtureWriter {
+  startRun(run: Parameters<LabStore["startRun"]>[0]): string;
+  recordExample(runId: string, row: EvaluationRow): void;
+  finishRun(runId: string, end: Parameters<LabStore["finishRun"]>[1]): void;
+  /** Resolves once everything given is in the store (PostgreSQL's writes are queued). */
+  flush(): Promise<void>;
+}
+
+export function openWriter(engine: Engine, location: string): FixtureWriter {
+  if (engine === "sqlite") {
+    const lab = LabStore.open(location);
+    return {
+      startRun: (run) => lab.startRun(run), recordExample: (id, r) => lab.recordExample(id, r), finishRun: (id, end) => lab.finishRun(id, end),
+      flush: async () => undefined,
+    };
+  }
+  const lab = PostgresLabStore.open(location);
+  return {
+    startRun: (run) => lab.startRun(run), recordExample: (id, r) => lab.recordExample(id, r), finishRun: (id, end) => lab.finishRun(id, end),
+    flush: () => lab.flush(),
+  };
+}
+
+/**
+ * A digest of every table of the PostgreSQL lab at `url` (its rows in a fixed order, and how many):
+ * equal before and after browsing when the viewer wrote nothing.
+ */
+export async function postgresDigest(url: string): Promise<Record<string, string>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const tables = (await client.query<{ t: string }>("SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")).rows.map((r) => r.t);
+    const digest: Record<string, string> = {};
+    for (const t of tables) {
+      const { rows } = await client.query<{ n: string; h: string | null }>(`SELECT count(*) AS n, md5(string_agg(x::text, '|' ORDER BY x::text)) AS h FROM "${t}" x`);
+      digest[t] = `${rows[0]!.n} ${rows[0]!.h ?? ""}`;
+    }
+    return digest;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The engines to run the viewer's suites on: PostgreSQL too where its server binaries are installed.
+ * Without them the PostgreSQL half is skipped with the install line, except under CI=true, where it fails.
+ */
+export function viewerEngines(): Engine[] {
+  if (postgresInstalled()) return ["sqlite", "postgresql"];
+  if (process.env["CI"] === "true") throw new Error(`PostgreSQL is not installed, so the viewer cannot be tested on a team's lab. Install it with: ${POSTGRES_INSTALL_HINT}`);
+  console.warn(`Skipping the viewer on PostgreSQL: no server binaries. Install them with: ${POSTGRES_INSTALL_HINT}`);
+  return ["sqlite"];
+}
+
+/** The fixture on `engine`: the file, or a fresh PostgreSQL server with the file's lab copied into it. */
+export async function fixtureOn(engine: Engine): Promise<{ fixture: Fixture; location: string; stop: () => Promise<void> }> {
+  const fixture = await buildFixture();
+  if (engine === "sqlite") return { fixture, location: fixture.path, stop: async () => undefined };
+  const server = await startPostgresServer();
+  try {
+    const url = server.createDatabase("viewer");
+    await copyToPostgres(fixture, url);
+    return { fixture, location: url, stop: async () => { await closePostgresPools(); await server.stop(); } };
+  } catch (error) {
+    await closePostgresPools();
+    await server.stop();
+    throw error;
+  }
 }

@@ -1,7 +1,8 @@
 /**
  * `typelm view` in a real browser (Debian's Chromium through puppeteer-core): every page loads with
  * its test hooks, the filters narrow what is listed (on the server), hostile stored text is shown as
- * text and never runs, and browsing writes nothing to the store.
+ * text and never runs, and browsing writes nothing to the store. On the lab file and on the same lab
+ * in PostgreSQL (copied there as `typelm lab copy` copies it): the pages are the same.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createHash } from "node:crypto";
@@ -12,7 +13,7 @@ import { LabStore } from "../../lib/store/lab-store.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
 import { browserTestsRun, launch } from "./browser.js";
 import { closeStoreSync } from "../../lib/store/db.js";
-import { buildFixture, HOSTILE, removeFixtures, SYSTEM, type Fixture } from "./fixture.js";
+import { fixtureOn, HOSTILE, postgresDigest, removeFixtures, SYSTEM, viewerEngines, type Engine, type Fixture } from "./fixture.js";
 
 /** The page's globals, in the functions run in the browser (the project compiles without the DOM library). */
 declare const window: any, document: any;
@@ -25,18 +26,26 @@ function fingerprint(path: string): { hash: string; mtimeMs: number; size: numbe
   return { hash: createHash("sha256").update(readFileSync(path)).digest("hex"), mtimeMs: s.mtimeMs, size: s.size };
 }
 
-maybe("the run viewer in Chromium", () => {
+/** What the store holds, to compare before and after browsing: the file's bytes, or every table of the database. */
+async function snapshot(engine: Engine, location: string): Promise<unknown> {
+  return engine === "sqlite" ? fingerprint(location) : await postgresDigest(location);
+}
+
+const engines: Engine[] = run ? viewerEngines() : ["sqlite"];
+for (const engine of engines) maybe(`the run viewer in Chromium (${engine})`, () => {
   let fixture: Fixture;
-  let before: ReturnType<typeof fingerprint>;
+  let location: string;
+  let stopLab: () => Promise<void>;
+  let before: unknown;
   let viewer: Viewer;
   let browser: Browser;
   let closeBrowser: () => Promise<void>;
   let page: Page;
 
   beforeAll(async () => {
-    fixture = await buildFixture();
-    before = fingerprint(fixture.path);
-    viewer = await startViewer({ store: fixture.path, port: 0 });
+    ({ fixture, location, stop: stopLab } = await fixtureOn(engine));
+    before = await snapshot(engine, location);
+    viewer = await startViewer({ store: location, port: 0 });
     ({ browser, close: closeBrowser } = await launch());
     page = await browser.newPage();
   }, 60000);
@@ -44,9 +53,10 @@ maybe("the run viewer in Chromium", () => {
   afterAll(async () => {
     await closeBrowser?.();
     await viewer?.close();
+    await stopLab?.();
     if (fixture !== undefined) closeStoreSync(fixture.path);
     removeFixtures();
-  });
+  }, 30000);
 
   /** Opens `path`, checks the answer, and that nothing stored ran as script. */
   async function open(path: string, status = 200): Promise<void> {
@@ -226,7 +236,7 @@ maybe("the run viewer in Chromium", () => {
     expect((await fetch(`${viewer.url}api/nothing`)).status).toBe(404);
   });
 
-  it("browsing wrote nothing to the store", () => {
-    expect(fingerprint(fixture.path)).toEqual(before);
+  it("browsing wrote nothing to the store", async () => {
+    expect(await snapshot(engine, location)).toEqual(before);
   });
 });
