@@ -6,6 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it, test } from "@jest/globals";
 import pg from "pg";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BIN } from "../helpers/cli.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { closePostgresPools, migratePostgres, PG_MIGRATIONS } from "../../lib/store/pg.js";
 import { PostgresViewSource, readOnlyPool } from "../../lib/view/pg-source.js";
@@ -253,6 +258,40 @@ suite("the viewer's reads of a PostgreSQL lab", () => {
       await viewer.close();
     }
   });
+
+  it("typelm view reads TYPELM_LAB_URL without --store, and --store postgres://...; the printed lines hold no password", async () => {
+    const secret = "cli-s3cret";
+    const withPassword = url.replace("postgres@", `postgres:${secret}@`);
+    const cwd = mkdtempSync(join(tmpdir(), "typelm-view-pg-cli-"));
+    try {
+      for (const [args, env] of [[[], { TYPELM_LAB_URL: withPassword }], [["--store", withPassword], { TYPELM_LAB_URL: "" }]] as const) {
+        const child = spawn(process.execPath, [BIN, "view", ...args, "--port", "0"], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+        let stdout = "";
+        let stderr = "";
+        child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
+        const address = await new Promise<string>((resolve, reject) => {
+          child.stdout.on("data", (d: Buffer) => {
+            stdout += d.toString();
+            const m = /typelm view: (http:\/\/\S+)/.exec(stdout);
+            if (m) resolve(m[1]!);
+          });
+          child.once("exit", (code) => reject(new Error(`typelm view exited with ${code}: ${stderr}`)));
+        });
+        try {
+          const html = await (await fetch(address)).text();
+          expect(html).toContain(`data-run-id="${fixture.evalA}"`);
+        } finally {
+          const exited = new Promise((r) => child.once("exit", r));
+          child.kill("SIGTERM");
+          await exited;
+        }
+        expect(stderr).toContain(`Serving postgres://127.0.0.1:${server.port}/lab read-only`);
+        expect(stdout + stderr).not.toContain(secret);
+      }
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 30000);
 
   it("a URL's password shows nowhere: not in the address line, the pages or an error", async () => {
     const secret = "s3cret-pw";
