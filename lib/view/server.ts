@@ -51,7 +51,10 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   const store = await openSource(options.store);
   const host = options.host ?? "127.0.0.1";
   const app = new App(store, options.deferIntervalsAbove ?? DEFER_INTERVALS_ABOVE);
-  const server = createServer((req, res) => void app.handle(req, res));
+  const server = createServer((req, res) => {
+    // handle() answers its own errors; this is for a failure to send (the connection went away).
+    app.handle(req, res).catch(() => res.destroy());
+  });
   try {
     await new Promise<void>((done, fail) => {
       server.once("error", fail);
