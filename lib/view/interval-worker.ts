@@ -1,24 +1,52 @@
-// The viewer's bootstrap intervals, computed off the server's event loop: a worker thread receives
-// one metric's scores (a Float64Array, transferred) and answers with their mean's BCa interval, as
-// `typelm show` computes it. Loaded only by lib/view/intervals.ts, as a file of its own.
+// The viewer's statistics that take seconds on a large run, computed off the server's event loop: a
+// worker thread receives one metric's scores (a Float64Array, transferred) and answers with their
+// mean's BCa interval, as `typelm show` computes it; or two runs' scores and answers with their
+// comparisons, as `typelm compare` computes them. Loaded only by lib/view/intervals.ts, as a file of its own.
 import { parentPort } from "node:worker_threads";
+import { ValidationError } from "../errors.js";
+import { adjustComparisons, compare, type Comparison } from "../evaluate/compare.js";
 import { bcaInterval, meanStatistic } from "../evaluate/stats.js";
+import type { EvaluationRow } from "../store/records.js";
 
-/** One job: the scores of every row of a run for one metric, in index order. */
-export interface IntervalJob {
-  id: number;
-  scores: Float64Array;
+/** One run as a comparison of mean metrics reads it: each row's pairing id and each metric's scores, in row order. */
+export interface PackedRun {
+  ids: string[];
+  metrics: Record<string, number>;
+  scores: Record<string, Float64Array>;
 }
 
-/** Its answer: the interval, or why it could not be computed. */
-export type IntervalAnswer = { id: number; ci: [number, number] } | { id: number; error: string };
+/** One job: a mean's interval over the scores of every row of a run, or two runs compared on `metrics`. */
+export type IntervalJob =
+  | { id: number; kind: "mean"; scores: Float64Array }
+  | { id: number; kind: "compare"; a: PackedRun; b: PackedRun; metrics: string[] };
+
+/** Its answer, or why it could not be computed (`validation` when the input was at fault: a `ValidationError`). */
+export type IntervalAnswer =
+  | { id: number; ci: [number, number] }
+  | { id: number; comparisons: (Comparison & { pAdjusted: number })[] }
+  | { id: number; error: string; validation: boolean; field?: string };
+
+/** The rows `compare` reads: ids and scores (a missing score was packed as 0, which is what `compare` counts it as). */
+function rows(run: PackedRun): EvaluationRow[] {
+  return run.ids.map((id, i) => ({
+    index: i, exampleId: id, inputs: {}, expected: {}, prediction: null, error: null, durationMs: 0, inputTokens: 0, outputTokens: 0, cost: 0,
+    scores: Object.fromEntries(Object.entries(run.scores).map(([m, s]) => [m, s[i]!])),
+  }));
+}
 
 parentPort?.on("message", (job: IntervalJob) => {
   let answer: IntervalAnswer;
   try {
-    answer = { id: job.id, ci: bcaInterval(job.scores.length, meanStatistic(job.scores)) };
+    if (job.kind === "mean") {
+      answer = { id: job.id, ci: bcaInterval(job.scores.length, meanStatistic(job.scores)) };
+    } else {
+      const a = { results: rows(job.a), metrics: job.a.metrics };
+      const b = { results: rows(job.b), metrics: job.b.metrics };
+      answer = { id: job.id, comparisons: adjustComparisons(job.metrics.map((metric) => compare(a, b, { metric }))) };
+    }
   } catch (error) {
-    answer = { id: job.id, error: error instanceof Error ? error.message : String(error) };
+    const validation = error instanceof ValidationError;
+    answer = { id: job.id, error: error instanceof Error ? error.message : String(error), validation, field: validation ? error.field : undefined };
   }
   parentPort!.postMessage(answer);
 });

@@ -17,6 +17,7 @@ import { callsSection, evaluationPage, KINDS, LIVE_SCRIPT, rowPage, runsPage, ST
 import { comparePage, optimizationPage, registryNamePage, registryPage } from "./pages-more.js";
 import { IntervalWorker } from "./intervals.js";
 import type { RowQuery, RunQuery, ViewSource } from "./source.js";
+import type { PackedRun } from "./interval-worker.js";
 import { isPostgresUrl } from "../store/pg.js";
 
 /** What `startViewer` takes: the store (a file, or a postgres:// URL), and where to listen (default 127.0.0.1:4173). */
@@ -212,7 +213,7 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     }
     if (parts[0] === "compare" && parts.length === 3) {
       const c = await this.#compare(parts[1]!, parts[2]!);
-      return { a: summaryOf(c.a), b: summaryOf(c.b), comparisons: c.comparisons };
+      return { a: c.a, b: c.b, comparisons: c.comparisons };
     }
     if (parts[0] === "registry" && parts.length === 1) return this.store.registryNames();
     if (parts[0] === "registry" && parts.length === 2) return await this.#registry(parts[1]!, q);
@@ -330,7 +331,10 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     if (shared.length === 0) {
       throw new ValidationError(`the two runs share no metric (A: ${Object.keys(ra.metrics).join(", ") || "none"}; B: ${Object.keys(rb.metrics).join(", ") || "none"})`, { field: "metric" });
     }
-    return { a, b, comparisons: adjustComparisons(shared.map((metric) => compare(ra, rb, { metric }))) };
+    // f1_score's comparison reads the whole rows (here); a mean metric's needs only ids and scores, computed on the worker.
+    const comparisons = needsRows ? adjustComparisons(shared.map((metric) => compare(ra, rb, { metric })))
+      : await this.#intervals.compare(packed(a, ra.metrics, shared), packed(b, rb.metrics, shared), shared);
+    return { a: summaryOf(a), b: summaryOf(b), comparisons };
   }
 
   async #registry(name: string, q: URLSearchParams) {
@@ -422,6 +426,15 @@ function summaryLines(run: RunSummary): MetricLine[] | undefined {
   if (recorded === null || typeof recorded !== "object" || !Object.values(recorded).every((v) => typeof v === "number")) return undefined;
   const lines = Object.entries(recorded as Record<string, number>).map(([name, value]) => ({ name, value, ci: undefined, method: "…", pending: true }));
   return lines.length === 0 ? undefined : lines;
+}
+
+/** A run as the worker compares it: each row's pairing id (`compare`'s) and each metric's scores (a missing score as 0, which is what `compare` counts it as). */
+function packed(run: EvaluationRun, metrics: Record<string, number>, names: string[]): PackedRun {
+  return {
+    ids: run.rows.map((r) => r.exampleId ?? `#${r.index}`),
+    metrics,
+    scores: Object.fromEntries(names.map((m) => [m, Float64Array.from(run.rows, (r) => r.scores?.[m] ?? 0)])),
+  };
 }
 
 function byId(rows: readonly EvaluationRow[]): Map<string, EvaluationRow> {

@@ -75,4 +75,26 @@ describe("the viewer's bootstrap intervals", () => {
     expect(again.metrics[0]!.ci).toEqual(line!.ci);
     expect(performance.now() - againAt).toBeLessThan(interval.ms / 2);
   }, 60000);
+
+  it("another page is answered while two large runs are compared (the run against itself: no difference)", async () => {
+    const finished: string[] = [];
+    const started = performance.now();
+    const slow = fetch(`${viewer.url}api/compare/${runId}/${runId.slice(0, 8)}`).then(async (r) => {
+      finished.push("comparison");
+      return { status: r.status, body: await r.json() as { comparisons: { metric: string; diff: number; ci: [number, number]; test: string; better: string[] }[] }, ms: performance.now() - started };
+    });
+    await new Promise((r) => setTimeout(r, 400));
+    const askedAt = performance.now();
+    const runs = await fetch(`${viewer.url}api/runs`, { signal: AbortSignal.timeout(3000) });
+    const runsMs = performance.now() - askedAt;
+    finished.push("runs");
+    expect(runs.status).toBe(200);
+    const compared = await slow;
+    expect(finished).toEqual(["runs", "comparison"]);
+    expect(compared.ms).toBeGreaterThan(runsMs + 400);
+    expect(compared.status).toBe(200);
+    // The run against itself: no difference, nothing changed.
+    expect(compared.body.comparisons).toHaveLength(1);
+    expect(compared.body.comparisons[0]).toMatchObject({ metric: "quality", diff: 0, ci: [0, 0], test: "sign-flip", better: [] });
+  }, 60000);
 });

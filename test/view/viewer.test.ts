@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import type { Browser, Page } from "puppeteer-core";
-import { showRun } from "../../lib/lab/commands.js";
+import { metricsOf, showRun } from "../../lib/lab/commands.js";
+import { adjustComparisons, compare } from "../../lib/evaluate/compare.js";
+import type { EvaluationRun } from "../../lib/store/records.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
 import { browserTestsRun, launch } from "./browser.js";
@@ -232,6 +234,16 @@ for (const engine of engines) maybe(`the run viewer in Chromium (${engine})`, ()
     expect(rows.rows[0]).toMatchObject({ exampleId: "ex-7", error: `OutputError: the reply was not JSON: ${HOSTILE[1]}` });
     const compared = await (await fetch(`${viewer.url}api/compare/${fixture.evalA}/${fixture.evalB}`)).json() as { comparisons: { metric: string; diff: number; better: string[] }[] };
     expect(compared.comparisons[0]!.diff).toBeCloseTo(11 / 60, 10);
+    // Exactly what typelm compare computes from the same runs (the viewer computes it on a worker thread).
+    const lab = LabStore.open(fixture.path);
+    const [a, b, g] = [fixture.evalA, fixture.evalB, fixture.graded].map((id) => {
+      const r = lab.run(id) as EvaluationRun;
+      return { results: r.rows, metrics: metricsOf(r) };
+    });
+    lab.close();
+    expect(compared.comparisons).toEqual(JSON.parse(JSON.stringify(adjustComparisons([compare(a!, b!, { metric: "accuracy" })]))));
+    const graded = await (await fetch(`${viewer.url}api/compare/${fixture.graded}/${fixture.graded}`)).json() as { comparisons: unknown[] };
+    expect(graded.comparisons).toEqual(JSON.parse(JSON.stringify(adjustComparisons([compare(g!, g!, { metric: "quality" })]))));
     expect((await fetch(`${viewer.url}api/runs/${fixture.evalA}`, { method: "POST" })).status).toBe(405);
     expect((await fetch(`${viewer.url}api/nothing`)).status).toBe(404);
   });
