@@ -253,16 +253,21 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       const quick = (await this.#sqlLines(run, counts.rows, false)) ?? summaryLines(run);
       if (quick !== undefined && quick.some((l) => l.pending)) {
         // The store was closed meanwhile (the viewer stopped), or it failed to read: the next request computes and says.
-        if (computing === undefined) this.#compute(run, counts.rows, key).catch(() => undefined);
+        if (computing === undefined) this.#compute(run, counts.rows, key, true).catch(() => undefined);
         return quick;
       }
     }
-    return computing ?? this.#compute(run, counts.rows, key);
+    return computing ?? this.#compute(run, counts.rows, key, false);
   }
 
-  /** Computes a run's lines once for `key` (a second request waits for the same computation). */
-  #compute(run: RunSummary, rows: number, key: string): Promise<MetricLine[]> {
-    const computing = this.#computeLines(run, rows, key).finally(() => this.#computing.delete(key));
+  /**
+   * Computes a run's lines once for `key` (a second request waits for the same computation); `later`
+   * starts after this turn of the event loop, so the answer that deferred it is sent first (a file's
+   * reads are synchronous).
+   */
+  #compute(run: RunSummary, rows: number, key: string, later: boolean): Promise<MetricLine[]> {
+    const start = later ? new Promise<void>((next) => setImmediate(next)) : Promise.resolve();
+    const computing = start.then(() => this.#computeLines(run, rows, key)).finally(() => this.#computing.delete(key));
     this.#computing.set(key, computing);
     return computing;
   }
