@@ -26,12 +26,18 @@ export type IntervalAnswer =
   | { id: number; comparisons: (Comparison & { pAdjusted: number })[] }
   | { id: number; error: string; validation: boolean; field?: string };
 
-/** The rows `compare` reads: ids and scores (a missing score was packed as 0, which is what `compare` counts it as). */
+/**
+ * The rows `compare` reads of a comparison of mean metrics: pairing id, index and scores (a missing
+ * score was packed as 0, which is what `compare` counts it as); nothing else, so that a large run's
+ * rows cost little memory here.
+ */
 function rows(run: PackedRun): EvaluationRow[] {
-  return run.ids.map((id, i) => ({
-    index: i, exampleId: id, inputs: {}, expected: {}, prediction: null, error: null, durationMs: 0, inputTokens: 0, outputTokens: 0, cost: 0,
-    scores: Object.fromEntries(Object.entries(run.scores).map(([m, s]) => [m, s[i]!])),
-  }));
+  const metrics = Object.entries(run.scores);
+  return run.ids.map((id, i) => {
+    const scores: Record<string, number> = {};
+    for (const [m, s] of metrics) scores[m] = s[i]!;
+    return { index: i, exampleId: id, scores } as unknown as EvaluationRow;
+  });
 }
 
 parentPort?.on("message", (job: IntervalJob) => {

@@ -14,8 +14,8 @@ import { postgresError } from "../store/pg.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../store/records.js";
 import type { StoredCall } from "../store/stored-calls.js";
 import {
-  onlyOne, parse, row, scoreRow, summary, trial, version,
-  type RegistryName, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
+  onlyOne, parse, row, scoreColumns, scoreRow, summary, trial, version,
+  type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
 } from "./source.js";
 
 /** A row's columns as lists and pages read them; `seq` (the write order) is the column or, in a lab without it, the index. */
@@ -304,6 +304,13 @@ export class PostgresViewSource implements ViewSource {
     return (await this.#query<{ idx: number; example_id: string | null; scores_json: string; error: string | null }>(
       "SELECT idx, example_id, scores_json, error FROM lab_rows WHERE run_id = $1 ORDER BY idx", [runId],
     )).map(scoreRow);
+  }
+
+  async scoreColumns(runId: string, metrics: readonly string[]): Promise<ScoreColumns> {
+    const raws = await this.#json<Record<string, unknown>>((json) =>
+      `SELECT idx, example_id${metrics.map((_, i) => `, ${scoreOf(json, `$${i + 2}`)} AS s${i}`).join("")} FROM lab_rows WHERE run_id = $1 ORDER BY idx`,
+    [runId, ...metrics]);
+    return scoreColumns(raws, metrics);
   }
 
   async rowsById(runId: string, ids: readonly string[]): Promise<ViewRow[]> {

@@ -12,7 +12,7 @@ import type { ModelCall } from "../lm/usage-scope.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../store/records.js";
 import {
   onlyOne, parse, row, scoreRow, summary, trial, version,
-  type RegistryName, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
+  type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
 } from "./source.js";
 
 export type { RowQuery, RunQuery, ViewRow, ViewSource, ViewVersion } from "./source.js";
@@ -228,6 +228,24 @@ export class SqliteViewSource implements ViewSource {
     return this.#all<{ idx: number; example_id: string | null; scores_json: string; error: string | null }>(
       "SELECT idx, example_id, scores_json, error FROM lab_rows WHERE run_id = ? ORDER BY idx", [runId],
     ).map(scoreRow);
+  }
+
+  async scoreColumns(runId: string, metrics: readonly string[]): Promise<ScoreColumns> {
+    const params: Record<string, unknown> = { run: runId };
+    metrics.forEach((m, i) => { params[`p${i}`] = `$.${JSON.stringify(m)}`; });
+    const columns = metrics.map((_, i) => `, json_extract(scores_json, @p${i}) AS s${i}`).join("");
+    // Row by row into the columns (a large run's rows are never all objects at once).
+    const ids: string[] = [];
+    const values: number[][] = metrics.map(() => []);
+    try {
+      for (const r of this.#db.prepare(`SELECT idx, example_id${columns} FROM lab_rows WHERE run_id = @run ORDER BY idx`).raw().iterate(params) as Iterable<unknown[]>) {
+        ids.push((r[1] as string | null) ?? `#${String(r[0])}`);
+        for (let i = 0; i < metrics.length; i++) values[i]!.push(typeof r[i + 2] === "number" ? r[i + 2] as number : 0);
+      }
+    } catch (error) {
+      throw storeError(this.path, "read", error);
+    }
+    return { ids, scores: Object.fromEntries(metrics.map((m, i) => [m, Float64Array.from(values[i]!)])) };
   }
 
   /** The rows of a run with these ids (`#<index>` for a row without one), in one pass over the run. */

@@ -325,21 +325,30 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       if (run.kind !== "evaluation") throw new ValidationError(`run ${run.id} is an ${run.kind} run; a comparison takes two evaluation runs`, { field: "run" });
       found.push(run);
     }
-    const light: EvaluationRun[] = [];
+    // Two finished runs compared on mean metrics (their values recorded): only their ids and scores
+    // are read, as columns, and the comparison is computed on the worker thread.
+    const [ma, mb] = found.map(recordedMetrics);
+    if (ma !== undefined && mb !== undefined && !("f1_score" in ma && "f1_score" in mb)) {
+      const shared = sharedMetrics(ma, mb);
+      const [ca, cb] = [await this.store.scoreColumns(found[0]!.id, shared), await this.store.scoreColumns(found[1]!.id, shared)];
+      return { a: found[0]!, b: found[1]!, comparisons: await this.#intervals.compare({ ...ca, metrics: ma }, { ...cb, metrics: mb }, shared) };
+    }
+    // Else the metrics come from the rows (a run still going); f1_score's comparison reads the whole rows.
+    let light: EvaluationRun[] = [];
     for (const run of found) light.push({ ...run, kind: "evaluation", rows: await this.store.scoreRows(run.id) });
     const needsRows = Object.keys(metricsOf(light[0]!)).includes("f1_score") && Object.keys(metricsOf(light[1]!)).includes("f1_score");
-    const runs = needsRows ? await Promise.all(found.map(async (run) => await this.store.fullRun(run.id) as EvaluationRun)) : light;
-    const [a, b] = [runs[0]!, runs[1]!];
+    if (needsRows) light = await Promise.all(found.map(async (run) => await this.store.fullRun(run.id) as EvaluationRun));
+    const [a, b] = [light[0]!, light[1]!];
     const ra = { results: a.rows, metrics: metricsOf(a) };
     const rb = { results: b.rows, metrics: metricsOf(b) };
-    const shared = Object.keys(ra.metrics).filter((m) => m in rb.metrics);
-    if (shared.length === 0) {
-      throw new ValidationError(`the two runs share no metric (A: ${Object.keys(ra.metrics).join(", ") || "none"}; B: ${Object.keys(rb.metrics).join(", ") || "none"})`, { field: "metric" });
-    }
-    // f1_score's comparison reads the whole rows (here); a mean metric's needs only ids and scores, computed on the worker.
-    const comparisons = needsRows ? adjustComparisons(shared.map((metric) => compare(ra, rb, { metric })))
-      : await this.#intervals.compare(packed(a, ra.metrics, shared), packed(b, rb.metrics, shared), shared);
-    return { a: summaryOf(a), b: summaryOf(b), comparisons };
+    const shared = sharedMetrics(ra.metrics, rb.metrics);
+    const summaries = { a: summaryOf(a), b: summaryOf(b) };
+    if (needsRows) return { ...summaries, comparisons: adjustComparisons(shared.map((metric) => compare(ra, rb, { metric }))) };
+    const jobs = [packed(a, ra.metrics, shared), packed(b, rb.metrics, shared)] as const;
+    // The rows read here are let go before the worker computes.
+    light = [];
+    a.rows = b.rows = ra.results = rb.results = [];
+    return { ...summaries, comparisons: await this.#intervals.compare(jobs[0], jobs[1], shared) };
   }
 
   async #registry(name: string, q: URLSearchParams) {
@@ -431,6 +440,21 @@ function summaryLines(run: RunSummary): MetricLine[] | undefined {
   if (recorded === null || typeof recorded !== "object" || !Object.values(recorded).every((v) => typeof v === "number")) return undefined;
   const lines = Object.entries(recorded as Record<string, number>).map(([name, value]) => ({ name, value, ci: undefined, method: "…", pending: true }));
   return lines.length === 0 ? undefined : lines;
+}
+
+/** A run's recorded metric values (`typelm compare` takes them from its summary); undefined when it recorded none. */
+function recordedMetrics(run: RunSummary): Record<string, number> | undefined {
+  const recorded = (run.summary as { metrics?: unknown }).metrics;
+  return recorded !== null && typeof recorded === "object" && Object.values(recorded).every((v) => typeof v === "number")
+    ? recorded as Record<string, number> : undefined;
+}
+
+function sharedMetrics(a: Record<string, number>, b: Record<string, number>): string[] {
+  const shared = Object.keys(a).filter((m) => m in b);
+  if (shared.length === 0) {
+    throw new ValidationError(`the two runs share no metric (A: ${Object.keys(a).join(", ") || "none"}; B: ${Object.keys(b).join(", ") || "none"})`, { field: "metric" });
+  }
+  return shared;
 }
 
 /** A run as the worker compares it: each row's pairing id (`compare`'s) and each metric's scores (a missing score as 0, which is what `compare` counts it as). */

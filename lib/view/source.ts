@@ -61,6 +61,20 @@ export interface RegistryName {
   createdAt: string;
 }
 
+/** A run's rows as a comparison of mean metrics reads them: ids, and per metric the scores, in index order. */
+export interface ScoreColumns {
+  ids: string[];
+  scores: Record<string, Float64Array>;
+}
+
+/** The pairing ids and per-metric scores of rows read with columns `idx`, `example_id` and `s0`, `s1`, ... (one per metric). */
+export function scoreColumns(raws: readonly Record<string, unknown>[], metrics: readonly string[]): ScoreColumns {
+  return {
+    ids: raws.map((r) => (r["example_id"] as string | null) ?? `#${String(r["idx"])}`),
+    scores: Object.fromEntries(metrics.map((m, i) => [m, Float64Array.from(raws, (r) => (typeof r[`s${i}`] === "number" ? r[`s${i}`] as number : 0))])),
+  };
+}
+
 /** The reads the viewer makes of one lab store; nothing here writes to it. */
 export interface ViewSource {
   /** The store as pages and messages show it: a file's path, or a database URL without its credentials. */
@@ -93,6 +107,11 @@ export interface ViewSource {
   fullRun(runId: string): Promise<LabRun | undefined>;
   /** A run's rows with only what a comparison of mean metrics reads (index, id, scores, error), by index. */
   scoreRows(runId: string): Promise<EvaluationRow[]>;
+  /**
+   * What a comparison of mean metrics reads of a run, without a row object: each row's pairing id (its
+   * example id, else `#<index>`) and each of `metrics`' scores (a missing score as 0), in index order.
+   */
+  scoreColumns(runId: string, metrics: readonly string[]): Promise<ScoreColumns>;
   /** The rows of a run with these ids (`#<index>` for a row without one). */
   rowsById(runId: string, ids: readonly string[]): Promise<ViewRow[]>;
   /** The trials of an optimization, by index. */

@@ -132,6 +132,11 @@ suite("the viewer's reads of a PostgreSQL lab", () => {
       expect(lb).toEqual(la);
       const [sra, srb] = await both((s) => s.scoreRows(runId));
       expect(srb).toEqual(sra);
+      const [sca, scb] = await both((s) => s.scoreColumns(runId, ["accuracy", "quality", "missing"]));
+      expect({ ids: scb.ids, scores: Object.fromEntries(Object.entries(scb.scores).map(([m, v]) => [m, [...v]])) })
+        .toEqual({ ids: sca.ids, scores: Object.fromEntries(Object.entries(sca.scores).map(([m, v]) => [m, [...v]])) });
+      expect(sca.ids).toEqual(sra.map((r) => r.exampleId ?? `#${r.index}`));
+      expect([...sca.scores["accuracy"]!]).toEqual(sra.map((r) => r.scores["accuracy"] ?? 0));
     }
     expect(await team.scoreCounts(fixture.evalA, "accuracy")).toEqual({ n: 60, sum: 44, other: 0 });
     expect(await team.labels(fixture.evalA)).toEqual(["positive", "negative"]);
