@@ -1,8 +1,8 @@
 // `typelm view`: a local web server over one lab store, read-only. Pages are rendered on the server
 // (pages.ts, pages-more.ts) from the store's read-only connection (a `ViewSource`: queries.ts for a
 // file, pg-source.ts for a team's lab on PostgreSQL); the same data is JSON under /api/. Bootstrap
-// intervals are computed on a worker thread (intervals.ts). Loaded only by the command line (a
-// dynamic import), never by `import "typelm"`.
+// intervals and comparisons of mean metrics are computed on a worker thread (intervals.ts). Loaded
+// only by the command line (a dynamic import), never by `import "typelm"`.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
