@@ -93,6 +93,15 @@ for (const file of readdirSync(outdir, { recursive: true })) {
   if (renamed.length > 0) writeFileSync(path, code);
 }
 
+// The run viewer's interval worker (lib/view/intervals.ts starts it from this file beside the bundle):
+// a file of its own, bundled with what it uses, which nothing imports, so `import "typelm"` never loads it.
+await build({
+  absWorkingDir: root,
+  entryPoints: { "view-interval-worker": "lib/view/interval-worker.ts" },
+  outdir,
+  bundle: true, format: "esm", platform: "node", target: "node20", packages: "external", sourcemap: true, logLevel: "warning",
+});
+
 // temporal-polyfill and @toon-format/toon as CommonJS, for a require() that refuses ES modules (jest's
 // module registry): lib/load-sync.ts loads the package itself wherever it can, and these only then.
 for (const [pkg, file] of [["temporal-polyfill", "temporal-polyfill.cjs"], ["@toon-format/toon", "toon.cjs"]]) {

@@ -55,9 +55,10 @@ const USAGE = `Usage:
       Scores the stored predictions of an evaluation run again, without calling its program, with
       the metrics the files default-export (a metric function or a Judge), and records a new run
       linked to the first (config.rescoredFrom).
-  typelm view [--store .typelm/lab.sqlite] [--port 4173] [--host 127.0.0.1]
+  typelm view [--store .typelm/lab.sqlite|postgres://...] [--port 4173] [--host 127.0.0.1]
       A local web app over the lab store, read-only: runs, an evaluation's metrics and examples, one
-      example, two runs compared, the registry. Prints the address; Ctrl-C stops it.
+      example, two runs compared, the registry. Prints the address; Ctrl-C stops it. Without --store,
+      TYPELM_LAB_URL when set.
   typelm lab copy <.typelm/lab.sqlite> <postgres://user@host/db>   (or the other way round)
       Copies a local lab's runs (with their rows, trials and batches) and registry versions into a
       team's lab on PostgreSQL, or a team's lab into a file. Runs keep their ids; copying again adds nothing.
@@ -158,7 +159,9 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       if (rest.length > 0) throw new ValidationError(`view takes no arguments; received ${rest.join(" ")} (the store is --store PATH)`, { field: "view" });
       const port = count(values.port, "port");
       if (port !== undefined && port > 65535) throw new ValidationError(`--port expects a port number 0-65535; received ${port}`, { field: "port" });
-      const store = resolve(cwd, values.store ?? join(".typelm", "lab.sqlite"));
+      // A file, or a team's lab on PostgreSQL (--store postgres://..., else TYPELM_LAB_URL).
+      const chosen = chooseStore(values.store, io.env ?? process.env, cwd);
+      const store = chosen.engine === "postgresql" ? chosen.url : chosen.path;
       // Loaded here only: `import "typelm"` never loads the viewer.
       const { serveCommand } = await import("../view/server.js");
       return await serveCommand({ store, port, host: values.host }, io);

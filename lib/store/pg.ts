@@ -135,6 +135,12 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     name: "008_lab_row_details",
     sql: "ALTER TABLE lab_rows ADD COLUMN IF NOT EXISTS details_json TEXT",
   },
+  {
+    // The order rows were written in, as SQLite's rowid: the viewer's live page asks for the rows after the last it saw.
+    name: "009_lab_rows_seq_pg",
+    sql: `ALTER TABLE lab_rows ADD COLUMN IF NOT EXISTS seq BIGSERIAL;
+    CREATE INDEX IF NOT EXISTS lab_rows_seq ON lab_rows (run_id, seq)`,
+  },
 ];
 
 /** A key for `pg_advisory_xact_lock`: one process at a time migrates a database. */

@@ -164,6 +164,7 @@ export const LIVE_SCRIPT = `
     tr.appendChild(cell(Object.keys(r.scores).map(function (m) { return m + " " + Number(r.scores[m]).toFixed(3); }).join("\\n"), "cell"));
     tr.appendChild(cell(r.error === null ? "" : clip(r.error), "cell"));
     var rows = body.rows, at = null;
+    for (var i = 0; i < rows.length; i++) if (Number(rows[i].getAttribute("data-index")) === r.index) { rows[i].remove(); break; }
     for (var i = 0; i < rows.length; i++) if (Number(rows[i].getAttribute("data-index")) > r.index) { at = rows[i]; break; }
     body.insertBefore(tr, at);
     var none = document.getElementById("no-rows"); if (none) none.remove();

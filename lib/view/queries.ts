@@ -1,5 +1,6 @@
-// The viewer's reads of one lab store, over its own read-only connection: nothing here can write to
+// The viewer's reads of a lab store file, over its own read-only connection: nothing here can write to
 // the file, and no migration is applied (a store written by an older typelm is shown as it is).
+// better-sqlite3 reads synchronously and fast; the methods return settled promises (`ViewSource`).
 import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
@@ -8,80 +9,21 @@ import { ValidationError } from "../errors.js";
 import { storeError } from "../store/db.js";
 import { storedCalls } from "../store/stored-calls.js";
 import type { ModelCall } from "../lm/usage-scope.js";
-import type { EvaluationRow, EvaluationRun, ExampleScore, LabRun, RunKind, RunStatus, RunSummary, Trial } from "../store/records.js";
+import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../store/records.js";
+import {
+  onlyOne, parse, row, scoreRow, summary, trial, version,
+  type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
+} from "./source.js";
+
+export type { RowQuery, RunQuery, ViewRow, ViewSource, ViewVersion } from "./source.js";
 
 const requireFromHere = createRequire(import.meta.url);
-
-/** The inputs and expected values of a row read for its scores only: one shared empty object. */
-const NONE: Record<string, unknown> = Object.freeze({});
 
 /** A row's columns as lists and pages read them (not its recorded calls, which only its own page shows). */
 const ROW = "rowid AS seq, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost";
 
-/** How the runs list is narrowed: kind and status exactly, name and model as a part of the text. */
-export interface RunQuery {
-  kind?: string;
-  status?: string;
-  name?: string;
-  model?: string;
-  limit: number;
-  offset: number;
-}
-
-/** How an evaluation's rows are narrowed, sorted and paged (all on the server, in SQL). */
-export interface RowQuery {
-  /** Only rows that failed (an error was recorded). */
-  failed?: boolean;
-  /** Only rows whose expected values include this one (a label), compared as text. */
-  label?: string;
-  /** Only rows whose inputs, expected values, prediction or error contain this text (case-insensitive). */
-  text?: string;
-  /** Only rows whose score on `metric` is at most this. */
-  maxScore?: number;
-  /** The metric `maxScore` and sorting by score use. */
-  metric?: string;
-  sort?: "index" | "score" | "duration";
-  descending?: boolean;
-  limit: number;
-  offset: number;
-  /** Only rows written after this position (`ViewRow.seq`): what a live page has not shown yet. */
-  after?: number;
-}
-
-/** One evaluated example as the viewer lists it: the stored row and its write position. */
-export interface ViewRow extends EvaluationRow {
-  /** The order the row was written in (SQLite's rowid): a live page asks for the rows after the last it saw. */
-  seq: number;
-}
-
-/** One stored registry version with what the viewer shows of it. */
-export interface ViewVersion {
-  name: string;
-  version: number;
-  createdAt: string;
-  score: number | null;
-  moduleClass: string;
-  metadata: unknown;
-  /** Per predictor path: its instruction and demos. */
-  predictors: Record<string, { instruction: string; demos: unknown[] }>;
-}
-
-interface RunRaw {
-  id: string; kind: RunKind; name: string; status: RunStatus; started_at: string; ended_at: string | null;
-  score: number | null; config_json: string; summary_json: string; error: string | null; best_trial: number | null;
-}
-interface RowRaw {
-  seq: number; idx: number; example_id: string | null; inputs_json: string; expected_json: string; prediction_json: string | null;
-  scores_json: string; error: string | null; duration_ms: number; input_tokens: number; output_tokens: number; cost: number;
-}
-interface TrialRaw {
-  idx: number; kind: string; parents_json: string; choices_json: string; instructions_json: string; demo_ids_json: string;
-  score: number | null; example_scores_json: string | null; budget_spent: number; lm_calls: number; input_tokens: number;
-  output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string; reused: number | null;
-}
-
-/** A read-only view of the lab store at `path`. */
-export class ViewStore {
+/** A read-only view of the lab store file at `path`. */
+export class SqliteViewSource implements ViewSource {
   readonly path: string;
   readonly #db: Database;
 
@@ -100,7 +42,7 @@ export class ViewStore {
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.#db.close();
   }
 
@@ -125,7 +67,7 @@ export class ViewStore {
   }
 
   /** The runs, newest first, narrowed by `query`, with how many match in all. */
-  runs(query: RunQuery): { runs: RunSummary[]; total: number } {
+  async runs(query: RunQuery): Promise<{ runs: RunSummary[]; total: number }> {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
     if (query.kind) { where.push("kind = @kind"); params["kind"] = query.kind; }
@@ -142,14 +84,18 @@ export class ViewStore {
   }
 
   /** A run's summary (no rows or trials), by its id or the start of it; undefined when none or several match. */
-  run(given: string): (RunSummary & { bestTrial: number | null }) | undefined {
+  async run(given: string): Promise<(RunSummary & { bestTrial: number | null }) | undefined> {
+    return this.#run(given);
+  }
+
+  #run(given: string): (RunSummary & { bestTrial: number | null }) | undefined {
     const raw = this.#get<RunRaw>("SELECT * FROM lab_runs WHERE id = ?", [given]) ??
       onlyOne(this.#all<RunRaw>("SELECT * FROM lab_runs WHERE substr(id, 1, ?) = ? LIMIT 2", [given.length, given]));
     return raw === undefined ? undefined : { ...summary(raw), bestTrial: raw.best_trial };
   }
 
   /** How many rows a run has recorded, and how many of them failed (two index counts). */
-  rowCounts(runId: string): { rows: number; failed: number } {
+  async rowCounts(runId: string): Promise<{ rows: number; failed: number }> {
     const rows = this.#get<{ n: number }>("SELECT count(*) AS n FROM lab_rows WHERE run_id = ?", [runId])!.n;
     const failed = this.#get<{ n: number }>("SELECT count(*) AS n FROM lab_rows WHERE run_id = ? AND error IS NOT NULL", [runId])!.n;
     return { rows, failed };
@@ -159,7 +105,7 @@ export class ViewStore {
    * For one metric of a run: the rows, the sum of their scores (a missing score counts 0) and how
    * many scores are neither 0 nor 1; in SQL, so a share's interval needs no row in memory.
    */
-  scoreCounts(runId: string, metric: string): { n: number; sum: number; other: number } {
+  async scoreCounts(runId: string, metric: string): Promise<{ n: number; sum: number; other: number }> {
     const c = this.#get<{ n: number; sum: number | null; other: number | null }>(
       `SELECT count(*) AS n, sum(coalesce(json_extract(scores_json, @path), 0)) AS sum,
        sum(coalesce(json_extract(scores_json, @path), 0) NOT IN (0, 1)) AS other FROM lab_rows WHERE run_id = @run`,
@@ -169,7 +115,7 @@ export class ViewStore {
   }
 
   /** One page of a run's rows, narrowed and sorted by `query`, with how many match in all. */
-  rows(runId: string, query: RowQuery): { rows: ViewRow[]; total: number } {
+  async rows(runId: string, query: RowQuery): Promise<{ rows: ViewRow[]; total: number }> {
     const where = ["run_id = @run"];
     const params: Record<string, unknown> = { run: runId };
     if (query.failed) where.push("error IS NOT NULL");
@@ -204,12 +150,12 @@ export class ViewStore {
   }
 
   /** The position of the last row written for a run (0 when none): a live page polls for rows after it. */
-  lastSeq(runId: string): number {
+  async lastSeq(runId: string): Promise<number> {
     return this.#get<{ seq: number | null }>("SELECT max(rowid) AS seq FROM lab_rows WHERE run_id = ?", [runId])!.seq ?? 0;
   }
 
   /** One row of a run by its index. */
-  row(runId: string, index: number): ViewRow | undefined {
+  async row(runId: string, index: number): Promise<ViewRow | undefined> {
     const raw = this.#get<RowRaw>(`SELECT ${ROW} FROM lab_rows WHERE run_id = ? AND idx = ?`, [runId, index]);
     if (raw === undefined) return undefined;
     const shown = row(raw);
@@ -227,7 +173,7 @@ export class ViewStore {
   }
 
   /** One metric's score of every row of a run, in index order (a missing score counts 0). */
-  scores(runId: string, metric: string): Float64Array {
+  async scores(runId: string, metric: string): Promise<Float64Array> {
     const raws = this.#all<{ s: number | null }>(
       "SELECT json_extract(scores_json, @path) AS s FROM lab_rows WHERE run_id = @run ORDER BY idx", { run: runId, path: `$.${JSON.stringify(metric)}` },
     );
@@ -238,7 +184,7 @@ export class ViewStore {
    * The model calls recorded with one example, in order; null when the store cannot hold them (written
    * by a typelm that did not record calls).
    */
-  calls(runId: string, index: number): ModelCall[] | null {
+  async calls(runId: string, index: number): Promise<ModelCall[] | null> {
     const hasCalls = this.#all<{ name: string }>("SELECT name FROM pragma_table_info('lab_rows')").some((c) => c.name === "calls_json");
     if (!hasCalls) return null;
     const raw = this.#get<{ calls_json: string | null }>("SELECT calls_json FROM lab_rows WHERE run_id = ? AND idx = ?", [runId, index]);
@@ -254,7 +200,7 @@ export class ViewStore {
    * The values the rows' expected fields take (suggestions for the label filter), the most frequent
    * first, at most `limit`; read from the first 2,000 rows, so a large run costs no more.
    */
-  labels(runId: string, limit = 30): string[] {
+  async labels(runId: string, limit = 30): Promise<string[]> {
     return this.#all<{ v: string }>(
       `SELECT CAST(e.value AS TEXT) AS v, count(*) AS n FROM (SELECT expected_json FROM lab_rows WHERE run_id = ? ORDER BY idx LIMIT 2000) r,
        json_each(r.expected_json) e WHERE e.type IN ('text', 'integer', 'true', 'false') AND length(CAST(e.value AS TEXT)) <= 60
@@ -263,32 +209,47 @@ export class ViewStore {
   }
 
   /** A whole run with its rows or trials (for the metrics' intervals and comparisons). */
-  fullRun(runId: string): LabRun | undefined {
-    const base = this.run(runId);
+  async fullRun(runId: string): Promise<LabRun | undefined> {
+    const base = this.#run(runId);
     if (base === undefined) return undefined;
     const { bestTrial, ...rest } = base;
     if (rest.kind === "evaluation") {
       const rows = this.#all<RowRaw>(`SELECT ${ROW} FROM lab_rows WHERE run_id = ? ORDER BY idx`, [base.id]).map(row);
       return { ...rest, kind: "evaluation", rows } satisfies EvaluationRun;
     }
-    return { ...rest, kind: "optimization", trials: this.trials(base.id), bestTrial };
+    return { ...rest, kind: "optimization", trials: this.#trials(base.id), bestTrial };
   }
 
   /**
    * A run's rows with only what a comparison of mean metrics reads (index, id, scores, error), by
    * index: a large run compared costs its scores, not its texts.
    */
-  scoreRows(runId: string): EvaluationRow[] {
+  async scoreRows(runId: string): Promise<EvaluationRow[]> {
     return this.#all<{ idx: number; example_id: string | null; scores_json: string; error: string | null }>(
       "SELECT idx, example_id, scores_json, error FROM lab_rows WHERE run_id = ? ORDER BY idx", [runId],
-    ).map((r) => ({
-      index: r.idx, exampleId: r.example_id, inputs: NONE, expected: NONE, prediction: null, scores: parse(r.scores_json, {}), error: r.error,
-      durationMs: 0, inputTokens: 0, outputTokens: 0, cost: 0,
-    }));
+    ).map(scoreRow);
+  }
+
+  async scoreColumns(runId: string, metrics: readonly string[]): Promise<ScoreColumns> {
+    const params: Record<string, unknown> = { run: runId };
+    metrics.forEach((m, i) => { params[`p${i}`] = `$.${JSON.stringify(m)}`; });
+    const columns = metrics.map((_, i) => `, json_extract(scores_json, @p${i}) AS s${i}`).join("");
+    // Row by row into the columns (a large run's rows are never all objects at once).
+    const ids: string[] = [];
+    const values: number[][] = metrics.map(() => []);
+    try {
+      for (const r of this.#db.prepare(`SELECT idx, example_id${columns} FROM lab_rows WHERE run_id = @run ORDER BY idx`).raw().iterate(params) as Iterable<unknown[]>) {
+        ids.push((r[1] as string | null) ?? `#${String(r[0])}`);
+        for (let i = 0; i < metrics.length; i++) values[i]!.push(typeof r[i + 2] === "number" ? r[i + 2] as number : 0);
+      }
+    } catch (error) {
+      throw storeError(this.path, "read", error);
+    }
+    return { ids, scores: Object.fromEntries(metrics.map((m, i) => [m, Float64Array.from(values[i]!)])) };
   }
 
   /** The rows of a run with these ids (`#<index>` for a row without one), in one pass over the run. */
-  rowsById(runId: string, ids: readonly string[]): ViewRow[] {
+  async rowsById(runId: string, ids: readonly string[]): Promise<ViewRow[]> {
     if (ids.length === 0) return [];
     const indices = ids.filter((id) => /^#\d+$/.test(id)).map((id) => Number(id.slice(1)));
     return this.#all<RowRaw>(
@@ -299,18 +260,16 @@ export class ViewStore {
   }
 
   /** The trials of an optimization, by index. */
-  trials(runId: string): Trial[] {
-    return this.#all<TrialRaw>("SELECT * FROM lab_trials WHERE run_id = ? ORDER BY idx", [runId]).map((t) => ({
-      index: t.idx, kind: t.kind, parents: parse(t.parents_json, []), choices: parse(t.choices_json, {}),
-      instructions: parse(t.instructions_json, {}), demoIds: parse(t.demo_ids_json, {}), score: t.score,
-      exampleScores: t.example_scores_json === null ? null : parse<ExampleScore[]>(t.example_scores_json, []),
-      budgetSpent: t.budget_spent, lmCalls: t.lm_calls, inputTokens: t.input_tokens, outputTokens: t.output_tokens, cost: t.cost,
-      durationMs: t.duration_ms, error: t.error, data: parse(t.data_json, {}), reused: t.reused ?? 0,
-    }));
+  async trials(runId: string): Promise<Trial[]> {
+    return this.#trials(runId);
+  }
+
+  #trials(runId: string): Trial[] {
+    return this.#all<TrialRaw>("SELECT * FROM lab_trials WHERE run_id = ? ORDER BY idx", [runId]).map(trial);
   }
 
   /** Each registry name with its number of versions and its latest version's score. */
-  registryNames(): { name: string; versions: number; latest: number; score: number | null; createdAt: string }[] {
+  async registryNames(): Promise<RegistryName[]> {
     if (!this.#hasTable("registry_versions")) return [];
     return this.#all(
       `SELECT v.name AS name, c.n AS versions, v.version AS latest, v.score AS score, v.created_at AS createdAt
@@ -320,48 +279,8 @@ export class ViewStore {
   }
 
   /** Every stored version of `name`, oldest first. */
-  versions(name: string): ViewVersion[] {
+  async versions(name: string): Promise<ViewVersion[]> {
     if (!this.#hasTable("registry_versions")) return [];
-    return this.#all<{ name: string; version: number; created_at: string; score: number | null; metadata_json: string; state_json: string; module_class: string }>(
-      "SELECT * FROM registry_versions WHERE name = ? ORDER BY version", [name],
-    ).map((v) => {
-      const state = parse<{ predictors?: Record<string, { instruction?: unknown; demos?: unknown }> }>(v.state_json, {});
-      const predictors: ViewVersion["predictors"] = {};
-      for (const [path, p] of Object.entries(state.predictors ?? {})) {
-        predictors[path] = { instruction: typeof p?.instruction === "string" ? p.instruction : "", demos: Array.isArray(p?.demos) ? p.demos : [] };
-      }
-      return {
-        name: v.name, version: v.version, createdAt: v.created_at, score: v.score, moduleClass: v.module_class,
-        metadata: parse(v.metadata_json, {}), predictors,
-      };
-    });
+    return this.#all<VersionRaw>("SELECT * FROM registry_versions WHERE name = ? ORDER BY version", [name]).map(version);
   }
-}
-
-function onlyOne<T>(found: T[]): T | undefined {
-  return found.length === 1 ? found[0] : undefined;
-}
-
-/** Stored JSON; text that does not parse (changed outside typelm) reads as `fallback` rather than hiding the page. */
-function parse<T>(text: string, fallback: T): T {
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-}
-
-function summary(raw: RunRaw): RunSummary {
-  return {
-    id: raw.id, kind: raw.kind, name: raw.name, status: raw.status, startedAt: raw.started_at, endedAt: raw.ended_at,
-    score: raw.score, config: parse(raw.config_json, {}), summary: parse(raw.summary_json, {}), error: raw.error,
-  };
-}
-
-function row(r: RowRaw): ViewRow {
-  return {
-    seq: r.seq, index: r.idx, exampleId: r.example_id, inputs: parse(r.inputs_json, {}), expected: parse(r.expected_json, {}),
-    prediction: r.prediction_json === null ? null : parse(r.prediction_json, {}), scores: parse(r.scores_json, {}),
-    error: r.error, durationMs: r.duration_ms, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cost: r.cost,
-  };
 }

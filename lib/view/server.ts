@@ -1,21 +1,26 @@
 // `typelm view`: a local web server over one lab store, read-only. Pages are rendered on the server
-// (pages.ts, pages-more.ts) from the store's read-only connection (queries.ts); the same data is JSON
-// under /api/. Loaded only by the command line (a dynamic import), never by `import "typelm"`.
+// (pages.ts, pages-more.ts) from the store's read-only connection (a `ViewSource`: queries.ts for a
+// file, pg-source.ts for a team's lab on PostgreSQL); the same data is JSON under /api/. Bootstrap
+// intervals and comparisons of mean metrics are computed on a worker thread (intervals.ts). Loaded
+// only by the command line (a dynamic import), never by `import "typelm"`.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ValidationError } from "../errors.js";
 import { adjustComparisons, compare, pValueText } from "../evaluate/compare.js";
-import { bcaInterval, meanStatistic, wilsonInterval } from "../evaluate/stats.js";
+import { wilsonInterval } from "../evaluate/stats.js";
 import { metricsOf, runTitle, storedReport } from "../lab/commands.js";
 import type { EvaluationRow, EvaluationRun, RunSummary } from "../store/records.js";
 import { html, page } from "./html.js";
 import { callsSection, evaluationPage, KINDS, LIVE_SCRIPT, rowPage, runsPage, STATUSES, type MetricLine } from "./pages.js";
 import { comparePage, optimizationPage, registryNamePage, registryPage } from "./pages-more.js";
-import { ViewStore, type RowQuery, type RunQuery } from "./queries.js";
+import { IntervalWorker } from "./intervals.js";
+import type { RowQuery, RunQuery, ViewSource } from "./source.js";
+import type { PackedRun } from "./interval-worker.js";
+import { isPostgresUrl } from "../store/pg.js";
 
-/** What `startViewer` takes: the store file, and where to listen (default 127.0.0.1:4173). */
+/** What `startViewer` takes: the store (a file, or a postgres:// URL), and where to listen (default 127.0.0.1:4173). */
 export interface ViewerOptions {
   store: string;
   /** 0 picks a free port. */
@@ -44,17 +49,20 @@ class NotFound extends Error {}
 
 /** Starts the viewer; resolves once it listens. */
 export async function startViewer(options: ViewerOptions): Promise<Viewer> {
-  const store = new ViewStore(options.store);
+  const store = await openSource(options.store);
   const host = options.host ?? "127.0.0.1";
   const app = new App(store, options.deferIntervalsAbove ?? DEFER_INTERVALS_ABOVE);
-  const server = createServer((req, res) => app.handle(req, res));
+  const server = createServer((req, res) => {
+    // handle() answers its own errors; this is for a failure to send (the connection went away).
+    app.handle(req, res).catch(() => res.destroy());
+  });
   try {
     await new Promise<void>((done, fail) => {
       server.once("error", fail);
       server.listen(options.port ?? DEFAULT_PORT, host, () => { server.off("error", fail); done(); });
     });
   } catch (error) {
-    store.close();
+    await app.close();
     const code = (error as { code?: unknown }).code;
     if (code === "EADDRINUSE") throw new ValidationError(`port ${options.port ?? DEFAULT_PORT} on ${host} is in use: give another with --port N (--port 0 picks a free one)`, { field: "port" });
     if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") throw new ValidationError(`cannot listen on host ${JSON.stringify(host)}: give an address of this machine with --host (default 127.0.0.1)`, { field: "host" });
@@ -67,8 +75,18 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   return {
     url: `http://${shownHost}:${address.port}/`,
     store: store.path,
-    close: () => closeServer(server).finally(() => store.close()),
+    close: () => closeServer(server).finally(() => app.close()),
   };
+}
+
+/** The store's reads: the file at a path, or a team's lab at a postgres:// URL (loads `pg`). */
+async function openSource(store: string): Promise<ViewSource> {
+  if (isPostgresUrl(store)) {
+    const { PostgresViewSource } = await import("./pg-source.js");
+    return PostgresViewSource.open(store);
+  }
+  const { SqliteViewSource } = await import("./queries.js");
+  return new SqliteViewSource(store);
 }
 
 function closeServer(server: Server): Promise<void> {
@@ -88,10 +106,15 @@ class App {
   loopbackOnly = true;
   /** Metric intervals by run, rows and status: a finished run's are computed once. */
   readonly #metrics = new Map<string, MetricLine[]>();
-  /** The runs whose intervals are being computed after an answer (by the key of `#metrics`). */
-  readonly #scheduled = new Set<string>();
+  /** The intervals being computed (by the key of `#metrics`). */
+  readonly #computing = new Map<string, Promise<MetricLine[]>>();
+  readonly #intervals = new IntervalWorker();
 
-  constructor(readonly store: ViewStore, readonly deferAbove: number) {}
+  constructor(readonly store: ViewSource, readonly deferAbove: number) {}
+
+  async close(): Promise<void> {
+    await this.#intervals.close().finally(() => this.store.close());
+  }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== "GET" && req.method !== "HEAD") {
@@ -113,7 +136,7 @@ class App {
     }
     const api = parts[0] === "api";
     try {
-      const out = api ? this.api(parts.slice(1), url.searchParams) : await this.page(parts, url.searchParams);
+      const out = api ? await this.api(parts.slice(1), url.searchParams) : await this.page(parts, url.searchParams);
       if (typeof out === "string") {
         send(res, 200, "text/html; charset=utf-8", out);
       } else {
@@ -131,33 +154,34 @@ class App {
 
   async page(parts: string[], q: URLSearchParams): Promise<string> {
     const s = this.store.path;
-    if (parts.length === 0) return page("Runs", s, runsPage(this.store.runs(runQuery(q)), runQuery(q)));
+    if (parts.length === 0) return page("Runs", s, runsPage(await this.store.runs(runQuery(q)), runQuery(q)));
     if (parts[0] === "runs" && parts.length === 2) {
-      const run = this.#run(parts[1]!);
+      const run = await this.#run(parts[1]!);
       if (run.kind === "optimization") {
-        return page(run.name, s, await optimizationPage(run, this.store.trials(run.id), html`<h1>${runTitle(run.name, run.kind, run.config)} <span class="muted">(optimization)</span></h1>
+        return page(run.name, s, await optimizationPage(run, await this.store.trials(run.id), html`<h1>${runTitle(run.name, run.kind, run.config)} <span class="muted">(optimization)</span></h1>
 <p>run <code>${run.id}</code> · <span class="status-${run.status}">${run.status}</span> · started ${run.startedAt}${run.endedAt === null ? "" : html` · ended ${run.endedAt}`}</p>
 ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       }
-      const d = this.#evaluation(run, q);
+      const d = await this.#evaluation(run, q);
       return page(run.name, s, evaluationPage(d), { nonce: randomBytes(16).toString("base64"), code: LIVE_SCRIPT });
     }
     if (parts[0] === "runs" && parts.length === 4 && parts[2] === "rows") {
-      const run = this.#run(parts[1]!);
-      const row = this.store.row(run.id, index(parts[3]!));
+      const run = await this.#run(parts[1]!);
+      const row = await this.store.row(run.id, index(parts[3]!));
       if (row === undefined) throw new NotFound(`run ${run.id} has no example ${parts[3]}`);
-      return page(`Example ${row.index}`, s, rowPage(run, row, callsSection(this.store.calls(run.id, row.index))));
+      return page(`Example ${row.index}`, s, rowPage(run, row, callsSection(await this.store.calls(run.id, row.index))));
     }
     if (parts[0] === "compare" && parts.length === 3) {
-      const c = this.#compare(parts[1]!, parts[2]!);
+      const c = await this.#compare(parts[1]!, parts[2]!);
       // The changed examples shown, read in full (the comparison itself may have read only scores).
       const first = c.comparisons[0]!;
       const shown = [...first.better, ...first.worse].slice(0, 200);
-      return page("Comparison", s, comparePage(c.a, c.b, c.comparisons, byId(this.store.rowsById(c.a.id, shown)), byId(this.store.rowsById(c.b.id, shown)), pValueText));
+      const [rowsA, rowsB] = await Promise.all([this.store.rowsById(c.a.id, shown), this.store.rowsById(c.b.id, shown)]);
+      return page("Comparison", s, comparePage(c.a, c.b, c.comparisons, byId(rowsA), byId(rowsB), pValueText));
     }
-    if (parts[0] === "registry" && parts.length === 1) return page("Registry", s, registryPage(this.store.registryNames()));
+    if (parts[0] === "registry" && parts.length === 1) return page("Registry", s, registryPage(await this.store.registryNames()));
     if (parts[0] === "registry" && parts.length === 2) {
-      const r = this.#registry(parts[1]!, q);
+      const r = await this.#registry(parts[1]!, q);
       return page(parts[1]!, s, registryNamePage(parts[1]!, r.versions, r.a, r.b));
     }
     throw new NotFound(`no page at /${parts.join("/")}`);
@@ -165,51 +189,53 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
 
   // ---- JSON ------------------------------------------------------------------------------------
 
-  api(parts: string[], q: URLSearchParams): unknown {
+  async api(parts: string[], q: URLSearchParams): Promise<unknown> {
     if (parts[0] === "runs" && parts.length === 1) return this.store.runs(runQuery(q));
     if (parts[0] === "runs" && parts.length >= 2) {
-      const run = this.#run(parts[1]!);
+      const run = await this.#run(parts[1]!);
       if (parts.length === 2) {
-        if (run.kind === "optimization") return { ...run, trials: this.store.trials(run.id) };
-        return { ...run, counts: this.store.rowCounts(run.id), metrics: this.#metricLines(run) };
+        if (run.kind === "optimization") return { ...run, trials: await this.store.trials(run.id) };
+        return { ...run, counts: await this.store.rowCounts(run.id), metrics: await this.#metricLines(run) };
       }
       if (parts[2] === "rows" && parts.length === 3) {
         const query = rowQuery(q, run);
         const after = q.get("after");
         if (after !== null) query.after = whole(after, "after");
-        return { ...this.store.rows(run.id, query), status: this.#run(run.id).status, counts: this.store.rowCounts(run.id) };
+        // The counts after the rows: a row written in between is counted, and the next poll brings it.
+        const rows = await this.store.rows(run.id, query);
+        return { ...rows, status: (await this.#run(run.id)).status, counts: await this.store.rowCounts(run.id) };
       }
       if (parts[2] === "rows" && parts.length === 4) {
-        const row = this.store.row(run.id, index(parts[3]!));
+        const row = await this.store.row(run.id, index(parts[3]!));
         if (row === undefined) throw new NotFound(`run ${run.id} has no example ${parts[3]}`);
-        return { ...row, calls: this.store.calls(run.id, row.index) };
+        return { ...row, calls: await this.store.calls(run.id, row.index) };
       }
     }
     if (parts[0] === "compare" && parts.length === 3) {
-      const c = this.#compare(parts[1]!, parts[2]!);
-      return { a: summaryOf(c.a), b: summaryOf(c.b), comparisons: c.comparisons };
+      const c = await this.#compare(parts[1]!, parts[2]!);
+      return { a: c.a, b: c.b, comparisons: c.comparisons };
     }
     if (parts[0] === "registry" && parts.length === 1) return this.store.registryNames();
-    if (parts[0] === "registry" && parts.length === 2) return this.#registry(parts[1]!, q);
+    if (parts[0] === "registry" && parts.length === 2) return await this.#registry(parts[1]!, q);
     throw new NotFound(`no data at /api/${parts.join("/")}`);
   }
 
   // ---- shared ----------------------------------------------------------------------------------
 
-  #run(id: string) {
-    const run = this.store.run(id);
+  async #run(id: string) {
+    const run = await this.store.run(id);
     if (run === undefined) throw new NotFound(`no run whose id is or starts with ${JSON.stringify(id)} in ${this.store.path}`);
     return run;
   }
 
-  #evaluation(run: RunSummary, q: URLSearchParams) {
-    const metrics = this.#metricLines(run);
+  async #evaluation(run: RunSummary, q: URLSearchParams) {
+    const metrics = await this.#metricLines(run);
     const query = rowQuery(q, run, metrics.map((m) => m.name));
-    return {
-      run, counts: this.store.rowCounts(run.id), metrics, rows: this.store.rows(run.id, query), query,
-      // Only a running run's page polls for new rows.
-      labels: this.store.labels(run.id), metricNames: metricNames(run, metrics), lastSeq: run.status === "running" ? this.store.lastSeq(run.id) : 0,
-    };
+    // The last position before the rows: a row written in between comes with the first poll (the page adds it once, by index).
+    const lastSeq = run.status === "running" ? await this.store.lastSeq(run.id) : 0;
+    const [counts, rows, labels] = await Promise.all([this.store.rowCounts(run.id), this.store.rows(run.id, query), this.store.labels(run.id)]);
+    // Only a running run's page polls for new rows.
+    return { run, counts, metrics, rows, query, labels, metricNames: metricNames(run, metrics), lastSeq };
   }
 
   /**
@@ -217,37 +243,40 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
    * `deferAbove` rows, an interval that needs a bootstrap is computed after the answer is sent: the
    * line says it is pending (the page asks again), so the first page does not wait for it.
    */
-  #metricLines(run: RunSummary): MetricLine[] {
-    const counts = this.store.rowCounts(run.id);
+  async #metricLines(run: RunSummary): Promise<MetricLine[]> {
+    const counts = await this.store.rowCounts(run.id);
     const key = `${run.id}\u0000${counts.rows}\u0000${run.status}`;
     const cached = this.#metrics.get(key);
     if (cached !== undefined) return cached;
+    const computing = this.#computing.get(key);
     if (counts.rows > this.deferAbove) {
-      const quick = this.#sqlLines(run, counts.rows, false) ?? summaryLines(run);
+      const quick = (await this.#sqlLines(run, counts.rows, false)) ?? summaryLines(run);
       if (quick !== undefined && quick.some((l) => l.pending)) {
-        if (!this.#scheduled.has(key)) {
-          this.#scheduled.add(key);
-          setImmediate(() => {
-            try {
-              this.#computeLines(run, counts.rows, key);
-            } catch {
-              // The store was closed meanwhile (the viewer stopped), or it failed to read: the next request computes and says.
-            } finally {
-              this.#scheduled.delete(key);
-            }
-          });
-        }
+        // The store was closed meanwhile (the viewer stopped), or it failed to read: the next request computes and says.
+        if (computing === undefined) this.#compute(run, counts.rows, key, true).catch(() => undefined);
         return quick;
       }
     }
-    return this.#computeLines(run, counts.rows, key);
+    return computing ?? this.#compute(run, counts.rows, key, false);
   }
 
-  #computeLines(run: RunSummary, rows: number, key: string): MetricLine[] {
-    let lines = this.#sqlLines(run, rows, true);
+  /**
+   * Computes a run's lines once for `key` (a second request waits for the same computation); `later`
+   * starts after this turn of the event loop, so the answer that deferred it is sent first (a file's
+   * reads are synchronous).
+   */
+  #compute(run: RunSummary, rows: number, key: string, later: boolean): Promise<MetricLine[]> {
+    const start = later ? new Promise<void>((next) => setImmediate(next)) : Promise.resolve();
+    const computing = start.then(() => this.#computeLines(run, rows, key)).finally(() => this.#computing.delete(key));
+    this.#computing.set(key, computing);
+    return computing;
+  }
+
+  async #computeLines(run: RunSummary, rows: number, key: string): Promise<MetricLine[]> {
+    let lines = await this.#sqlLines(run, rows, true);
     if (lines === undefined) {
       // f1_score needs every row (its bootstrap recomputes macro-F1 over the labels).
-      const full = this.store.fullRun(run.id) as EvaluationRun;
+      const full = await this.store.fullRun(run.id) as EvaluationRun;
       const metrics = metricsOf(full);
       const report = storedReport(full, metrics);
       lines = Object.entries(metrics).map(([name, value]) => ({ name, value, ci: report.ci[name], method: report.ciMethod[name] ?? "percentile bootstrap" }));
@@ -260,10 +289,11 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
   /**
    * The lines of a run, as `typelm show` computes them from its rows, without loading the rows: a
    * share (accuracy or exact_match, every score 0 or 1) has the Wilson interval of two SQL counts,
-   * another mean metric the BCa bootstrap of its scores alone. Undefined for `f1_score` (its bootstrap
-   * needs the labels) or when the metrics are not known without the rows.
+   * another mean metric the BCa bootstrap of its scores alone, computed on the worker thread.
+   * Undefined for `f1_score` (its bootstrap needs the labels) or when the metrics are not known
+   * without the rows.
    */
-  #sqlLines(run: RunSummary, rows: number, bootstrap: boolean): MetricLine[] | undefined {
+  async #sqlLines(run: RunSummary, rows: number, bootstrap: boolean): Promise<MetricLine[] | undefined> {
     if (rows === 0) return undefined;
     const recorded = (run.summary as { metrics?: unknown }).metrics;
     const summaryMetrics = recorded !== null && typeof recorded === "object" && Object.values(recorded).every((v) => typeof v === "number")
@@ -273,13 +303,13 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     if (names.length === 0 || names.includes("f1_score")) return undefined;
     const lines: MetricLine[] = [];
     for (const name of names) {
-      const c = this.store.scoreCounts(run.id, name);
+      const c = await this.store.scoreCounts(run.id, name);
       // Without a recorded summary the value is the mean over the rows (a missing score counts 0).
       const value = summaryMetrics?.[name] ?? c.sum / c.n;
       if ((name === "accuracy" || name === "exact_match") && c.other === 0) {
         lines.push({ name, value, ci: wilsonInterval(c.sum, c.n), method: "wilson" });
       } else if (bootstrap) {
-        lines.push({ name, value, ci: bcaInterval(c.n, meanStatistic(this.store.scores(run.id, name))), method: "bootstrap-bca" });
+        lines.push({ name, value, ci: await this.#intervals.meanInterval(await this.store.scores(run.id, name)), method: "bootstrap-bca" });
       } else {
         lines.push({ name, value, ci: undefined, method: "bootstrap-bca", pending: true });
       }
@@ -288,27 +318,41 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
   }
 
   /** The comparison `typelm compare` prints; a mean metric reads only the rows' scores, f1_score the whole rows. */
-  #compare(idA: string, idB: string) {
-    const found = [idA, idB].map((id) => {
-      const run = this.#run(id);
+  async #compare(idA: string, idB: string) {
+    const found = [];
+    for (const id of [idA, idB]) {
+      const run = await this.#run(id);
       if (run.kind !== "evaluation") throw new ValidationError(`run ${run.id} is an ${run.kind} run; a comparison takes two evaluation runs`, { field: "run" });
-      return run;
-    });
-    const light = found.map((run): EvaluationRun => ({ ...run, kind: "evaluation", rows: this.store.scoreRows(run.id) }));
+      found.push(run);
+    }
+    // Two finished runs compared on mean metrics (their values recorded): only their ids and scores
+    // are read, as columns, and the comparison is computed on the worker thread.
+    const [ma, mb] = found.map(recordedMetrics);
+    if (ma !== undefined && mb !== undefined && !("f1_score" in ma && "f1_score" in mb)) {
+      const shared = sharedMetrics(ma, mb);
+      const [ca, cb] = [await this.store.scoreColumns(found[0]!.id, shared), await this.store.scoreColumns(found[1]!.id, shared)];
+      return { a: found[0]!, b: found[1]!, comparisons: await this.#intervals.compare({ ...ca, metrics: ma }, { ...cb, metrics: mb }, shared) };
+    }
+    // Else the metrics come from the rows (a run still going); f1_score's comparison reads the whole rows.
+    let light: EvaluationRun[] = [];
+    for (const run of found) light.push({ ...run, kind: "evaluation", rows: await this.store.scoreRows(run.id) });
     const needsRows = Object.keys(metricsOf(light[0]!)).includes("f1_score") && Object.keys(metricsOf(light[1]!)).includes("f1_score");
-    const runs = needsRows ? found.map((run) => this.store.fullRun(run.id) as EvaluationRun) : light;
-    const [a, b] = [runs[0]!, runs[1]!];
+    if (needsRows) light = await Promise.all(found.map(async (run) => await this.store.fullRun(run.id) as EvaluationRun));
+    const [a, b] = [light[0]!, light[1]!];
     const ra = { results: a.rows, metrics: metricsOf(a) };
     const rb = { results: b.rows, metrics: metricsOf(b) };
-    const shared = Object.keys(ra.metrics).filter((m) => m in rb.metrics);
-    if (shared.length === 0) {
-      throw new ValidationError(`the two runs share no metric (A: ${Object.keys(ra.metrics).join(", ") || "none"}; B: ${Object.keys(rb.metrics).join(", ") || "none"})`, { field: "metric" });
-    }
-    return { a, b, comparisons: adjustComparisons(shared.map((metric) => compare(ra, rb, { metric }))) };
+    const shared = sharedMetrics(ra.metrics, rb.metrics);
+    const summaries = { a: summaryOf(a), b: summaryOf(b) };
+    if (needsRows) return { ...summaries, comparisons: adjustComparisons(shared.map((metric) => compare(ra, rb, { metric }))) };
+    const jobs = [packed(a, ra.metrics, shared), packed(b, rb.metrics, shared)] as const;
+    // The rows read here are let go before the worker computes.
+    light = [];
+    a.rows = b.rows = ra.results = rb.results = [];
+    return { ...summaries, comparisons: await this.#intervals.compare(jobs[0], jobs[1], shared) };
   }
 
-  #registry(name: string, q: URLSearchParams) {
-    const versions = this.store.versions(name);
+  async #registry(name: string, q: URLSearchParams) {
+    const versions = await this.store.versions(name);
     if (versions.length === 0) throw new NotFound(`no module named ${JSON.stringify(name)} in the registry of ${this.store.path}`);
     const pick = (key: string, fallback: number) => {
       const given = q.get(key);
@@ -396,6 +440,30 @@ function summaryLines(run: RunSummary): MetricLine[] | undefined {
   if (recorded === null || typeof recorded !== "object" || !Object.values(recorded).every((v) => typeof v === "number")) return undefined;
   const lines = Object.entries(recorded as Record<string, number>).map(([name, value]) => ({ name, value, ci: undefined, method: "…", pending: true }));
   return lines.length === 0 ? undefined : lines;
+}
+
+/** A run's recorded metric values (`typelm compare` takes them from its summary); undefined when it recorded none. */
+function recordedMetrics(run: RunSummary): Record<string, number> | undefined {
+  const recorded = (run.summary as { metrics?: unknown }).metrics;
+  return recorded !== null && typeof recorded === "object" && Object.values(recorded).every((v) => typeof v === "number")
+    ? recorded as Record<string, number> : undefined;
+}
+
+function sharedMetrics(a: Record<string, number>, b: Record<string, number>): string[] {
+  const shared = Object.keys(a).filter((m) => m in b);
+  if (shared.length === 0) {
+    throw new ValidationError(`the two runs share no metric (A: ${Object.keys(a).join(", ") || "none"}; B: ${Object.keys(b).join(", ") || "none"})`, { field: "metric" });
+  }
+  return shared;
+}
+
+/** A run as the worker compares it: each row's pairing id (`compare`'s) and each metric's scores (a missing score as 0, which is what `compare` counts it as). */
+function packed(run: EvaluationRun, metrics: Record<string, number>, names: string[]): PackedRun {
+  return {
+    ids: run.rows.map((r) => r.exampleId ?? `#${r.index}`),
+    metrics,
+    scores: Object.fromEntries(names.map((m) => [m, Float64Array.from(run.rows, (r) => r.scores?.[m] ?? 0)])),
+  };
 }
 
 function byId(rows: readonly EvaluationRow[]): Map<string, EvaluationRow> {

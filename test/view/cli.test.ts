@@ -82,8 +82,10 @@ describe("typelm view", () => {
     };
     visit(join(root, "index.js"));
     expect(seen.size).toBeGreaterThan(0);
-    const withViewer = [...seen].filter((f) => /\bViewStore = class\b|class ViewStore\b|typelm view: /.test(readFileSync(f, "utf8")));
+    const withViewer = [...seen].filter((f) => /\b(SqliteViewSource|PostgresViewSource|IntervalWorker) = class\b|class (SqliteViewSource|PostgresViewSource|IntervalWorker)\b|typelm view: |view-interval-worker/.test(readFileSync(f, "utf8")));
     expect(withViewer).toEqual([]);
+    // The interval worker is a file of its own in the package, beside the entry points.
+    expect(existsSync(join(root, "view-interval-worker.js"))).toBe(true);
     // The command's chunk graph does hold it (so the search above would find it if it were eager).
     const all = [...new Set([join(root, "bin.js")])];
     const binSeen = new Set<string>();
@@ -93,7 +95,9 @@ describe("typelm view", () => {
       for (const m of readFileSync(file, "utf8").matchAll(/"(\.\.?\/[^"]+\.js)"/g)) visitAll(join(dirname(file), m[1]!));
     };
     all.forEach(visitAll);
-    expect([...binSeen].some((f) => /\bViewStore = class\b|class ViewStore\b/.test(readFileSync(f, "utf8")))).toBe(true);
+    for (const name of ["SqliteViewSource", "PostgresViewSource", "IntervalWorker"]) {
+      expect([...binSeen].some((f) => new RegExp(`\\b${name} = class\\b|class ${name}\\b`).test(readFileSync(f, "utf8")))).toBe(true);
+    }
   });
 
   it("reads a store written before model calls were recorded, and leaves it as it was (no migration)", async () => {

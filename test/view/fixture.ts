@@ -1,11 +1,16 @@
 // A lab store with what the viewer shows: two evaluations of the same examples (one with hostile
 // text and failed rows), an optimization with GEPA-style parents, and two registry versions.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import pg from "pg";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Registry } from "../../lib/store/registry.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { closeStoreSync } from "../../lib/store/db.js";
+import { copyLab } from "../../lib/store/lab-copy.js";
+import { PostgresLabStore } from "../../lib/store/pg-lab-store.js";
+import { closePostgresPools } from "../../lib/store/pg.js";
+import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer } from "../helpers/postgres.js";
 import type { ModelCall } from "../../lib/lm/usage-scope.js";
 import type { EvaluationRow } from "../../lib/store/records.js";
 import { SentimentProgram, tunedProgram } from "../store/registry-fixture.js";
@@ -113,4 +118,88 @@ export async function buildFixture(): Promise<Fixture> {
   lab.close();
   closeStoreSync(path);
   return { path, evalA, evalB, optimization, graded, running };
+}
+
+// ---- the same lab on PostgreSQL -------------------------------------------------------------------
+
+/** The engines the viewer's suites run on: the file always; PostgreSQL where its server is installed (CI). */
+export type Engine = "sqlite" | "postgresql";
+
+/**
+ * The fixture's lab copied into the PostgreSQL database at `url` by `typelm lab copy`'s code (runs keep
+ * their ids and order; rows keep their recorded model calls, metric details and long texts).
+ */
+export async function copyToPostgres(fixture: Fixture, url: string): Promise<void> {
+  await copyLab(fixture.path, url);
+}
+
+/** What the live tests write with, on either engine. */
+export interface FixtureWriter {
+  startRun(run: Parameters<LabStore["startRun"]>[0]): string;
+  recordExample(runId: string, row: EvaluationRow): void;
+  finishRun(runId: string, end: Parameters<LabStore["finishRun"]>[1]): void;
+  /** Resolves once everything given is in the store (PostgreSQL's writes are queued). */
+  flush(): Promise<void>;
+}
+
+export function openWriter(engine: Engine, location: string): FixtureWriter {
+  if (engine === "sqlite") {
+    const lab = LabStore.open(location);
+    return {
+      startRun: (run) => lab.startRun(run), recordExample: (id, r) => lab.recordExample(id, r), finishRun: (id, end) => lab.finishRun(id, end),
+      flush: async () => undefined,
+    };
+  }
+  const lab = PostgresLabStore.open(location);
+  return {
+    startRun: (run) => lab.startRun(run), recordExample: (id, r) => lab.recordExample(id, r), finishRun: (id, end) => lab.finishRun(id, end),
+    flush: () => lab.flush(),
+  };
+}
+
+/**
+ * A digest of every table of the PostgreSQL lab at `url` (its rows in a fixed order, and how many):
+ * equal before and after browsing when the viewer wrote nothing.
+ */
+export async function postgresDigest(url: string): Promise<Record<string, string>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const tables = (await client.query<{ t: string }>("SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")).rows.map((r) => r.t);
+    const digest: Record<string, string> = {};
+    for (const t of tables) {
+      const { rows } = await client.query<{ n: string; h: string | null }>(`SELECT count(*) AS n, md5(string_agg(x::text, '|' ORDER BY x::text)) AS h FROM "${t}" x`);
+      digest[t] = `${rows[0]!.n} ${rows[0]!.h ?? ""}`;
+    }
+    return digest;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The engines to run the viewer's suites on: PostgreSQL too where its server binaries are installed.
+ * Without them the PostgreSQL half is skipped with the install line, except under CI=true, where it fails.
+ */
+export function viewerEngines(): Engine[] {
+  if (postgresInstalled()) return ["sqlite", "postgresql"];
+  if (process.env["CI"] === "true") throw new Error(`PostgreSQL is not installed, so the viewer cannot be tested on a team's lab. Install it with: ${POSTGRES_INSTALL_HINT}`);
+  console.warn(`Skipping the viewer on PostgreSQL: no server binaries. Install them with: ${POSTGRES_INSTALL_HINT}`);
+  return ["sqlite"];
+}
+
+/** The fixture on `engine`: the file, or a fresh PostgreSQL server with the file's lab copied into it. */
+export async function fixtureOn(engine: Engine): Promise<{ fixture: Fixture; location: string; stop: () => Promise<void> }> {
+  const fixture = await buildFixture();
+  if (engine === "sqlite") return { fixture, location: fixture.path, stop: async () => undefined };
+  const server = await startPostgresServer();
+  try {
+    const url = server.createDatabase("viewer");
+    await copyToPostgres(fixture, url);
+    return { fixture, location: url, stop: async () => { await closePostgresPools(); await server.stop(); } };
+  } catch (error) {
+    await closePostgresPools();
+    await server.stop();
+    throw error;
+  }
 }

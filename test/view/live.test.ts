@@ -1,6 +1,7 @@
 /**
  * A running evaluation's page shows the rows written after it loaded, in index order, within 2 s and
- * without a reload; the status follows when the run ends.
+ * without a reload; the status follows when the run ends. On the lab file and on a team's lab in
+ * PostgreSQL (written there by another process's store, as an evaluation writes it).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Browser, Page } from "puppeteer-core";
@@ -9,23 +10,27 @@ import { LabStore } from "../../lib/store/lab-store.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
 import { browserTestsRun, launch } from "./browser.js";
-import { buildFixture, HOSTILE, removeFixtures, row, type Fixture } from "./fixture.js";
+import { fixtureOn, HOSTILE, openWriter, removeFixtures, row, viewerEngines, type Engine, type Fixture } from "./fixture.js";
 
 /** The page's globals, in the functions run in the browser (the project compiles without the DOM library). */
 declare const window: any, document: any;
 
-const maybe = browserTestsRun() ? describe : describe.skip;
+const run = browserTestsRun();
+const maybe = run ? describe : describe.skip;
+const engines: Engine[] = run ? viewerEngines() : ["sqlite"];
 
-maybe("live update of a running run", () => {
+for (const engine of engines) maybe(`live update of a running run (${engine})`, () => {
   let fixture: Fixture;
+  let location: string;
+  let stopLab: () => Promise<void>;
   let viewer: Viewer;
   let browser: Browser;
   let closeBrowser: () => Promise<void>;
   let page: Page;
 
   beforeAll(async () => {
-    fixture = await buildFixture();
-    viewer = await startViewer({ store: fixture.path, port: 0 });
+    ({ fixture, location, stop: stopLab } = await fixtureOn(engine));
+    viewer = await startViewer({ store: location, port: 0 });
     ({ browser, close: closeBrowser } = await launch());
     page = await browser.newPage();
   }, 60000);
@@ -33,9 +38,10 @@ maybe("live update of a running run", () => {
   afterAll(async () => {
     await closeBrowser?.();
     await viewer?.close();
+    await stopLab?.();
     if (fixture !== undefined) closeStoreSync(fixture.path);
     removeFixtures();
-  });
+  }, 30000);
 
   const ids = () => page.$$eval("tr[data-example-id]", (rows) => rows.map((r) => r.getAttribute("data-example-id")));
 
@@ -44,12 +50,13 @@ maybe("live update of a running run", () => {
     expect(await ids()).toEqual(["ex-0", "ex-1", "ex-2"]);
     // Marks this document: a reload would drop the mark.
     await page.evaluate(() => { window.__same = true; });
-    const writer = LabStore.open(fixture.path);
+    const writer = openWriter(engine, location);
     const written = Date.now();
     // Rows finish out of order under concurrency: 5 before 3 and 4.
     writer.recordExample(fixture.running, row(5, { inputs: { sentence: HOSTILE[1]! } }));
     writer.recordExample(fixture.running, row(3));
     writer.recordExample(fixture.running, row(4, { error: "ProviderError: 503", prediction: null, scores: { accuracy: 0 } }));
+    await writer.flush();
     await page.waitForFunction(() => document.querySelectorAll("tr[data-example-id]").length === 6, { timeout: 2000, polling: 50 });
     expect(Date.now() - written).toBeLessThan(2000);
     expect(await ids()).toEqual(["ex-0", "ex-1", "ex-2", "ex-3", "ex-4", "ex-5"]);
@@ -65,29 +72,33 @@ maybe("live update of a running run", () => {
     expect(state).toEqual({ same: true, pwned: undefined, images: 0 });
 
     writer.finishRun(fixture.running, { status: "completed", score: 1, summary: {} });
+    await writer.flush();
     await page.waitForFunction(() => document.getElementById("run-status")?.textContent === "completed", { timeout: 2000, polling: 50 });
   }, 20000);
 
   it("a filtered page receives only the new rows that match its filter", async () => {
-    const lab = LabStore.open(fixture.path);
+    const lab = openWriter(engine, location);
     const id = lab.startRun({ kind: "evaluation", name: "filtered", config: { metrics: ["accuracy"] } });
     lab.recordExample(id, row(0));
+    await lab.flush();
     await page.goto(`${viewer.url}runs/${id}?failed=1`, { waitUntil: "load" });
     expect(await ids()).toEqual([]);
     lab.recordExample(id, row(1));
     lab.recordExample(id, row(2, { error: "TimeoutError: 30 s", prediction: null, scores: { accuracy: 0 } }));
+    await lab.flush();
     await page.waitForFunction(() => document.querySelectorAll("tr[data-example-id]").length === 1, { timeout: 2000, polling: 50 });
     // One more poll round: the row that did not fail must not arrive later either.
     await new Promise((r) => setTimeout(r, 1200));
     expect(await ids()).toEqual(["ex-2"]);
     expect(await page.$eval("#row-count", (e) => e.textContent)).toBe("3");
     lab.finishRun(id, { status: "completed", score: 0.5, summary: {} });
+    await lab.flush();
   }, 20000);
 
   it("a large run's bootstrap interval comes after its page, which fills it in without a reload", async () => {
     // Past deferIntervalsAbove rows the page is sent before the bootstrap; 10 makes the 30-row run large.
-    const first = await startViewer({ store: fixture.path, port: 0, deferIntervalsAbove: 10 });
-    const second = await startViewer({ store: fixture.path, port: 0, deferIntervalsAbove: 10 });
+    const first = await startViewer({ store: location, port: 0, deferIntervalsAbove: 10 });
+    const second = await startViewer({ store: location, port: 0, deferIntervalsAbove: 10 });
     try {
       const html = await (await fetch(`${first.url}runs/${fixture.graded}`)).text();
       expect(html).toMatch(/data-metric-ci="quality" data-pending="1">computing…</);

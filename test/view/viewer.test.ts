@@ -1,18 +1,21 @@
 /**
  * `typelm view` in a real browser (Debian's Chromium through puppeteer-core): every page loads with
  * its test hooks, the filters narrow what is listed (on the server), hostile stored text is shown as
- * text and never runs, and browsing writes nothing to the store.
+ * text and never runs, and browsing writes nothing to the store. On the lab file and on the same lab
+ * in PostgreSQL (copied there as `typelm lab copy` copies it): the pages are the same.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import type { Browser, Page } from "puppeteer-core";
-import { showRun } from "../../lib/lab/commands.js";
+import { metricsOf, showRun } from "../../lib/lab/commands.js";
+import { adjustComparisons, compare } from "../../lib/evaluate/compare.js";
+import type { EvaluationRun } from "../../lib/store/records.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
 import { browserTestsRun, launch } from "./browser.js";
 import { closeStoreSync } from "../../lib/store/db.js";
-import { buildFixture, HOSTILE, removeFixtures, SYSTEM, type Fixture } from "./fixture.js";
+import { fixtureOn, HOSTILE, postgresDigest, removeFixtures, SYSTEM, viewerEngines, type Engine, type Fixture } from "./fixture.js";
 
 /** The page's globals, in the functions run in the browser (the project compiles without the DOM library). */
 declare const window: any, document: any;
@@ -25,18 +28,26 @@ function fingerprint(path: string): { hash: string; mtimeMs: number; size: numbe
   return { hash: createHash("sha256").update(readFileSync(path)).digest("hex"), mtimeMs: s.mtimeMs, size: s.size };
 }
 
-maybe("the run viewer in Chromium", () => {
+/** What the store holds, to compare before and after browsing: the file's bytes, or every table of the database. */
+async function snapshot(engine: Engine, location: string): Promise<unknown> {
+  return engine === "sqlite" ? fingerprint(location) : await postgresDigest(location);
+}
+
+const engines: Engine[] = run ? viewerEngines() : ["sqlite"];
+for (const engine of engines) maybe(`the run viewer in Chromium (${engine})`, () => {
   let fixture: Fixture;
-  let before: ReturnType<typeof fingerprint>;
+  let location: string;
+  let stopLab: () => Promise<void>;
+  let before: unknown;
   let viewer: Viewer;
   let browser: Browser;
   let closeBrowser: () => Promise<void>;
   let page: Page;
 
   beforeAll(async () => {
-    fixture = await buildFixture();
-    before = fingerprint(fixture.path);
-    viewer = await startViewer({ store: fixture.path, port: 0 });
+    ({ fixture, location, stop: stopLab } = await fixtureOn(engine));
+    before = await snapshot(engine, location);
+    viewer = await startViewer({ store: location, port: 0 });
     ({ browser, close: closeBrowser } = await launch());
     page = await browser.newPage();
   }, 60000);
@@ -44,9 +55,10 @@ maybe("the run viewer in Chromium", () => {
   afterAll(async () => {
     await closeBrowser?.();
     await viewer?.close();
+    await stopLab?.();
     if (fixture !== undefined) closeStoreSync(fixture.path);
     removeFixtures();
-  });
+  }, 30000);
 
   /** Opens `path`, checks the answer, and that nothing stored ran as script. */
   async function open(path: string, status = 200): Promise<void> {
@@ -228,11 +240,21 @@ maybe("the run viewer in Chromium", () => {
     expect(rows.rows[0]).toMatchObject({ exampleId: "ex-7", error: `OutputError: the reply was not JSON: ${HOSTILE[1]}` });
     const compared = await (await fetch(`${viewer.url}api/compare/${fixture.evalA}/${fixture.evalB}`)).json() as { comparisons: { metric: string; diff: number; better: string[] }[] };
     expect(compared.comparisons[0]!.diff).toBeCloseTo(11 / 60, 10);
+    // Exactly what typelm compare computes from the same runs (the viewer computes it on a worker thread).
+    const lab = LabStore.open(fixture.path);
+    const [a, b, g] = [fixture.evalA, fixture.evalB, fixture.graded].map((id) => {
+      const r = lab.run(id) as EvaluationRun;
+      return { results: r.rows, metrics: metricsOf(r) };
+    });
+    lab.close();
+    expect(compared.comparisons).toEqual(JSON.parse(JSON.stringify(adjustComparisons([compare(a!, b!, { metric: "accuracy" })]))));
+    const graded = await (await fetch(`${viewer.url}api/compare/${fixture.graded}/${fixture.graded}`)).json() as { comparisons: unknown[] };
+    expect(graded.comparisons).toEqual(JSON.parse(JSON.stringify(adjustComparisons([compare(g!, g!, { metric: "quality" })]))));
     expect((await fetch(`${viewer.url}api/runs/${fixture.evalA}`, { method: "POST" })).status).toBe(405);
     expect((await fetch(`${viewer.url}api/nothing`)).status).toBe(404);
   });
 
-  it("browsing wrote nothing to the store", () => {
-    expect(fingerprint(fixture.path)).toEqual(before);
+  it("browsing wrote nothing to the store", async () => {
+    expect(await snapshot(engine, location)).toEqual(before);
   });
 });

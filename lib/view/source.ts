@@ -1,0 +1,201 @@
+// What the viewer reads from a lab store, whichever engine holds it: every read returns a promise,
+// so a store on a database server (PostgreSQL) is read as the local file is. The implementations are
+// queries.ts (the SQLite file) and pg-source.ts (a team's lab on PostgreSQL); both are read-only.
+import type { ModelCall } from "../lm/usage-scope.js";
+import type { EvaluationRow, LabRun, RunKind, RunStatus, RunSummary, Trial, ExampleScore } from "../store/records.js";
+
+/** How the runs list is narrowed: kind and status exactly, name and model as a part of the text. */
+export interface RunQuery {
+  kind?: string;
+  status?: string;
+  name?: string;
+  model?: string;
+  limit: number;
+  offset: number;
+}
+
+/** How an evaluation's rows are narrowed, sorted and paged (all on the server, in SQL). */
+export interface RowQuery {
+  /** Only rows that failed (an error was recorded). */
+  failed?: boolean;
+  /** Only rows whose expected values include this one (a label), compared as text. */
+  label?: string;
+  /** Only rows whose inputs, expected values, prediction or error contain this text (case-insensitive). */
+  text?: string;
+  /** Only rows whose score on `metric` is at most this. */
+  maxScore?: number;
+  /** The metric `maxScore` and sorting by score use. */
+  metric?: string;
+  sort?: "index" | "score" | "duration";
+  descending?: boolean;
+  limit: number;
+  offset: number;
+  /** Only rows written after this position (`ViewRow.seq`): what a live page has not shown yet. */
+  after?: number;
+}
+
+/** One evaluated example as the viewer lists it: the stored row and its write position. */
+export interface ViewRow extends EvaluationRow {
+  /** The order the row was written in: a live page asks for the rows after the last it saw. */
+  seq: number;
+}
+
+/** One stored registry version with what the viewer shows of it. */
+export interface ViewVersion {
+  name: string;
+  version: number;
+  createdAt: string;
+  score: number | null;
+  moduleClass: string;
+  metadata: unknown;
+  /** Per predictor path: its instruction and demos. */
+  predictors: Record<string, { instruction: string; demos: unknown[] }>;
+}
+
+/** Each registry name with its number of versions and its latest version's score. */
+export interface RegistryName {
+  name: string;
+  versions: number;
+  latest: number;
+  score: number | null;
+  createdAt: string;
+}
+
+/** A run's rows as a comparison of mean metrics reads them: ids, and per metric the scores, in index order. */
+export interface ScoreColumns {
+  ids: string[];
+  scores: Record<string, Float64Array>;
+}
+
+/** The pairing ids and per-metric scores of rows read with columns `idx`, `example_id` and `s0`, `s1`, ... (one per metric). */
+export function scoreColumns(raws: readonly Record<string, unknown>[], metrics: readonly string[]): ScoreColumns {
+  return {
+    ids: raws.map((r) => (r["example_id"] as string | null) ?? `#${String(r["idx"])}`),
+    scores: Object.fromEntries(metrics.map((m, i) => [m, Float64Array.from(raws, (r) => (typeof r[`s${i}`] === "number" ? r[`s${i}`] as number : 0))])),
+  };
+}
+
+/** The reads the viewer makes of one lab store; nothing here writes to it. */
+export interface ViewSource {
+  /** The store as pages and messages show it: a file's path, or a database URL without its credentials. */
+  readonly path: string;
+  close(): Promise<void>;
+  /** The runs, newest first, narrowed by `query`, with how many match in all. */
+  runs(query: RunQuery): Promise<{ runs: RunSummary[]; total: number }>;
+  /** A run's summary (no rows or trials), by its id or the start of it; undefined when none or several match. */
+  run(given: string): Promise<(RunSummary & { bestTrial: number | null }) | undefined>;
+  /** How many rows a run has recorded, and how many of them failed. */
+  rowCounts(runId: string): Promise<{ rows: number; failed: number }>;
+  /**
+   * For one metric of a run: the rows, the sum of their scores (a missing score counts 0) and how
+   * many scores are neither 0 nor 1; a share's interval needs no row in memory.
+   */
+  scoreCounts(runId: string, metric: string): Promise<{ n: number; sum: number; other: number }>;
+  /** One page of a run's rows, narrowed and sorted by `query`, with how many match in all. */
+  rows(runId: string, query: RowQuery): Promise<{ rows: ViewRow[]; total: number }>;
+  /** The position of the last row written for a run (0 when none): a live page polls for rows after it. */
+  lastSeq(runId: string): Promise<number>;
+  /** One row of a run by its index, with what its metrics said beyond their scores. */
+  row(runId: string, index: number): Promise<ViewRow | undefined>;
+  /** One metric's score of every row of a run, in index order (a missing score counts 0). */
+  scores(runId: string, metric: string): Promise<Float64Array>;
+  /** The model calls recorded with one example, in order; null when the store cannot hold them. */
+  calls(runId: string, index: number): Promise<ModelCall[] | null>;
+  /** The values the rows' expected fields take (suggestions for the label filter), the most frequent first. */
+  labels(runId: string, limit?: number): Promise<string[]>;
+  /** A whole run with its rows or trials (for the metrics' intervals and comparisons). */
+  fullRun(runId: string): Promise<LabRun | undefined>;
+  /** A run's rows with only what a comparison of mean metrics reads (index, id, scores, error), by index. */
+  scoreRows(runId: string): Promise<EvaluationRow[]>;
+  /**
+   * What a comparison of mean metrics reads of a run, without a row object: each row's pairing id (its
+   * example id, else `#<index>`) and each of `metrics`' scores (a missing score as 0), in index order.
+   */
+  scoreColumns(runId: string, metrics: readonly string[]): Promise<ScoreColumns>;
+  /** The rows of a run with these ids (`#<index>` for a row without one). */
+  rowsById(runId: string, ids: readonly string[]): Promise<ViewRow[]>;
+  /** The trials of an optimization, by index. */
+  trials(runId: string): Promise<Trial[]>;
+  registryNames(): Promise<RegistryName[]>;
+  /** Every stored version of `name`, oldest first. */
+  versions(name: string): Promise<ViewVersion[]>;
+}
+
+// ---- the stored columns, as both engines return them -------------------------------------------
+
+export interface RunRaw {
+  id: string; kind: RunKind; name: string; status: RunStatus; started_at: string; ended_at: string | null;
+  score: number | null; config_json: string; summary_json: string; error: string | null; best_trial: number | null;
+}
+export interface RowRaw {
+  seq: number | string; idx: number; example_id: string | null; inputs_json: string; expected_json: string; prediction_json: string | null;
+  scores_json: string; error: string | null; duration_ms: number; input_tokens: number; output_tokens: number; cost: number;
+}
+export interface TrialRaw {
+  idx: number; kind: string; parents_json: string; choices_json: string; instructions_json: string; demo_ids_json: string;
+  score: number | null; example_scores_json: string | null; budget_spent: number; lm_calls: number; input_tokens: number;
+  output_tokens: number; cost: number; duration_ms: number; error: string | null; data_json: string; reused: number | null;
+}
+export interface VersionRaw {
+  name: string; version: number; created_at: string; score: number | null; metadata_json: string; state_json: string; module_class: string;
+}
+
+/** The inputs and expected values of a row read for its scores only: one shared empty object. */
+export const NONE: Record<string, unknown> = Object.freeze({});
+
+export function onlyOne<T>(found: T[]): T | undefined {
+  return found.length === 1 ? found[0] : undefined;
+}
+
+/** Stored JSON; text that does not parse (changed outside typelm) reads as `fallback` rather than hiding the page. */
+export function parse<T>(text: string, fallback: T): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+export function summary(raw: RunRaw): RunSummary {
+  return {
+    id: raw.id, kind: raw.kind, name: raw.name, status: raw.status, startedAt: raw.started_at, endedAt: raw.ended_at,
+    score: raw.score, config: parse(raw.config_json, {}), summary: parse(raw.summary_json, {}), error: raw.error,
+  };
+}
+
+export function row(r: RowRaw): ViewRow {
+  return {
+    seq: Number(r.seq), index: r.idx, exampleId: r.example_id, inputs: parse(r.inputs_json, {}), expected: parse(r.expected_json, {}),
+    prediction: r.prediction_json === null ? null : parse(r.prediction_json, {}), scores: parse(r.scores_json, {}),
+    error: r.error, durationMs: r.duration_ms, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cost: r.cost,
+  };
+}
+
+export function scoreRow(r: { idx: number; example_id: string | null; scores_json: string; error: string | null }): EvaluationRow {
+  return {
+    index: r.idx, exampleId: r.example_id, inputs: NONE, expected: NONE, prediction: null, scores: parse(r.scores_json, {}), error: r.error,
+    durationMs: 0, inputTokens: 0, outputTokens: 0, cost: 0,
+  };
+}
+
+export function trial(t: TrialRaw): Trial {
+  return {
+    index: t.idx, kind: t.kind, parents: parse(t.parents_json, []), choices: parse(t.choices_json, {}),
+    instructions: parse(t.instructions_json, {}), demoIds: parse(t.demo_ids_json, {}), score: t.score,
+    exampleScores: t.example_scores_json === null ? null : parse<ExampleScore[]>(t.example_scores_json, []),
+    budgetSpent: t.budget_spent, lmCalls: t.lm_calls, inputTokens: t.input_tokens, outputTokens: t.output_tokens, cost: t.cost,
+    durationMs: t.duration_ms, error: t.error, data: parse(t.data_json, {}), reused: t.reused ?? 0,
+  };
+}
+
+export function version(v: VersionRaw): ViewVersion {
+  const state = parse<{ predictors?: Record<string, { instruction?: unknown; demos?: unknown }> }>(v.state_json, {});
+  const predictors: ViewVersion["predictors"] = {};
+  for (const [path, p] of Object.entries(state.predictors ?? {})) {
+    predictors[path] = { instruction: typeof p?.instruction === "string" ? p.instruction : "", demos: Array.isArray(p?.demos) ? p.demos : [] };
+  }
+  return {
+    name: v.name, version: v.version, createdAt: v.created_at, score: v.score, moduleClass: v.module_class,
+    metadata: parse(v.metadata_json, {}), predictors,
+  };
+}
