@@ -12,7 +12,7 @@ import type { ModelCall } from "../lm/usage-scope.js";
 import { requireOptional } from "../optional.js";
 import { postgresError } from "../store/pg.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../store/records.js";
-import type { StoredCall } from "../store/stored-calls.js";
+import { callTextHashes, decodeCalls } from "../store/stored-calls.js";
 import {
   onlyOne, parse, row, scoreColumns, scoreRow, summary, trial, version,
   type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
@@ -258,23 +258,18 @@ export class PostgresViewSource implements ViewSource {
     if (!(await this.#columns("lab_rows")).has("calls_json")) return null;
     const raw = await this.#one<{ calls_json: string | null }>("SELECT calls_json FROM lab_rows WHERE run_id = $1 AND idx = $2", [runId, index]);
     if (raw?.calls_json == null) return [];
-    let stored: StoredCall[];
+    let hashes: string[];
     try {
-      stored = JSON.parse(raw.calls_json) as StoredCall[];
+      hashes = callTextHashes(raw.calls_json);
     } catch (error) {
       throw new Error(`the model calls of example ${index} of run ${runId} in ${this.path} do not parse (changed outside typelm): ${(error as Error).message}`);
     }
-    // Long texts are kept once, by their hash, in lab_texts: one query for all of this example's.
-    const hashes = [...new Set(stored.flatMap((c) => [...c.messages.map((m) => m.text), c.replyHash]).filter((h): h is string => h !== undefined))];
+    // Texts kept once, by their hash, in lab_texts: one query for all of this example's.
     const texts = new Map<string, string>();
     if (hashes.length > 0 && (await this.#hasTable("lab_texts"))) {
       for (const t of await this.#query<{ hash: string; text: string }>("SELECT hash, text FROM lab_texts WHERE hash = ANY($1::text[])", [hashes])) texts.set(t.hash, t.text);
     }
-    const read = (hash: string | undefined) => (hash === undefined ? "" : texts.get(hash) ?? "");
-    return stored.map((c) => ({
-      provider: c.provider, model: c.model, messages: c.messages.map((m) => ({ role: m.role, content: m.content ?? read(m.text) })),
-      reply: c.reply ?? read(c.replyHash), inputTokens: c.inputTokens, outputTokens: c.outputTokens, cost: c.cost, latencyMs: c.latencyMs, cached: c.cached,
-    }));
+    return decodeCalls(raw.calls_json, (hash) => texts.get(hash));
   }
 
   async labels(runId: string, limit = 30): Promise<string[]> {
