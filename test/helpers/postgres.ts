@@ -48,8 +48,11 @@ export interface PostgresTestServer {
   stop(): Promise<void>;
 }
 
-/** Starts a server (a few seconds: initdb, then pg_ctl start -w). */
-export async function startPostgresServer(): Promise<PostgresTestServer> {
+/**
+ * Starts a server (a few seconds: initdb, then pg_ctl start -w). Tests run it without fsync; a bench
+ * that measures writes asks for the server's default durability (`durable: true`).
+ */
+export async function startPostgresServer(options: { durable?: boolean } = {}): Promise<PostgresTestServer> {
   const bin = postgresBinDir();
   if (bin === undefined) throw new Error(`PostgreSQL server binaries not found. Install them with: ${POSTGRES_INSTALL_HINT}`);
   const root = process.getuid?.() === 0;
@@ -68,7 +71,7 @@ export async function startPostgresServer(): Promise<PostgresTestServer> {
     asServer("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]);
     asServer("pg_ctl", [
       "-D", data, "-l", join(folder, "server.log"), "-w", "-t", "30", "start",
-      "-o", `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
+      "-o", `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1` + (options.durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"),
     ]);
   } catch (error) {
     rmSync(folder, { recursive: true, force: true });
