@@ -2,47 +2,19 @@
 // resumes the interrupted run and waits for the batch already submitted (built CLI, fake provider).
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LabStore } from "../../lib/index.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
 import { BIN, offline, runBuiltCli } from "../helpers/cli.js";
+import { shoutProject, WORDS, writeShoutData } from "../helpers/shout-project.js";
 
-const root = process.cwd();
 const dir = mkdtempSync(join(tmpdir(), "typelm-batch-resume-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const WORDS = ["ant", "bee", "yak", "dog", "eel", "fox", "gnu", "hen"];
-
-/** A user's project: typelm (this repository, built) and zod in node_modules, an experiment file and its data. */
 function project(name: string, words: readonly string[]): string {
-  const path = join(dir, name);
-  mkdirSync(join(path, "node_modules"), { recursive: true });
-  symlinkSync(root, join(path, "node_modules", "typelm"), "dir");
-  symlinkSync(join(root, "node_modules", "zod"), join(path, "node_modules", "zod"), "dir");
-  mkdirSync(join(path, "experiments"));
-  writeData(path, words);
-  writeFileSync(join(path, "experiments", "shout.mjs"), `import { z } from "zod";
-import { defineExperiment, Predict, Signature } from "typelm";
-
-const Upper = Signature.define({ name: "Upper", description: "Shout the word.", input: { word: z.string() }, output: { loud: z.string() } });
-
-export default defineExperiment({
-  name: "shout",
-  dataset: "../data/words",
-  signature: Upper,
-  program: ({ signature }) => new Predict(signature),
-  optimizer: "none",
-});
-`);
-  return path;
-}
-
-function writeData(path: string, words: readonly string[]): void {
-  mkdirSync(join(path, "data", "words"), { recursive: true });
-  const lines = (from: number) => words.map((w, i) => JSON.stringify({ id: `w${from + i}`, word: w, loud: w.toUpperCase() })).join("\n") + "\n";
-  for (const [split, from] of [["train", 100], ["dev", 200], ["test", 0]] as const) writeFileSync(join(path, "data", "words", `${split}.jsonl`), lines(from));
+  return shoutProject(dir, name, { words });
 }
 
 function answer(request: FakeRequest): Record<string, unknown> {
@@ -116,7 +88,7 @@ describe("typelm run --batch, killed after the batch was submitted, then run aga
     await runAndKill(cwd, env, fake);
     const store = LabStore.open(join(cwd, ".typelm", "lab.sqlite"));
     const killedId = store.runs({ kind: "evaluation" })[0]!.id;
-    writeData(cwd, WORDS.map((w) => `${w}s`));
+    writeShoutData(cwd, WORDS.map((w) => `${w}s`));
 
     const again = await runBuiltCli(ARGS, cwd, env);
     expect(again.code).toBe(0);

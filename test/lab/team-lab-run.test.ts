@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it, test } from "@jest/globals";
 import pg from "pg";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PostgresLabStore } from "../../lib/store/pg-lab-store.js";
@@ -13,6 +13,7 @@ import type { EvaluationRun } from "../../lib/store/records.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
 import { BIN, offline, runBuiltCli } from "../helpers/cli.js";
 import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
+import { shoutProject, WORDS, writeShoutData } from "../helpers/shout-project.js";
 
 const installed = postgresInstalled();
 if (!installed && process.env.CI === "true") {
@@ -23,40 +24,11 @@ if (!installed && process.env.CI === "true") {
 if (!installed) console.warn(`Skipping typelm run on a team's lab: no PostgreSQL server binaries. Install them with: ${POSTGRES_INSTALL_HINT}`);
 const suite = installed ? describe : describe.skip;
 
-const root = process.cwd();
 const dir = mkdtempSync(join(tmpdir(), "typelm-team-run-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const WORDS = ["ant", "bee", "yak", "dog", "eel", "fox", "gnu", "hen"];
-
-/** A user's project: typelm (this repository, built) and zod in node_modules, an experiment file and its data. */
-function project(name: string, optimizer = `optimizer: "none",`): string {
-  const path = join(dir, name);
-  mkdirSync(join(path, "node_modules"), { recursive: true });
-  symlinkSync(root, join(path, "node_modules", "typelm"), "dir");
-  symlinkSync(join(root, "node_modules", "zod"), join(path, "node_modules", "zod"), "dir");
-  mkdirSync(join(path, "experiments"));
-  mkdirSync(join(path, "data", "words"), { recursive: true });
-  writeData(path, WORDS);
-  writeFileSync(join(path, "experiments", "shout.mjs"), `import { z } from "zod";
-import { defineExperiment, Predict, Signature } from "typelm";
-
-const Upper = Signature.define({ name: "Upper", description: "Shout the word.", input: { word: z.string() }, output: { loud: z.string() } });
-
-export default defineExperiment({
-  name: "shout",
-  dataset: "../data/words",
-  signature: Upper,
-  program: ({ signature }) => new Predict(signature),
-  ${optimizer}
-});
-`);
-  return path;
-}
-
-function writeData(path: string, words: readonly string[]): void {
-  const lines = (from: number) => words.map((w, i) => JSON.stringify({ id: `w${from + i}`, word: w, loud: w.toUpperCase() })).join("\n") + "\n";
-  for (const [split, from] of [["train", 100], ["dev", 200], ["test", 0]] as const) writeFileSync(join(path, "data", "words", `${split}.jsonl`), lines(from));
+function project(name: string, optimizer?: string): string {
+  return shoutProject(dir, name, { optimizer });
 }
 
 function answer(request: FakeRequest): Record<string, unknown> {
@@ -203,7 +175,7 @@ suite("typelm run on a team's lab (TYPELM_LAB_URL)", () => {
     fake.batch({ polls: 1 });
     const lab = PostgresLabStore.open(url);
     const killedId = await runAndKill(cwd, env, lab, fake);
-    writeData(cwd, WORDS.map((w) => `${w}s`));
+    writeShoutData(cwd, WORDS.map((w) => `${w}s`));
 
     const again = await runBuiltCli(BATCH_ARGS, cwd, env);
     expect(again.code).toBe(0);
