@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { ValidationError } from "../errors.js";
 import type { Comparison } from "../evaluate/compare.js";
-import type { Interval } from "../evaluate/stats.js";
+import type { CiMethod, Interval } from "../evaluate/stats.js";
 import type { IntervalAnswer, IntervalJob, PackedRun } from "./interval-worker.js";
 
 /** Where the worker's code is: beside this module (tsc's build), or the bundle's own file (dist/pkg). */
@@ -27,6 +27,13 @@ function workerScript(): { file: string | URL; eval: boolean } {
   throw new Error(`the viewer's interval worker is missing beside ${fileURLToPath(here)} (view-interval-worker.js): rebuild typelm (npm run build)`);
 }
 
+/** The typed arrays of a packed run, each once (transferred to the worker, not copied). */
+function buffersOf(run: PackedRun): ArrayBuffer[] {
+  const f = run.fields;
+  const arrays = [...Object.values(run.scores), ...(f === undefined ? [] : [...f.expected, ...f.predicted, f.flags])];
+  return [...new Set(arrays.map((a) => a.buffer as ArrayBuffer))];
+}
+
 /** The worker thread that computes the viewer's bootstrap intervals and comparisons. */
 export class IntervalWorker {
   #worker: Worker | undefined;
@@ -40,10 +47,16 @@ export class IntervalWorker {
     return answer.ci;
   }
 
-  /** Run B against run A on each of `metrics`, as `typelm compare` computes it (Holm-adjusted), on the worker. */
+  /** One metric's interval over a packed run, as `typelm show` computes it from the rows; the run's arrays are handed over. */
+  async interval(run: PackedRun, metric: string): Promise<{ ci: Interval; method: CiMethod }> {
+    const answer = await this.#ask({ id: 0, kind: "interval", run, metric }, buffersOf(run));
+    if (!("ci" in answer) || answer.method === undefined) throw new Error("the interval worker answered an interval with something else");
+    return { ci: answer.ci, method: answer.method };
+  }
+
+  /** Run B against run A on each of `metrics`, as `typelm compare` computes it (Holm-adjusted), on the worker; the runs' arrays are handed over. */
   async compare(a: PackedRun, b: PackedRun, metrics: string[]): Promise<(Comparison & { pAdjusted: number })[]> {
-    const buffers = [a, b].flatMap((run) => Object.values(run.scores).map((s) => s.buffer as ArrayBuffer));
-    const answer = await this.#ask({ id: 0, kind: "compare", a, b, metrics }, buffers);
+    const answer = await this.#ask({ id: 0, kind: "compare", a, b, metrics }, [...buffersOf(a), ...buffersOf(b)]);
     if (!("comparisons" in answer)) throw new Error("the interval worker answered a comparison with something else");
     return answer.comparisons;
   }
