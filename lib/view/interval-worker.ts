@@ -48,8 +48,8 @@ export type IntervalAnswer =
 class PackedRow {
   constructor(readonly run: UnpackedRun, readonly index: number) {}
 
-  get exampleId(): string | null {
-    return this.run.ids === undefined ? null : this.run.ids[this.index]!;
+  get exampleId(): string {
+    return this.run.ids[this.index]!;
   }
 
   get scores(): Record<string, number> {
@@ -87,17 +87,28 @@ class PackedRow {
 }
 
 interface UnpackedRun {
-  ids: string[] | undefined;
+  /** Each row's pairing id: its own, or `#<position>` (the same strings for both runs of a comparison). */
+  ids: readonly string[];
   scores: [string, Float64Array][];
   fields: FieldColumns | undefined;
   /** The fields' values, parsed once each. */
   values: unknown[];
 }
 
-/** The rows of a packed run, as the library's functions read them (see `PackedRow`). */
-export function rowsOf(run: PackedRun): EvaluationRow[] {
-  const unpacked: UnpackedRun = { ids: run.ids, scores: Object.entries(run.scores), fields: run.fields, values: run.fields?.values.map((v) => JSON.parse(v) as unknown) ?? [] };
+/**
+ * The rows of a packed run, as the library's functions read them (see `PackedRow`). A run paired by
+ * position has ids `#0`, `#1`, ... (`positions`, made once for both runs: the functions read each
+ * row's id several times, and a string made on each read would be garbage).
+ */
+export function rowsOf(run: PackedRun, positions?: readonly string[]): EvaluationRow[] {
+  const ids = run.ids ?? (positions !== undefined && positions.length === run.n ? positions : positionIds(run.n));
+  const unpacked: UnpackedRun = { ids, scores: Object.entries(run.scores), fields: run.fields, values: run.fields?.values.map((v) => JSON.parse(v) as unknown) ?? [] };
   return Array.from({ length: run.n }, (_, i) => new PackedRow(unpacked, i) as unknown as EvaluationRow);
+}
+
+/** `#0` … `#(n−1)`: the ids of rows paired by position, as `compare` names a row without an id. */
+function positionIds(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `#${i}`);
 }
 
 function answer(job: IntervalJob): IntervalAnswer {
@@ -108,8 +119,9 @@ function answer(job: IntervalJob): IntervalAnswer {
     const { interval, method } = metricInterval(job.metric, rows, inferFields(rows), job.run.metrics[job.metric]);
     return { id: job.id, ci: interval, method };
   }
-  const a = { results: rowsOf(job.a), metrics: job.a.metrics };
-  const b = { results: rowsOf(job.b), metrics: job.b.metrics };
+  const positions = job.a.ids === undefined ? positionIds(job.a.n) : undefined;
+  const a = { results: rowsOf(job.a, positions), metrics: job.a.metrics };
+  const b = { results: rowsOf(job.b, positions), metrics: job.b.metrics };
   return { id: job.id, comparisons: adjustComparisons(job.metrics.map((metric) => compare(a, b, { metric }))) };
 }
 

@@ -12,7 +12,7 @@ import type { ModelCall } from "../lm/usage-scope.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../store/records.js";
 import {
   ColumnsBuilder, onlyOne, parse, row, scoreRow, summary, trial, version,
-  type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
+  type ColumnOptions, type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
 } from "./source.js";
 
 export type { RowQuery, RunQuery, ViewRow, ViewSource, ViewVersion } from "./source.js";
@@ -240,13 +240,13 @@ export class SqliteViewSource implements ViewSource {
     ).map(scoreRow);
   }
 
-  async scoreColumns(runId: string, metrics: readonly string[], options: { fields?: boolean } = {}): Promise<ScoreColumns> {
+  async scoreColumns(runId: string, metrics: readonly string[], options: ColumnOptions = {}): Promise<ScoreColumns> {
     const params: Record<string, unknown> = { run: runId };
     metrics.forEach((m, i) => { params[`p${i}`] = `$.${JSON.stringify(m)}`; });
     const columns = metrics.map((_, i) => `, json_extract(scores_json, @p${i})`).join("");
     const fields = options.fields === true;
     const rows = this.#get<{ n: number }>("SELECT count(*) AS n FROM lab_rows WHERE run_id = ?", [runId])!.n;
-    const columnsOut = new ColumnsBuilder(metrics, fields, rows);
+    const columnsOut = new ColumnsBuilder(metrics, fields, rows, options.sameIdsAs);
     const m = metrics.length;
     // Row by row into typed columns (a large run's rows are never all objects at once).
     try {

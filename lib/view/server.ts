@@ -344,7 +344,8 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     const shared = sharedMetrics(values[0]!, values[1]!);
     const fields = shared.includes("f1_score");
     const ca = await this.store.scoreColumns(found[0]!.id, shared, { fields });
-    let cb: ScoreColumns | undefined = await this.store.scoreColumns(found[1]!.id, shared, { fields });
+    // B's ids are not kept while they are A's, in A's order (two evaluations of one test set).
+    let cb: ScoreColumns | undefined = await this.store.scoreColumns(found[1]!.id, shared, { fields, sameIdsAs: ca.ids });
     const inOrder = inOrderOf(ca, cb);
     const pack = (c: ScoreColumns, metrics: Record<string, number>, ids: boolean): PackedRun =>
       ({ n: c.ids.length, ids: ids ? c.ids : undefined, metrics, scores: c.scores, fields: c.fields });
@@ -473,12 +474,15 @@ function sharedMetrics(a: Record<string, number>, b: Record<string, number>): st
 function inOrderOf(a: ScoreColumns, b: ScoreColumns): ScoreColumns | undefined {
   const n = a.ids.length;
   if (b.ids.length !== n) return undefined;
-  let same = true;
-  for (let i = 0; i < n && same; i++) same = a.ids[i] === b.ids[i];
+  if (b.ids === a.ids || a.ids.every((id, i) => id === b.ids[i])) {
+    // Each id once: sorted, no two neighbours equal (no map of every id needed).
+    const sorted = a.ids.slice().sort();
+    for (let i = 1; i < n; i++) if (sorted[i] === sorted[i - 1]) return undefined;
+    return b;
+  }
   const position = new Map<string, number>();
   for (let i = 0; i < n; i++) position.set(a.ids[i]!, i);
   if (position.size !== n) return undefined;
-  if (same) return b;
   // order[i]: the row of B paired with A's row i.
   const order = new Int32Array(n).fill(-1);
   for (let j = 0; j < n; j++) {

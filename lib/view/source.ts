@@ -82,6 +82,17 @@ export interface FieldColumns {
 export const NO_PREDICTION = 1;
 export const FAILED = 2;
 
+/** What `scoreColumns` reads besides the scores. */
+export interface ColumnOptions {
+  /** The expected and predicted values `f1_score` reads. */
+  fields?: boolean;
+  /**
+   * Another run's ids (the first run of a comparison): while the rows have the same ids in the same
+   * order none is kept, and the columns' `ids` is this very array.
+   */
+  sameIdsAs?: readonly string[];
+}
+
 /** A run's rows as a comparison of mean metrics reads them: ids, and per metric the scores, in index order. */
 export interface ScoreColumns {
   ids: string[];
@@ -97,11 +108,16 @@ export interface ScoreColumns {
 export class ColumnsBuilder {
   #n = 0;
   #capacity: number;
-  readonly #ids: string[] = [];
+  #ids: string[] | undefined;
   readonly #scores: Float64Array[];
   readonly #fields: { names: string[]; index: Map<string, number>; values: string[]; codes: Map<string, number>; expected: Int32Array[]; predicted: Int32Array[]; flags: Uint8Array } | undefined;
 
-  constructor(readonly metrics: readonly string[], withFields: boolean, expectedRows = 1024) {
+  /**
+   * `sameIdsAs`: another run's ids, which these rows are expected to have in the same order; while
+   * they do, no id is kept (`done()` gives that same array).
+   */
+  constructor(readonly metrics: readonly string[], withFields: boolean, expectedRows = 1024, readonly sameIdsAs?: readonly string[]) {
+    this.#ids = sameIdsAs === undefined ? [] : undefined;
     this.#capacity = Math.max(16, expectedRows);
     this.#scores = metrics.map(() => new Float64Array(this.#capacity));
     this.#fields = withFields ? { names: [], index: new Map(), values: [], codes: new Map(), expected: [], predicted: [], flags: new Uint8Array(this.#capacity) } : undefined;
@@ -111,7 +127,9 @@ export class ColumnsBuilder {
   add(idx: number, exampleId: string | null, scores: readonly unknown[], values?: { expected: unknown; prediction: unknown; error: string | null }): void {
     if (this.#n === this.#capacity) this.#grow();
     const i = this.#n++;
-    this.#ids.push(exampleId ?? `#${idx}`);
+    const id = exampleId ?? `#${idx}`;
+    if (this.#ids !== undefined) this.#ids.push(id);
+    else if (id !== this.sameIdsAs![i]) this.#ids = [...this.sameIdsAs!.slice(0, i), id];
     for (let m = 0; m < this.#scores.length; m++) this.#scores[m]![i] = typeof scores[m] === "number" ? scores[m] as number : 0;
     const f = this.#fields;
     if (f === undefined || values === undefined) return;
@@ -170,7 +188,8 @@ export class ColumnsBuilder {
   done(): ScoreColumns {
     const n = this.#n;
     const cut = <T extends Float64Array | Int32Array | Uint8Array>(a: T): T => (a.length === n ? a : a.slice(0, n) as T);
-    const out: ScoreColumns = { ids: this.#ids, scores: Object.fromEntries(this.metrics.map((m, i) => [m, cut(this.#scores[i]!)])) };
+    const ids = this.#ids ?? (n === this.sameIdsAs!.length ? this.sameIdsAs as string[] : this.sameIdsAs!.slice(0, n));
+    const out: ScoreColumns = { ids, scores: Object.fromEntries(this.metrics.map((m, i) => [m, cut(this.#scores[i]!)])) };
     const f = this.#fields;
     if (f !== undefined) out.fields = { names: f.names, values: f.values, expected: f.expected.map(cut), predicted: f.predicted.map(cut), flags: cut(f.flags) };
     return out;
@@ -214,7 +233,7 @@ export interface ViewSource {
    * example id, else `#<index>`) and each of `metrics`' scores (a missing score as 0), in index order;
    * with `fields`, also the expected and predicted values `f1_score` reads.
    */
-  scoreColumns(runId: string, metrics: readonly string[], options?: { fields?: boolean }): Promise<ScoreColumns>;
+  scoreColumns(runId: string, metrics: readonly string[], options?: ColumnOptions): Promise<ScoreColumns>;
   /** The rows of a run with these ids (`#<index>` for a row without one). */
   rowsById(runId: string, ids: readonly string[]): Promise<ViewRow[]>;
   /** The trials of an optimization, by index. */
