@@ -46,31 +46,36 @@ interface Running {
 
 /** How the worker's heap is sized (see `IntervalWorker`). */
 export interface WorkerSizing {
+  /** Heap allowed to any job, in MB; default 64. */
+  baseMb?: number;
   /** Heap bytes allowed per row of the rows a job reads (the library's rows, maps of ids, scores); default 500. */
   bytesPerRow?: number;
   /** Milliseconds an idle worker is kept before it is ended and its heap returned; default 20,000. */
   idleMs?: number;
 }
 
-const BASE_MB = 64;
 const YOUNG_MB = 16;
 
 /**
  * The worker thread that computes the viewer's bootstrap intervals and comparisons. Its heap is
- * limited to what the largest job it has been given needs (64 MB and `bytesPerRow` per row): with a
+ * limited to what the largest job it has been given needs (`baseMb` and `bytesPerRow` per row): with a
  * limit V8 collects a large job's garbage as it goes instead of letting the heap grow to several times
  * what is alive, and the limit only grows (a larger job starts a larger worker, the smaller one ends
- * once it has answered). A job that runs out of it fails with a clear error, and the next job is
- * allowed twice as much. An idle worker ends after `idleMs`, returning its heap.
+ * once it has answered). A job that runs out of it fails with a clear error, and every later job is
+ * allowed twice as much (again). An idle worker ends after `idleMs`, returning its heap.
  */
 export class IntervalWorker {
   #running: Running | undefined;
   #next = 1;
-  #bytesPerRow: number;
+  readonly #baseMb: number;
+  readonly #bytesPerRow: number;
+  /** Doubled each time a job runs out of memory. */
+  #scale = 1;
   readonly #idleMs: number;
   readonly #all = new Set<Running>();
 
   constructor(sizing: WorkerSizing = {}) {
+    this.#baseMb = sizing.baseMb ?? 64;
     this.#bytesPerRow = sizing.bytesPerRow ?? 500;
     this.#idleMs = sizing.idleMs ?? 20_000;
   }
@@ -98,7 +103,7 @@ export class IntervalWorker {
   }
 
   #ask(job: IntervalJob, transfer: ArrayBuffer[], rows: number): Promise<IntervalAnswer> {
-    const running = this.#workerFor(Math.ceil(BASE_MB + (rows * this.#bytesPerRow) / 2 ** 20));
+    const running = this.#workerFor(Math.ceil(this.#scale * (this.#baseMb + (rows * this.#bytesPerRow) / 2 ** 20)));
     if (running.idle !== undefined) clearTimeout(running.idle);
     running.idle = undefined;
     const id = this.#next++;
@@ -139,8 +144,8 @@ export class IntervalWorker {
     let failure: Error | undefined;
     worker.on("error", (error) => {
       if ((error as { code?: unknown }).code === "ERR_WORKER_OUT_OF_MEMORY") {
-        // The next job is allowed twice as much.
-        this.#bytesPerRow *= 2;
+        // Every later job is allowed twice as much.
+        this.#scale *= 2;
         failure = new Error(`the viewer's statistics ran out of the memory allowed to them (${limitMb} MB); asked again, they are allowed twice as much`);
       } else {
         failure = error;
