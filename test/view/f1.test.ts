@@ -171,5 +171,11 @@ describe("f1_score in the viewer", () => {
     }
     expect(message).toContain("both reports must hold the same examples");
     expect(await response.json()).toEqual({ error: message });
+    // A run that holds an example twice, compared with itself (the same ids in the same order): refused as compare() refuses it.
+    const twice = writeRun(path, "an example twice", Array.from({ length: 30 }, (_, i) => ({ ...labelled(i, 0), exampleId: `ex-${i === 20 ? 4 : i}` })));
+    const again = await fetch(`${viewer.url}api/compare/${twice}/${twice}`);
+    const rt = readRun(path, twice);
+    expect(() => compare({ results: rt.rows, metrics: metricsOf(rt) }, { results: rt.rows, metrics: metricsOf(rt) }, { metric: "f1_score" })).toThrow('example "ex-4" appears twice in the first report');
+    expect({ status: again.status, body: await again.json() }).toEqual({ status: 400, body: { error: 'compare: example "ex-4" appears twice in the first report; rows are paired by example id, so each must be unique' } });
   }, 60000);
 });
