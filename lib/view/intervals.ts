@@ -1,7 +1,7 @@
 // A mean metric's BCa bootstrap interval over a large run takes seconds (2,000 resamples of every
 // score), and so does a comparison of two such runs; the viewer has them computed on a worker thread
-// so that its server goes on answering pages meanwhile. One worker, started at the first job and
-// ended with the viewer; jobs run in turn.
+// so that its server goes on answering pages meanwhile. One worker at a time, started at the first
+// job with a heap limit sized to it (see `IntervalWorker`); jobs run in turn.
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";

@@ -1,7 +1,7 @@
 // `typelm view`: a local web server over one lab store, read-only. Pages are rendered on the server
 // (pages.ts, pages-more.ts) from the store's read-only connection (a `ViewSource`: queries.ts for a
 // file, pg-source.ts for a team's lab on PostgreSQL); the same data is JSON under /api/. Bootstrap
-// intervals and comparisons of mean metrics are computed on a worker thread (intervals.ts). Loaded
+// intervals and comparisons (`f1_score`'s included) are computed on a worker thread (intervals.ts). Loaded
 // only by the command line (a dynamic import), never by `import "typelm"`.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
@@ -275,7 +275,7 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
   async #computeLines(run: RunSummary, rows: number, key: string): Promise<MetricLine[]> {
     let lines = await this.#sqlLines(run, rows, true);
     if (lines === undefined) {
-      // f1_score needs every row (its bootstrap recomputes macro-F1 over the labels).
+      // The metrics are not known without the rows (no summary, no configured metrics): from the whole run.
       const full = await this.store.fullRun(run.id) as EvaluationRun;
       const metrics = metricsOf(full);
       const report = storedReport(full, metrics);
