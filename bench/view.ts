@@ -10,7 +10,8 @@
  * Run with `npm run bench:view`.
  * Options (environment variables): BENCH_VIEW_SIZES (comma-separated, default 1000,20000,200000);
  * BENCH_VIEW_METRIC=quality for a graded metric (scores 0, 0.5, 1: a BCa bootstrap interval) instead of
- * accuracy (a share: the Wilson interval from two counts). BENCH_VIEW_PG_URL=postgres://... times the
+ * accuracy (a share: the Wilson interval from two counts); BENCH_VIEW_METRIC=f1_score for the built-in
+ * f1_score (macro-F1 recomputed on each resample: the labels and predictions read as codes). BENCH_VIEW_PG_URL=postgres://... times the
  * same pages on a team's lab in that (empty, scratch) database as well, at BENCH_VIEW_PG_SIZES (default
  * 1000,20000): each run is written to the file, then copied there as `typelm lab copy` copies it.
  */
@@ -24,10 +25,13 @@ import { LabStore } from "../lib/store/lab-store.js";
 import { copyLab } from "../lib/store/lab-copy.js";
 import { closePostgresPools } from "../lib/store/pg.js";
 import { shownUrl } from "../lib/instrument/redact.js";
+import { allIndices, f1Statistic, inferFields } from "../lib/evaluate/stats.js";
+import type { EvaluationRow } from "../lib/store/records.js";
 
 const self = fileURLToPath(import.meta.url);
 const GRADED = process.env["BENCH_VIEW_METRIC"] === "quality";
-const METRIC = GRADED ? "quality" : "accuracy";
+const F1 = process.env["BENCH_VIEW_METRIC"] === "f1_score";
+const METRIC = GRADED ? "quality" : F1 ? "f1_score" : "accuracy";
 const sizes = (text: string) => text.split(",").map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0);
 const SIZES = sizes(process.env["BENCH_VIEW_SIZES"] ?? "1000,20000,200000");
 const PG_URL = process.env["BENCH_VIEW_PG_URL"] ?? "";
@@ -53,7 +57,15 @@ function buildStore(path: string, rows: number): string {
         JSON.stringify({ [METRIC]: right ? 1 : GRADED && !failed ? 0.5 : 0 }), failed ? "ProviderError: 503 Service Unavailable" : null, 300 + (i % 50), 120, 5, 0.00002);
     }
   })();
-  const score = Array.from({ length: rows }, (_, i) => (i % 10 < 7 ? 1 : GRADED && i % 10 !== 9 ? 0.5 : 0) as number).reduce((a, b) => a + b, 0) / rows;
+  let score = Array.from({ length: rows }, (_, i) => (i % 10 < 7 ? 1 : GRADED && i % 10 !== 9 ? 0.5 : 0) as number).reduce((a, b) => a + b, 0) / rows;
+  if (F1) {
+    // The built-in f1_score's value is macro-F1 over the run (as the evaluation records it), not the rows' mean.
+    const shown = Array.from({ length: rows }, (_, i) => {
+      const label = labels[i % 3]!, failed = i % 10 === 9, right = !failed && i % 10 < 7;
+      return { expected: { sentiment: label }, prediction: failed ? null : { sentiment: right ? label : labels[(i + 1) % 3] }, error: failed ? "x" : null } as unknown as EvaluationRow;
+    });
+    score = f1Statistic(shown, inferFields(shown))(allIndices(rows));
+  }
   lab.finishRun(runId, { status: "completed", score, summary: { metrics: { [METRIC]: score } } });
   closeStoreSync(path);
   return runId;
@@ -105,15 +117,17 @@ async function measure(rows: number, pgUrl?: string): Promise<void> {
       await timed(`${base}?text=${encodeURIComponent(`#${rows - 1}:`)}`, "text search (one match)"),
       await timed(`${base}/rows/${rows - 1}`, "one example"),
       await timed(`${url}api/runs/${runId}/rows?after=${rows - 10}`, "live poll (api rows after)"),
-      await timed(`${url}compare/${runId}/${runId}`, "comparison (the run with itself)"),
     ];
-    const rss = await new Promise<number>((resolve) => {
+    const peakRss = () => new Promise<number>((resolve) => {
       child.once("message", (m) => resolve(Number((m as { peakRssMB: number }).peakRssMB)));
       child.send("rss");
     });
+    const before = await peakRss();
+    timings.push(await timed(`${url}compare/${runId}/${runId}`, "comparison (the run with itself)"));
+    const rss = await peakRss();
     child.kill("SIGTERM");
     const where = pgUrl === undefined ? `store ${(statSync(path).size / 1e6).toFixed(1)} MB` : `PostgreSQL ${shownUrl(pgUrl)}`;
-    console.log(`\n${rows.toLocaleString("en-US")} rows (${where}, written in ${(buildMs / 1000).toFixed(1)} s); viewer peak RSS ${rss.toFixed(0)} MB`);
+    console.log(`\n${rows.toLocaleString("en-US")} rows (${where}, written in ${(buildMs / 1000).toFixed(1)} s); viewer peak RSS ${rss.toFixed(0)} MB (${before.toFixed(0)} MB before the comparison)`);
     for (const t of timings) console.log(`  ${t.page.padEnd(42)} ${t.ms.toFixed(1).padStart(8)} ms  ${(t.bytes / 1024).toFixed(0).padStart(5)} KB`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -14,8 +14,8 @@ import { postgresError } from "../store/pg.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../store/records.js";
 import { callTextHashes, decodeCalls } from "../store/stored-calls.js";
 import {
-  onlyOne, parse, row, scoreColumns, scoreRow, summary, trial, version,
-  type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
+  ColumnsBuilder, onlyOne, parse, row, scoreRow, summary, trial, version,
+  type ColumnOptions, type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
 } from "./source.js";
 
 /** A row's columns as lists and pages read them; `seq` (the write order) is the column or, in a lab without it, the index. */
@@ -301,11 +301,18 @@ export class PostgresViewSource implements ViewSource {
     )).map(scoreRow);
   }
 
-  async scoreColumns(runId: string, metrics: readonly string[]): Promise<ScoreColumns> {
+  async scoreColumns(runId: string, metrics: readonly string[], options: ColumnOptions = {}): Promise<ScoreColumns> {
+    const fields = options.fields === true;
     const raws = await this.#json<Record<string, unknown>>((json) =>
-      `SELECT idx, example_id${metrics.map((_, i) => `, ${scoreOf(json, `$${i + 2}`)} AS s${i}`).join("")} FROM lab_rows WHERE run_id = $1 ORDER BY idx`,
+      `SELECT idx, example_id${fields ? ", expected_json, prediction_json, error" : ""}${metrics.map((_, i) => `, ${scoreOf(json, `$${i + 2}`)} AS s${i}`).join("")} FROM lab_rows WHERE run_id = $1 ORDER BY idx`,
     [runId, ...metrics]);
-    return scoreColumns(raws, metrics);
+    const out = new ColumnsBuilder(metrics, fields, raws.length, options.sameIdsAs);
+    for (const r of raws) {
+      out.add(r["idx"] as number, r["example_id"] as string | null, metrics.map((_, i) => r[`s${i}`]), fields
+        ? { expected: parse(r["expected_json"] as string, {}), prediction: r["prediction_json"] === null ? null : parse(r["prediction_json"] as string, {}), error: r["error"] as string | null }
+        : undefined);
+    }
+    return out.done();
   }
 
   async rowsById(runId: string, ids: readonly string[]): Promise<ViewRow[]> {

@@ -11,8 +11,8 @@ import { storedCalls } from "../store/stored-calls.js";
 import type { ModelCall } from "../lm/usage-scope.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../store/records.js";
 import {
-  onlyOne, parse, row, scoreRow, summary, trial, version,
-  type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
+  ColumnsBuilder, onlyOne, parse, row, scoreRow, summary, trial, version,
+  type ColumnOptions, type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
 } from "./source.js";
 
 export type { RowQuery, RunQuery, ViewRow, ViewSource, ViewVersion } from "./source.js";
@@ -174,10 +174,20 @@ export class SqliteViewSource implements ViewSource {
 
   /** One metric's score of every row of a run, in index order (a missing score counts 0). */
   async scores(runId: string, metric: string): Promise<Float64Array> {
-    const raws = this.#all<{ s: number | null }>(
-      "SELECT json_extract(scores_json, @path) AS s FROM lab_rows WHERE run_id = @run ORDER BY idx", { run: runId, path: `$.${JSON.stringify(metric)}` },
-    );
-    return Float64Array.from(raws, (r) => (typeof r.s === "number" ? r.s : 0));
+    // Streamed into one typed array: no row object, no array of numbers on the way.
+    const rows = this.#get<{ n: number }>("SELECT count(*) AS n FROM lab_rows WHERE run_id = ?", [runId])!.n;
+    let out = new Float64Array(rows);
+    let n = 0;
+    try {
+      const read = this.#db.prepare("SELECT json_extract(scores_json, @path) FROM lab_rows WHERE run_id = @run ORDER BY idx").pluck();
+      for (const s of read.iterate({ run: runId, path: `$.${JSON.stringify(metric)}` }) as Iterable<unknown>) {
+        if (n === out.length) { const larger = new Float64Array(Math.max(16, out.length * 2)); larger.set(out); out = larger; }
+        out[n++] = typeof s === "number" ? s : 0;
+      }
+    } catch (error) {
+      throw storeError(this.path, "read", error);
+    }
+    return n === out.length ? out : out.slice(0, n);
   }
 
   /**
@@ -230,22 +240,28 @@ export class SqliteViewSource implements ViewSource {
     ).map(scoreRow);
   }
 
-  async scoreColumns(runId: string, metrics: readonly string[]): Promise<ScoreColumns> {
+  async scoreColumns(runId: string, metrics: readonly string[], options: ColumnOptions = {}): Promise<ScoreColumns> {
     const params: Record<string, unknown> = { run: runId };
     metrics.forEach((m, i) => { params[`p${i}`] = `$.${JSON.stringify(m)}`; });
-    const columns = metrics.map((_, i) => `, json_extract(scores_json, @p${i}) AS s${i}`).join("");
-    // Row by row into the columns (a large run's rows are never all objects at once).
-    const ids: string[] = [];
-    const values: number[][] = metrics.map(() => []);
+    const columns = metrics.map((_, i) => `, json_extract(scores_json, @p${i})`).join("");
+    const fields = options.fields === true;
+    const rows = this.#get<{ n: number }>("SELECT count(*) AS n FROM lab_rows WHERE run_id = ?", [runId])!.n;
+    const columnsOut = new ColumnsBuilder(metrics, fields, rows, options.sameIdsAs);
+    const m = metrics.length;
+    // Row by row into typed columns (a large run's rows are never all objects at once).
     try {
-      for (const r of this.#db.prepare(`SELECT idx, example_id${columns} FROM lab_rows WHERE run_id = @run ORDER BY idx`).raw().iterate(params) as Iterable<unknown[]>) {
-        ids.push((r[1] as string | null) ?? `#${String(r[0])}`);
-        for (let i = 0; i < metrics.length; i++) values[i]!.push(typeof r[i + 2] === "number" ? r[i + 2] as number : 0);
+      const sql = `SELECT idx, example_id${fields ? ", expected_json, prediction_json, error" : ""}${columns} FROM lab_rows WHERE run_id = @run ORDER BY idx`;
+      const first = fields ? 5 : 2;
+      for (const r of this.#db.prepare(sql).raw().iterate(params) as Iterable<unknown[]>) {
+        const scores = r.slice(first, first + m);
+        columnsOut.add(r[0] as number, r[1] as string | null, scores, fields
+          ? { expected: parse(r[2] as string, {}), prediction: r[3] === null ? null : parse(r[3] as string, {}), error: r[4] as string | null }
+          : undefined);
       }
     } catch (error) {
       throw storeError(this.path, "read", error);
     }
-    return { ids, scores: Object.fromEntries(metrics.map((m, i) => [m, Float64Array.from(values[i]!)])) };
+    return columnsOut.done();
   }
 
   /** The rows of a run with these ids (`#<index>` for a row without one), in one pass over the run. */

@@ -1,14 +1,14 @@
 // `typelm view`: a local web server over one lab store, read-only. Pages are rendered on the server
 // (pages.ts, pages-more.ts) from the store's read-only connection (a `ViewSource`: queries.ts for a
 // file, pg-source.ts for a team's lab on PostgreSQL); the same data is JSON under /api/. Bootstrap
-// intervals and comparisons of mean metrics are computed on a worker thread (intervals.ts). Loaded
+// intervals and comparisons (`f1_score`'s included) are computed on a worker thread (intervals.ts). Loaded
 // only by the command line (a dynamic import), never by `import "typelm"`.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ValidationError } from "../errors.js";
-import { adjustComparisons, compare, pValueText } from "../evaluate/compare.js";
+import { pValueText } from "../evaluate/compare.js";
 import { wilsonInterval } from "../evaluate/stats.js";
 import { metricsOf, runTitle, storedReport } from "../lab/commands.js";
 import type { EvaluationRow, EvaluationRun, RunSummary } from "../store/records.js";
@@ -16,7 +16,7 @@ import { html, page } from "./html.js";
 import { callsSection, evaluationPage, KINDS, LIVE_SCRIPT, rowPage, runsPage, STATUSES, type MetricLine } from "./pages.js";
 import { comparePage, optimizationPage, registryNamePage, registryPage } from "./pages-more.js";
 import { IntervalWorker } from "./intervals.js";
-import type { RowQuery, RunQuery, ViewSource } from "./source.js";
+import type { RowQuery, RunQuery, ScoreColumns, ViewSource } from "./source.js";
 import type { PackedRun } from "./interval-worker.js";
 import { isPostgresUrl } from "../store/pg.js";
 
@@ -275,7 +275,7 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
   async #computeLines(run: RunSummary, rows: number, key: string): Promise<MetricLine[]> {
     let lines = await this.#sqlLines(run, rows, true);
     if (lines === undefined) {
-      // f1_score needs every row (its bootstrap recomputes macro-F1 over the labels).
+      // The metrics are not known without the rows (no summary, no configured metrics): from the whole run.
       const full = await this.store.fullRun(run.id) as EvaluationRun;
       const metrics = metricsOf(full);
       const report = storedReport(full, metrics);
@@ -289,24 +289,32 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
   /**
    * The lines of a run, as `typelm show` computes them from its rows, without loading the rows: a
    * share (accuracy or exact_match, every score 0 or 1) has the Wilson interval of two SQL counts,
-   * another mean metric the BCa bootstrap of its scores alone, computed on the worker thread.
-   * Undefined for `f1_score` (its bootstrap needs the labels) or when the metrics are not known
-   * without the rows.
+   * another mean metric the BCa bootstrap of its scores alone, and `f1_score` the BCa bootstrap of
+   * macro-F1 over the expected and predicted values (read as columns), both computed on the worker
+   * thread. Undefined when the metrics are not known without the rows.
    */
   async #sqlLines(run: RunSummary, rows: number, bootstrap: boolean): Promise<MetricLine[] | undefined> {
     if (rows === 0) return undefined;
-    const recorded = (run.summary as { metrics?: unknown }).metrics;
-    const summaryMetrics = recorded !== null && typeof recorded === "object" && Object.values(recorded).every((v) => typeof v === "number")
-      ? recorded as Record<string, number> : undefined;
+    const summaryMetrics = recordedMetrics(run);
     const configured = run.config["metrics"];
     const names = summaryMetrics !== undefined ? Object.keys(summaryMetrics) : Array.isArray(configured) ? configured.filter((m): m is string => typeof m === "string") : [];
-    if (names.length === 0 || names.includes("f1_score")) return undefined;
+    if (names.length === 0) return undefined;
     const lines: MetricLine[] = [];
     for (const name of names) {
       const c = await this.store.scoreCounts(run.id, name);
       // Without a recorded summary the value is the mean over the rows (a missing score counts 0).
       const value = summaryMetrics?.[name] ?? c.sum / c.n;
-      if ((name === "accuracy" || name === "exact_match") && c.other === 0) {
+      if (name === "f1_score") {
+        if (!bootstrap) {
+          lines.push({ name, value, ci: undefined, method: "bootstrap-bca", pending: true });
+          continue;
+        }
+        // Macro-F1 is recomputed on each resample: the worker gets the labels and predictions as codes.
+        const columns = await this.store.scoreColumns(run.id, [name], { fields: true });
+        const packedRun: PackedRun = { n: columns.ids.length, metrics: { [name]: value }, scores: columns.scores, fields: columns.fields };
+        const { ci, method } = await this.#intervals.interval(packedRun, name);
+        lines.push({ name, value, ci, method });
+      } else if ((name === "accuracy" || name === "exact_match") && c.other === 0) {
         lines.push({ name, value, ci: wilsonInterval(c.sum, c.n), method: "wilson" });
       } else if (bootstrap) {
         lines.push({ name, value, ci: await this.#intervals.meanInterval(await this.store.scores(run.id, name)), method: "bootstrap-bca" });
@@ -317,38 +325,40 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     return lines;
   }
 
-  /** The comparison `typelm compare` prints; a mean metric reads only the rows' scores, f1_score the whole rows. */
+  /**
+   * The comparison `typelm compare` prints, computed on the worker thread from the two runs' scores
+   * read as columns (and, for `f1_score`, their expected and predicted values as codes); only the
+   * changed examples shown are read whole, by the page.
+   */
   async #compare(idA: string, idB: string) {
-    const found = [];
+    const found: RunSummary[] = [];
     for (const id of [idA, idB]) {
       const run = await this.#run(id);
       if (run.kind !== "evaluation") throw new ValidationError(`run ${run.id} is an ${run.kind} run; a comparison takes two evaluation runs`, { field: "run" });
-      found.push(run);
+      const { bestTrial: _best, ...summary } = run;
+      found.push(summary);
     }
-    // Two finished runs compared on mean metrics (their values recorded): only their ids and scores
-    // are read, as columns, and the comparison is computed on the worker thread.
-    const [ma, mb] = found.map(recordedMetrics);
-    if (ma !== undefined && mb !== undefined && !("f1_score" in ma && "f1_score" in mb)) {
-      const shared = sharedMetrics(ma, mb);
-      const [ca, cb] = [await this.store.scoreColumns(found[0]!.id, shared), await this.store.scoreColumns(found[1]!.id, shared)];
-      return { a: found[0]!, b: found[1]!, comparisons: await this.#intervals.compare({ ...ca, metrics: ma }, { ...cb, metrics: mb }, shared) };
+    // Each run's metric values: recorded when it finished, else (a run still going) the means of its rows' scores.
+    const values: Record<string, number>[] = [];
+    for (const run of found) values.push(recordedMetrics(run) ?? metricsOf({ ...run, kind: "evaluation", rows: await this.store.scoreRows(run.id) }));
+    const shared = sharedMetrics(values[0]!, values[1]!);
+    const fields = shared.includes("f1_score");
+    const ca = await this.store.scoreColumns(found[0]!.id, shared, { fields });
+    // B's ids are not kept while they are A's, in A's order (two evaluations of one test set).
+    let cb: ScoreColumns | undefined = await this.store.scoreColumns(found[1]!.id, shared, { fields, sameIdsAs: ca.ids });
+    const inOrder = inOrderOf(ca, cb);
+    const pack = (c: ScoreColumns, metrics: Record<string, number>, ids: boolean): PackedRun =>
+      ({ n: c.ids.length, ids: ids ? c.ids : undefined, metrics, scores: c.scores, fields: c.fields });
+    if (inOrder === undefined) {
+      // The runs' ids differ (or repeat): the worker pairs the rows by id, and says what differs as `compare` does.
+      return { a: found[0]!, b: found[1]!, comparisons: await this.#intervals.compare(pack(ca, values[0]!, true), pack(cb, values[1]!, true), shared) };
     }
-    // Else the metrics come from the rows (a run still going); f1_score's comparison reads the whole rows.
-    let light: EvaluationRun[] = [];
-    for (const run of found) light.push({ ...run, kind: "evaluation", rows: await this.store.scoreRows(run.id) });
-    const needsRows = Object.keys(metricsOf(light[0]!)).includes("f1_score") && Object.keys(metricsOf(light[1]!)).includes("f1_score");
-    if (needsRows) light = await Promise.all(found.map(async (run) => await this.store.fullRun(run.id) as EvaluationRun));
-    const [a, b] = [light[0]!, light[1]!];
-    const ra = { results: a.rows, metrics: metricsOf(a) };
-    const rb = { results: b.rows, metrics: metricsOf(b) };
-    const shared = sharedMetrics(ra.metrics, rb.metrics);
-    const summaries = { a: summaryOf(a), b: summaryOf(b) };
-    if (needsRows) return { ...summaries, comparisons: adjustComparisons(shared.map((metric) => compare(ra, rb, { metric }))) };
-    const jobs = [packed(a, ra.metrics, shared), packed(b, rb.metrics, shared)] as const;
-    // The rows read here are let go before the worker computes.
-    light = [];
-    a.rows = b.rows = ra.results = rb.results = [];
-    return { ...summaries, comparisons: await this.#intervals.compare(jobs[0], jobs[1], shared) };
+    // The same examples once each: B's rows in A's order, paired by position (row i is `#i` on the worker).
+    const jobB = pack(inOrder, values[1]!, false);
+    cb = undefined;
+    const comparisons = await this.#intervals.compare(pack(ca, values[0]!, false), jobB, shared);
+    const idOf = (position: string) => ca.ids[Number(position.slice(1))]!;
+    return { a: found[0]!, b: found[1]!, comparisons: comparisons.map((c) => ({ ...c, better: c.better.map(idOf), worse: c.worse.map(idOf) })) };
   }
 
   async #registry(name: string, q: URLSearchParams) {
@@ -457,12 +467,40 @@ function sharedMetrics(a: Record<string, number>, b: Record<string, number>): st
   return shared;
 }
 
-/** A run as the worker compares it: each row's pairing id (`compare`'s) and each metric's scores (a missing score as 0, which is what `compare` counts it as). */
-function packed(run: EvaluationRun, metrics: Record<string, number>, names: string[]): PackedRun {
+/**
+ * Run B's columns in run A's row order when both hold the same pairing ids, each once; else undefined.
+ * The same order (two evaluations of one test set) is returned as it is.
+ */
+function inOrderOf(a: ScoreColumns, b: ScoreColumns): ScoreColumns | undefined {
+  const n = a.ids.length;
+  if (b.ids.length !== n) return undefined;
+  if (b.ids === a.ids || a.ids.every((id, i) => id === b.ids[i])) {
+    // Each id once: sorted, no two neighbours equal (no map of every id needed).
+    const sorted = a.ids.slice().sort();
+    for (let i = 1; i < n; i++) if (sorted[i] === sorted[i - 1]) return undefined;
+    return b;
+  }
+  const position = new Map<string, number>();
+  for (let i = 0; i < n; i++) position.set(a.ids[i]!, i);
+  if (position.size !== n) return undefined;
+  // order[i]: the row of B paired with A's row i.
+  const order = new Int32Array(n).fill(-1);
+  for (let j = 0; j < n; j++) {
+    const i = position.get(b.ids[j]!);
+    if (i === undefined || order[i] !== -1) return undefined;
+    order[i] = j;
+  }
+  position.clear();
+  const moved = <T extends Float64Array | Int32Array | Uint8Array>(x: T): T => {
+    const y = new (x.constructor as new (n: number) => T)(n);
+    for (let i = 0; i < n; i++) y[i] = x[order[i]!]!;
+    return y;
+  };
+  const f = b.fields;
   return {
-    ids: run.rows.map((r) => r.exampleId ?? `#${r.index}`),
-    metrics,
-    scores: Object.fromEntries(names.map((m) => [m, Float64Array.from(run.rows, (r) => r.scores?.[m] ?? 0)])),
+    ids: a.ids,
+    scores: Object.fromEntries(Object.entries(b.scores).map(([m, s]) => [m, moved(s)])),
+    fields: f === undefined ? undefined : { names: f.names, values: f.values, expected: f.expected.map(moved), predicted: f.predicted.map(moved), flags: moved(f.flags) },
   };
 }
 
@@ -470,10 +508,6 @@ function byId(rows: readonly EvaluationRow[]): Map<string, EvaluationRow> {
   return new Map(rows.map((r) => [r.exampleId ?? `#${r.index}`, r]));
 }
 
-function summaryOf(run: EvaluationRun): RunSummary {
-  const { rows: _rows, ...rest } = run;
-  return rest;
-}
 
 
 /** `typelm view`: starts the viewer, prints its address, and serves until interrupted (Ctrl-C). */

@@ -61,18 +61,139 @@ export interface RegistryName {
   createdAt: string;
 }
 
+/**
+ * What `f1_score`'s interval and comparison read of a run's rows, without a row object: each expected
+ * field's value and the prediction's value of it, as codes into one table of distinct values (their
+ * JSON text), and whether each row failed or has no prediction.
+ */
+export interface FieldColumns {
+  /** The expected fields, in the order the rows first name them. */
+  names: string[];
+  /** The distinct values, as JSON text; a code is an index into this table. */
+  values: string[];
+  /** Per field (as `names`), each row's expected value; -1 when the row's expected values lack the field. */
+  expected: Int32Array[];
+  /** Per field, each row's predicted value; -1 when its prediction lacks the field or it has none. */
+  predicted: Int32Array[];
+  /** Per row: `NO_PREDICTION` when its prediction is null, `FAILED` when it recorded an error (bits). */
+  flags: Uint8Array;
+}
+
+export const NO_PREDICTION = 1;
+export const FAILED = 2;
+
+/** What `scoreColumns` reads besides the scores. */
+export interface ColumnOptions {
+  /** The expected and predicted values `f1_score` reads. */
+  fields?: boolean;
+  /**
+   * Another run's ids (the first run of a comparison): while the rows have the same ids in the same
+   * order none is kept, and the columns' `ids` is this very array.
+   */
+  sameIdsAs?: readonly string[];
+}
+
 /** A run's rows as a comparison of mean metrics reads them: ids, and per metric the scores, in index order. */
 export interface ScoreColumns {
   ids: string[];
   scores: Record<string, Float64Array>;
+  /** With `{ fields: true }`: the expected and predicted values `f1_score` reads. */
+  fields?: FieldColumns;
 }
 
-/** The pairing ids and per-metric scores of rows read with columns `idx`, `example_id` and `s0`, `s1`, ... (one per metric). */
-export function scoreColumns(raws: readonly Record<string, unknown>[], metrics: readonly string[]): ScoreColumns {
-  return {
-    ids: raws.map((r) => (r["example_id"] as string | null) ?? `#${String(r["idx"])}`),
-    scores: Object.fromEntries(metrics.map((m, i) => [m, Float64Array.from(raws, (r) => (typeof r[`s${i}`] === "number" ? r[`s${i}`] as number : 0))])),
-  };
+/**
+ * Builds `ScoreColumns` one row at a time (a large run's rows are never all objects at once), into
+ * typed arrays that grow as rows come; `expected` and `prediction` only when the fields are asked for.
+ */
+export class ColumnsBuilder {
+  #n = 0;
+  #capacity: number;
+  #ids: string[] | undefined;
+  readonly #scores: Float64Array[];
+  readonly #fields: { names: string[]; index: Map<string, number>; values: string[]; codes: Map<string, number>; expected: Int32Array[]; predicted: Int32Array[]; flags: Uint8Array } | undefined;
+
+  /**
+   * `sameIdsAs`: another run's ids, which these rows are expected to have in the same order; while
+   * they do, no id is kept (`done()` gives that same array).
+   */
+  constructor(readonly metrics: readonly string[], withFields: boolean, expectedRows = 1024, readonly sameIdsAs?: readonly string[]) {
+    this.#ids = sameIdsAs === undefined ? [] : undefined;
+    this.#capacity = Math.max(16, expectedRows);
+    this.#scores = metrics.map(() => new Float64Array(this.#capacity));
+    this.#fields = withFields ? { names: [], index: new Map(), values: [], codes: new Map(), expected: [], predicted: [], flags: new Uint8Array(this.#capacity) } : undefined;
+  }
+
+  /** Adds a row: its index, example id, scores (in `metrics` order; a score that is not a number counts 0) and, with fields, its stored values. */
+  add(idx: number, exampleId: string | null, scores: readonly unknown[], values?: { expected: unknown; prediction: unknown; error: string | null }): void {
+    if (this.#n === this.#capacity) this.#grow();
+    const i = this.#n++;
+    const id = exampleId ?? `#${idx}`;
+    if (this.#ids !== undefined) this.#ids.push(id);
+    else if (id !== this.sameIdsAs![i]) this.#ids = [...this.sameIdsAs!.slice(0, i), id];
+    for (let m = 0; m < this.#scores.length; m++) this.#scores[m]![i] = typeof scores[m] === "number" ? scores[m] as number : 0;
+    const f = this.#fields;
+    if (f === undefined || values === undefined) return;
+    const expected = (values.expected ?? {}) as Record<string, unknown>;
+    // As `inferFields` and `f1_score` read a row: its expected fields, and the prediction's value of each.
+    for (const name of Object.keys(expected)) this.#field(name);
+    const prediction = values.prediction as Record<string, unknown> | null;
+    f.flags[i] = (prediction === null ? NO_PREDICTION : 0) | (values.error !== null ? FAILED : 0);
+    for (let k = 0; k < f.names.length; k++) {
+      const name = f.names[k]!;
+      f.expected[k]![i] = this.#code(expected[name]);
+      f.predicted[k]![i] = prediction === null ? -1 : this.#code(prediction[name]);
+    }
+  }
+
+  #field(name: string): void {
+    const f = this.#fields!;
+    if (f.index.has(name)) return;
+    f.index.set(name, f.names.length);
+    f.names.push(name);
+    f.expected.push(new Int32Array(this.#capacity).fill(-1));
+    f.predicted.push(new Int32Array(this.#capacity).fill(-1));
+  }
+
+  #code(value: unknown): number {
+    if (value === undefined) return -1;
+    const f = this.#fields!;
+    const text = JSON.stringify(value);
+    let code = f.codes.get(text);
+    if (code === undefined) {
+      code = f.values.length;
+      f.codes.set(text, code);
+      f.values.push(text);
+    }
+    return code;
+  }
+
+  #grow(): void {
+    this.#capacity *= 2;
+    const larger = <T extends Float64Array | Int32Array | Uint8Array>(a: T): T => {
+      const b = new (a.constructor as new (n: number) => T)(this.#capacity);
+      b.set(a);
+      return b;
+    };
+    for (let m = 0; m < this.#scores.length; m++) this.#scores[m] = larger(this.#scores[m]!);
+    const f = this.#fields;
+    if (f === undefined) return;
+    f.flags = larger(f.flags);
+    for (let k = 0; k < f.names.length; k++) {
+      f.expected[k] = larger(f.expected[k]!).fill(-1, this.#n);
+      f.predicted[k] = larger(f.predicted[k]!).fill(-1, this.#n);
+    }
+  }
+
+  /** The columns, each cut to the rows added. */
+  done(): ScoreColumns {
+    const n = this.#n;
+    const cut = <T extends Float64Array | Int32Array | Uint8Array>(a: T): T => (a.length === n ? a : a.slice(0, n) as T);
+    const ids = this.#ids ?? (n === this.sameIdsAs!.length ? this.sameIdsAs as string[] : this.sameIdsAs!.slice(0, n));
+    const out: ScoreColumns = { ids, scores: Object.fromEntries(this.metrics.map((m, i) => [m, cut(this.#scores[i]!)])) };
+    const f = this.#fields;
+    if (f !== undefined) out.fields = { names: f.names, values: f.values, expected: f.expected.map(cut), predicted: f.predicted.map(cut), flags: cut(f.flags) };
+    return out;
+  }
 }
 
 /** The reads the viewer makes of one lab store; nothing here writes to it. */
@@ -108,10 +229,11 @@ export interface ViewSource {
   /** A run's rows with only what a comparison of mean metrics reads (index, id, scores, error), by index. */
   scoreRows(runId: string): Promise<EvaluationRow[]>;
   /**
-   * What a comparison of mean metrics reads of a run, without a row object: each row's pairing id (its
-   * example id, else `#<index>`) and each of `metrics`' scores (a missing score as 0), in index order.
+   * What a comparison or an interval reads of a run, without a row object: each row's pairing id (its
+   * example id, else `#<index>`) and each of `metrics`' scores (a missing score as 0), in index order;
+   * with `fields`, also the expected and predicted values `f1_score` reads.
    */
-  scoreColumns(runId: string, metrics: readonly string[]): Promise<ScoreColumns>;
+  scoreColumns(runId: string, metrics: readonly string[], options?: ColumnOptions): Promise<ScoreColumns>;
   /** The rows of a run with these ids (`#<index>` for a row without one). */
   rowsById(runId: string, ids: readonly string[]): Promise<ViewRow[]>;
   /** The trials of an optimization, by index. */
