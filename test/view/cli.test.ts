@@ -4,7 +4,6 @@
  * the viewer's code. The built command needs `npm run build` first (CI does).
  */
 import { afterAll, describe, expect, it } from "@jest/globals";
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createRequire } from "node:module";
@@ -12,7 +11,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { migrate, STORE_MIGRATIONS } from "../../lib/store/db.js";
 import { startViewer } from "../../lib/view/server.js";
-import { BIN, runCliHere } from "../helpers/cli.js";
+import { runCliHere, startViewCli } from "../helpers/cli.js";
 import { buildFixture, removeFixtures } from "./fixture.js";
 
 afterAll(() => removeFixtures());
@@ -20,18 +19,8 @@ afterAll(() => removeFixtures());
 describe("typelm view", () => {
   it("prints its address on 127.0.0.1, serves the runs there, and stops on SIGTERM", async () => {
     const fixture = await buildFixture();
-    const child = spawn(process.execPath, [BIN, "view", "--store", fixture.path, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on("data", (d: Buffer) => {
-        stdout += d.toString();
-        const m = /typelm view: (http:\/\/\S+)/.exec(stdout);
-        if (m) resolve(m[1]!);
-      });
-      child.once("exit", (code) => reject(new Error(`typelm view exited with ${code}: ${stderr}`)));
-    });
+    const view = await startViewCli(["--store", fixture.path, "--port", "0"]);
+    const url = view.url;
     try {
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
       const page = await fetch(url);
@@ -46,10 +35,8 @@ describe("typelm view", () => {
       });
       expect(status).toBe(403);
     } finally {
-      const exited = new Promise<unknown>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-      child.kill("SIGTERM");
-      expect(await exited).toEqual({ code: 0, signal: null });
-      expect(stderr).toContain(`Serving ${fixture.path} read-only`);
+      expect(await view.stop()).toEqual({ code: 0, signal: null });
+      expect(view.output().stderr).toContain(`Serving ${fixture.path} read-only`);
     }
   }, 30000);
 

@@ -6,11 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it, test } from "@jest/globals";
 import pg from "pg";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN } from "../helpers/cli.js";
+import { startViewCli } from "../helpers/cli.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { closePostgresPools, migratePostgres, PG_MIGRATIONS } from "../../lib/store/pg.js";
 import { PostgresViewSource, readOnlyPool } from "../../lib/view/pg-source.js";
@@ -270,26 +269,15 @@ suite("the viewer's reads of a PostgreSQL lab", () => {
     const cwd = mkdtempSync(join(tmpdir(), "typelm-view-pg-cli-"));
     try {
       for (const [args, env] of [[[], { TYPELM_LAB_URL: withPassword }], [["--store", withPassword], { TYPELM_LAB_URL: "" }]] as const) {
-        const child = spawn(process.execPath, [BIN, "view", ...args, "--port", "0"], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-        let stdout = "";
-        let stderr = "";
-        child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
-        const address = await new Promise<string>((resolve, reject) => {
-          child.stdout.on("data", (d: Buffer) => {
-            stdout += d.toString();
-            const m = /typelm view: (http:\/\/\S+)/.exec(stdout);
-            if (m) resolve(m[1]!);
-          });
-          child.once("exit", (code) => reject(new Error(`typelm view exited with ${code}: ${stderr}`)));
-        });
+        const view = await startViewCli([...args, "--port", "0"], { cwd, env: { ...process.env, ...env } });
+        const address = view.url;
         try {
           const html = await (await fetch(address)).text();
           expect(html).toContain(`data-run-id="${fixture.evalA}"`);
         } finally {
-          const exited = new Promise((r) => child.once("exit", r));
-          child.kill("SIGTERM");
-          await exited;
+          await view.stop();
         }
+        const { stdout, stderr } = view.output();
         expect(stderr).toContain(`Serving postgres://127.0.0.1:${server.port}/lab read-only`);
         expect(stdout + stderr).not.toContain(secret);
       }
