@@ -25,7 +25,9 @@ import { LabStore } from "../lib/store/lab-store.js";
 import { copyLab } from "../lib/store/lab-copy.js";
 import { closePostgresPools } from "../lib/store/pg.js";
 import { shownUrl } from "../lib/instrument/redact.js";
-import { allIndices, f1Statistic, inferFields } from "../lib/evaluate/stats.js";
+import { inferFields } from "../lib/evaluate/fields.js";
+import { f1Statistic } from "../lib/evaluate/stats/f1-statistic.js";
+import { allIndices } from "../lib/evaluate/stats/statistic.js";
 import type { EvaluationRow } from "../lib/store/records.js";
 
 const self = fileURLToPath(import.meta.url);

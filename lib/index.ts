@@ -59,7 +59,7 @@ export { compare } from "./evaluate/compare.js";
 export { rescore } from "./evaluate/rescore.js";
 export type { RescoreOptions } from "./evaluate/rescore.js";
 export type { Comparison, CompareOptions, ComparableReport } from "./evaluate/compare.js";
-export type { CiMethod, Interval, PairedTest } from "./evaluate/stats.js";
+export type { CiMethod, Interval, PairedTest } from "./evaluate/stats/methods.js";
 export type { LabelStats } from "./evaluate/metrics.js";
 export type { ExampleOutcome } from "./evaluate/run-example.js";
 export type { ModelCall, UsageTotals } from "./lm/usage-scope.js";

@@ -1,10 +1,15 @@
 import { ValidationError } from "../errors.js";
 import type { EvaluationRow } from "../store/records.js";
 import { fieldsOf } from "./report.js";
-import {
-  bca, differenceStatistic, f1AggregateFields, f1Statistic, holm, macroF1PermutationTest, mcnemarComparison, mcnemarMde, metricStatistic, normalMde, signFlipTest,
-  type CiMethod, type Interval, type PairedTest,
-} from "./stats.js";
+import { bca } from "./stats/bootstrap.js";
+import { f1AggregateFields, f1Statistic } from "./stats/f1-statistic.js";
+import { holm } from "./stats/holm.js";
+import { mcnemarComparison } from "./stats/mcnemar.js";
+import { mcnemarMde, normalMde } from "./stats/mde.js";
+import type { CiMethod, Interval, PairedTest } from "./stats/methods.js";
+import { metricStatistic } from "./stats/metric-interval.js";
+import { macroF1PermutationTest, signFlipTest } from "./stats/permutation.js";
+import { differenceStatistic } from "./stats/statistic.js";
 
 /** What `compare` reads of an evaluation: its rows and its metric values (an `EvaluationReport` has both). */
 export interface ComparableReport {

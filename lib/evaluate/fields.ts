@@ -3,6 +3,7 @@ import { resolve } from "../signature/kind.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { Shape } from "../signature/signature.js";
+import type { EvaluationRow } from "../store/records.js";
 import { canonicalJson } from "../canonical-json.js";
 import { ValidationError } from "../errors.js";
 
@@ -40,6 +41,21 @@ export function describeFields(moduleInstance: Module, examples: readonly FewSho
     const wordLike = allStrings && values.every((v) => (v as string).length <= MAX_LABEL_LENGTH && !/\s/.test(v as string));
     const stringish = kind === undefined || kind.kind === "string";
     const label = stringish && wordLike && new Set(values).size <= MAX_LABEL_STRINGS;
+    return { name, label, labels: undefined };
+  });
+}
+
+/**
+ * Field kinds from the rows alone (for a report that lost its module, e.g. a lab store run or a report
+ * read back from JSON): as `describeFields` decides for a field no predictor declares, a field is a
+ * label when every expected value is a string of one word (at most 40 characters) and there are at
+ * most 32 distinct values.
+ */
+export function inferFields(rows: readonly EvaluationRow[]): FieldInfo[] {
+  const names = [...new Set(rows.flatMap((r) => Object.keys(r.expected ?? {})))];
+  return names.map((name) => {
+    const values = rows.map((r) => r.expected?.[name]);
+    const label = values.every((v) => typeof v === "string" && v.length <= MAX_LABEL_LENGTH && !/\s/.test(v)) && new Set(values).size <= MAX_LABEL_STRINGS;
     return { name, label, labels: undefined };
   });
 }

@@ -2,7 +2,8 @@ import { ValidationError } from "../errors.js";
 import type { EvaluationRow } from "../store/records.js";
 import { labelOf, type FieldInfo } from "./fields.js";
 import { labelsOf, perLabel as labelStats, type LabelStats } from "./metrics.js";
-import { isShare, metricInterval, type CiMethod, type Interval } from "./stats.js";
+import type { CiMethod, Interval } from "./stats/methods.js";
+import { isShare, metricInterval } from "./stats/metric-interval.js";
 
 /** The expected-field kinds of each report, for `compare` (which recomputes `f1_score` on resamples). */
 const FIELDS = new WeakMap<object, readonly FieldInfo[]>();

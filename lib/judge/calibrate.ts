@@ -1,6 +1,6 @@
 import type { EvaluationOptions } from "../evaluate/evaluation.js";
 import type { EvaluationReport } from "../evaluate/report.js";
-import type { Interval } from "../evaluate/stats.js";
+import type { Interval } from "../evaluate/stats/methods.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { Judge } from "./judge.js";
 

@@ -1,4 +1,5 @@
-import { normalQuantile, type Interval } from "../evaluate/stats.js";
+import type { Interval } from "../evaluate/stats/methods.js";
+import { normalQuantile } from "../evaluate/stats/normal.js";
 
 /** Cohen's κ of a confusion matrix, with its large-sample standard error and interval. */
 export interface Kappa {

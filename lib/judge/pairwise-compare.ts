@@ -2,7 +2,10 @@
 // interval and the sign test. Loaded at its first call so `import "typelm"` does not load it.
 import { ValidationError } from "../errors.js";
 import type { JudgeUsage } from "../evaluate/report.js";
-import { bcaInterval, mcnemarExact, meanStatistic, type Interval } from "../evaluate/stats.js";
+import { bcaInterval } from "../evaluate/stats/bootstrap.js";
+import { mcnemarExact } from "../evaluate/stats/mcnemar.js";
+import type { Interval } from "../evaluate/stats/methods.js";
+import { meanStatistic } from "../evaluate/stats/statistic.js";
 import { describeError } from "../instrument/bus.js";
 import { emptyUsage, trackUsage } from "../lm/usage-scope.js";
 import { withTrace } from "../predict/trace.js";

@@ -4,7 +4,7 @@ import type { LanguageModel } from "../lm/types.js";
 import { Module, type CallOptions } from "../module.js";
 import { Predict } from "../predict/predict.js";
 import { Signature, type SignatureClass } from "../signature/signature.js";
-import type { Interval } from "../evaluate/stats.js";
+import type { Interval } from "../evaluate/stats/methods.js";
 import type { JudgeUsage } from "../evaluate/report.js";
 import type { EvaluationRow } from "../store/records.js";
 import { isPlainObject } from "../plain-object.js";

@@ -8,7 +8,11 @@
 import { parentPort } from "node:worker_threads";
 import { ValidationError } from "../errors.js";
 import { adjustComparisons, compare, type Comparison } from "../evaluate/compare.js";
-import { bcaInterval, inferFields, meanStatistic, metricInterval, type CiMethod } from "../evaluate/stats.js";
+import { inferFields } from "../evaluate/fields.js";
+import { bcaInterval } from "../evaluate/stats/bootstrap.js";
+import type { CiMethod } from "../evaluate/stats/methods.js";
+import { metricInterval } from "../evaluate/stats/metric-interval.js";
+import { meanStatistic } from "../evaluate/stats/statistic.js";
 import type { EvaluationRow } from "../store/records.js";
 import { FAILED, NO_PREDICTION, type FieldColumns } from "./source.js";
 

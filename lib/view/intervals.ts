@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { ValidationError } from "../errors.js";
 import type { Comparison } from "../evaluate/compare.js";
-import type { CiMethod, Interval } from "../evaluate/stats.js";
+import type { CiMethod, Interval } from "../evaluate/stats/methods.js";
 import type { IntervalAnswer, IntervalJob, PackedRun } from "./interval-worker.js";
 
 /** Where the worker's code is: beside this module (tsc's build), or the bundle's own file (dist/pkg). */

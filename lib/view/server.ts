@@ -9,7 +9,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ValidationError } from "../errors.js";
 import { pValueText } from "../evaluate/compare.js";
-import { wilsonInterval } from "../evaluate/stats.js";
+import { wilsonInterval } from "../evaluate/stats/share-interval.js";
 import { metricsOf, runTitle, storedReport } from "../lab/commands.js";
 import type { EvaluationRow, EvaluationRun, RunSummary } from "../store/records.js";
 import { html, page } from "./html.js";

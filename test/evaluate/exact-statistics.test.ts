@@ -9,7 +9,10 @@ import { EvaluationReport, ValidationError, compare } from "../../lib/index.js";
 import type { ComparableReport } from "../../lib/index.js";
 import { adjustComparisons, describeComparison } from "../../lib/evaluate/compare.js";
 import type { FieldInfo } from "../../lib/evaluate/fields.js";
-import { bootstrapInterval, holm, meanStatistic, normalCdf, normalQuantile } from "../../lib/evaluate/stats.js";
+import { bootstrapInterval } from "../../lib/evaluate/stats/bootstrap.js";
+import { holm } from "../../lib/evaluate/stats/holm.js";
+import { normalCdf, normalQuantile } from "../../lib/evaluate/stats/normal.js";
+import { meanStatistic } from "../../lib/evaluate/stats/statistic.js";
 import type { EvaluationRow } from "../../lib/store/records.js";
 
 // ---------------------------------------------------------------------------------------------
