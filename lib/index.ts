@@ -88,7 +88,8 @@ export type { GEPAMode } from "./optimize/gepa/budget.js";
 export type { UsageEstimate } from "./optimize/estimate.js";
 
 export { LabStore } from "./store/lab-store.js";
-export type { RunFilter, StartRun, FinishRun, LabStoreOptions, Lab, PostgresUrl } from "./store/lab-store.js";
+export type { RunFilter, StartRun, FinishRun } from "./store/lab-rows.js";
+export type { LabStoreOptions, Lab, PostgresUrl } from "./store/lab-store.js";
 export type { PostgresLabStore } from "./store/pg-lab-store.js";
 export { Registry } from "./store/registry.js";
 export type { RegistryOptions, StoreOptions, LoadOptions, StoredVersion } from "./store/registry.js";

@@ -5,7 +5,7 @@ import { ValidationError } from "../errors.js";
 import {
   batchFrom, type BatchRaw, type RunBatch, rowFrom, summary, trialFrom, unknownRun,
   type RowRaw, type RunFilter, type RunRaw, type TrialRaw,
-} from "./lab-store.js";
+} from "./lab-rows.js";
 import { postgresError, postgresPool } from "./pg.js";
 import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";
 import { callTextHashes, decodeCalls } from "./stored-calls.js";

@@ -2,7 +2,7 @@ import { nodeCrypto } from "../load-sync.js";
 import { ValidationError } from "../errors.js";
 import { shownUrl } from "../instrument/redact.js";
 import { requireInstalled } from "../optional.js";
-import { checkRunFilter, checkStartRun, type RunBatch, finishParams, rowParams, trialParams, type FinishRun, type RunFilter, type StartRun } from "./lab-store.js";
+import { checkRunFilter, checkStartRun, type RunBatch, finishParams, rowParams, trialParams, type FinishRun, type RunFilter, type StartRun } from "./lab-rows.js";
 import type { PostgresLabEngine, Write } from "./pg-lab-engine.js";
 import { PG_FEATURE } from "./pg-url.js";
 import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ValidationError } from "../../lib/errors.js";
 import { closeStoreSync } from "../../lib/store/db.js";
-import { LabStore, type StartRun } from "../../lib/store/lab-store.js";
+import type { StartRun } from "../../lib/store/lab-rows.js";
+import { LabStore } from "../../lib/store/lab-store.js";
 import type { EvaluationRow } from "../../lib/store/records.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-security-lab-"));
