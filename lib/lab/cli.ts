@@ -43,7 +43,7 @@ const USAGE = `Usage:
       Writes experiments/<name>.ts and data/<name>/data.csv to start an experiment of your own.
   typelm runs [--kind evaluation|optimization] [--limit N] [--store FILE|postgres://...]
       Lists the runs in .typelm/lab.sqlite of the current folder, newest first. runs, show and
-      compare print the store they read on their first line. --store (on runs, show and compare)
+      compare print the store they read on their first line. --store (on runs, show, compare, rescore, view)
       reads another file or a team's lab on PostgreSQL; without it, TYPELM_LAB_URL when set.
   typelm show <run id>
       One run: an evaluation's model, metrics with intervals and failed rows, or an optimization's
@@ -51,10 +51,10 @@ const USAGE = `Usage:
   typelm compare <run id A> <run id B>
       Two evaluations of the same examples, paired: each metric's difference with its 95% interval
       and p-value, then the examples that changed.
-  typelm rescore <run id> --metric <file> [--metric <file> ...]
+  typelm rescore <run id> --metric <file> [--metric <file> ...] [--store FILE|postgres://...]
       Scores the stored predictions of an evaluation run again, without calling its program, with
       the metrics the files default-export (a metric function or a Judge), and records a new run
-      linked to the first (config.rescoredFrom).
+      linked to the first (config.rescoredFrom), in the store the run was read from.
   typelm view [--store .typelm/lab.sqlite|postgres://...] [--port 4173] [--host 127.0.0.1]
       A local web app over the lab store, read-only: runs, an evaluation's metrics and examples, one
       example, two runs compared, the registry. Prints the address; Ctrl-C stops it. Without --store,
@@ -105,8 +105,8 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     if ((values.baseline !== undefined || values["max-drop"] !== undefined || values.junit !== undefined) && command !== "run" && command !== "reproduce") {
       throw new ValidationError("--baseline, --max-drop and --junit go with typelm run (or reproduce)", { field: "baseline" });
     }
-    if (values.store !== undefined && command !== "runs" && command !== "show" && command !== "compare" && command !== "view") {
-      throw new ValidationError("--store goes with typelm runs, show and compare", { field: "store" });
+    if (values.store !== undefined && command !== "runs" && command !== "show" && command !== "compare" && command !== "view" && command !== "rescore") {
+      throw new ValidationError("--store goes with typelm runs, show, compare, view and rescore", { field: "store" });
     }
     if (command === "reproduce") {
       if (rest.length > 1) throw new ValidationError(`reproduce takes one experiment; received ${rest.join(" ")}`, { field: "experiment" });
@@ -149,9 +149,20 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     if (values.metric !== undefined && command !== "rescore") throw new ValidationError("--metric goes with typelm rescore", { field: "metric" });
     if (command === "rescore") {
       if (rest.length !== 1) throw new ValidationError("rescore takes one evaluation run id, e.g. typelm rescore 1a2b3c4d --metric judge.ts (typelm runs lists them)", { field: "run" });
-      const path = join(cwd, ".typelm", "lab.sqlite");
-      if (!existsSync(path)) throw new ValidationError(`no lab store at ${path}; run an experiment first (typelm run, typelm reproduce)`, { field: "run" });
+      // The file, or a team's lab (--store postgres://..., else TYPELM_LAB_URL): the new run goes where the source is.
+      const chosen = chooseStore(values.store, io.env ?? process.env, cwd);
       const { rescoreCommand } = await import("./rescore-command.js");
+      if (chosen.engine === "postgresql") {
+        const team = PostgresLabStore.open(chosen.url);
+        try {
+          io.stdout(`${storeLine(team.path)}${await rescoreCommand(team, rest[0]!, values.metric ?? [], cwd)}`);
+        } finally {
+          await team.close();
+        }
+        return 0;
+      }
+      const path = chosen.path;
+      if (!existsSync(path)) throw new ValidationError(`no lab store at ${path}; run an experiment first (typelm run, typelm reproduce)`, { field: "run" });
       io.stdout(`${storeLine(path)}${await rescoreCommand(LabStore.open(path), rest[0]!, values.metric ?? [], cwd)}`);
       return 0;
     }

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it, test } from "@jest/globals";
 import pg from "pg";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PostgresLabStore } from "../../lib/store/pg-lab-store.js";
@@ -118,6 +118,28 @@ suite("typelm run on a team's lab (TYPELM_LAB_URL)", () => {
     expect(gated.code).toBe(0);
     expect(gated.stderr).toContain(`gate against run ${run.id}`);
     expect(gated.stderr).toContain("gate: passed");
+  }, 90_000);
+
+  it("typelm rescore reads a run of the team's lab and records the rescored run there (TYPELM_LAB_URL, or --store)", async () => {
+    const url = server.createDatabase(`run_${++databases}`);
+    const cwd = project("rescored");
+    expect((await runBuiltCli(["run", "experiments/shout.mjs", "--lm", "openai/gpt-4o-mini"], cwd, envFor(url))).code).toBe(0);
+    // Scores 1 for the first three words only, so the new run's accuracy (3/8) is its own, not the source's (8/8).
+    writeFileSync(join(cwd, "first-three.mjs"), `export default (example) => ["ant", "bee", "yak"].includes(example.input.word) ? 1 : 0;\n`);
+    const lab = PostgresLabStore.open(url);
+    const [source] = await lab.runs();
+    for (const [args, env] of [[[], envFor(url)], [["--store", url], offline]] as const) {
+      const out = await runBuiltCli(["rescore", source!.id.slice(0, 8), "--metric", "first-three.mjs", ...args], cwd, env);
+      expect(out).toMatchObject({ code: 0 });
+      expect(out.stdout.split("\n")[0]).toBe(`lab store: ${url.replace("postgres@", "")}`);
+      const newest = (await lab.runs())[0]!;
+      expect(newest.id).not.toBe(source!.id);
+      expect(newest.config).toMatchObject({ rescoredFrom: source!.id });
+      const rescored = (await lab.run(newest.id)) as EvaluationRun;
+      expect(rescored.rows.map((r) => r.scores["first_three"])).toEqual([1, 1, 1, 0, 0, 0, 0, 0]);
+      expect(out.stdout).toContain(newest.id);
+    }
+    expect(existsSync(join(cwd, ".typelm", "lab.sqlite"))).toBe(false);
   }, 90_000);
 
   it("an optimizer's run and trials and the registry version go to the database too", async () => {
