@@ -65,15 +65,28 @@ def check_cell(index, cell):
 
 
 def run_notebook(path, out_dir, timeout):
+    # tslab's kernel sometimes fails to answer its first kernel_info request (zeromq: "Socket is blocked
+    # by a bind or unbind operation"), before any cell runs; such a start is tried once more. A kernel
+    # that fails again, or any failure once a cell has run, fails the notebook.
+    nb, out, problems, seconds, cells_run = run_notebook_once(path, out_dir, timeout)
+    if problems and cells_run == 0 and problems[0].startswith("kernel error"):
+        print(f"     {path}: the kernel did not start ({problems[0]}); starting it once more")
+        nb, out, problems, seconds, cells_run = run_notebook_once(path, out_dir, timeout)
+    return nb, out, problems, seconds
+
+
+def run_notebook_once(path, out_dir, timeout):
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=timeout, kernel_name="tslab", resources={"metadata": {"path": os.path.dirname(os.path.abspath(path))}})
     problems = []
+    cells_run = 0
     started = time.time()
     try:
         with client.setup_kernel():
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code":
                     continue
+                cells_run += 1
                 try:
                     client.execute_cell(cell, index)
                 except (CellExecutionError, CellTimeoutError, DeadKernelError) as e:
@@ -87,7 +100,7 @@ def run_notebook(path, out_dir, timeout):
         problems.append(f"kernel error: {type(e).__name__}: {e}")
     out = os.path.join(out_dir, os.path.basename(path))
     nbformat.write(nb, out)
-    return nb, out, problems, time.time() - started
+    return nb, out, problems, time.time() - started, cells_run
 
 
 def decode_png(data):
