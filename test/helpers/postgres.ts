@@ -6,9 +6,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./redis.js";
 
 export const POSTGRES_INSTALL_HINT = "apt-get install -y --no-install-recommends postgresql";
 
@@ -26,17 +26,6 @@ export function postgresBinDir(): string | undefined {
 
 export function postgresInstalled(): boolean {
   return postgresBinDir() !== undefined;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface PostgresTestServer {

@@ -14,7 +14,8 @@ export function redisServerInstalled(): boolean {
   return probe.error === undefined && probe.status === 0;
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port free at this moment (the servers the tests start take one each). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once("error", reject);

@@ -3,8 +3,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser } from "puppeteer-core";
-import { CHROMIUM, hasChromium } from "./fixture.js";
+import type { Browser, Page } from "puppeteer-core";
+import { closeStoreSync } from "../../lib/store/db.js";
+import { startViewer, type Viewer } from "../../lib/view/server.js";
+import { CHROMIUM, fixtureOn, hasChromium, removeFixtures, type Engine, type Fixture } from "./fixture.js";
 
 export const SKIP_MESSAGE = `The viewer's browser tests need Chromium at ${CHROMIUM} (Debian: sudo apt-get install chromium); skipped.`;
 
@@ -33,6 +35,35 @@ export async function launch(): Promise<{ browser: Browser; close: () => Promise
     close: async () => {
       await browser.close();
       rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The fixture's lab on one engine, a viewer over it and a Chromium page, as the browser suites use them. */
+export interface BrowsedLab {
+  fixture: Fixture;
+  location: string;
+  viewer: Viewer;
+  page: Page;
+  /** Closes the browser, the viewer and the lab, and removes the fixtures. */
+  close(): Promise<void>;
+}
+
+/** Builds the fixture on `engine`, runs `beforeViewer` on its lab (a snapshot), then starts the viewer and a page. */
+export async function browseFixture(engine: Engine, beforeViewer?: (location: string) => Promise<void>): Promise<BrowsedLab> {
+  const { fixture, location, stop } = await fixtureOn(engine);
+  await beforeViewer?.(location);
+  const viewer = await startViewer({ store: location, port: 0 });
+  const { browser, close: closeBrowser } = await launch();
+  const page = await browser.newPage();
+  return {
+    fixture, location, viewer, page,
+    async close() {
+      await closeBrowser();
+      await viewer.close();
+      await stop();
+      closeStoreSync(fixture.path);
+      removeFixtures();
     },
   };
 }

@@ -4,13 +4,12 @@
  * PostgreSQL (written there by another process's store, as an evaluation writes it).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import type { Browser, Page } from "puppeteer-core";
+import type { Page } from "puppeteer-core";
 import { showRun } from "../../lib/lab/commands.js";
 import { LabStore } from "../../lib/store/lab-store.js";
-import { closeStoreSync } from "../../lib/store/db.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
-import { browserTestsRun, launch } from "./browser.js";
-import { fixtureOn, HOSTILE, openWriter, removeFixtures, row, viewerEngines, type Engine, type Fixture } from "./fixture.js";
+import { browseFixture, browserTestsRun } from "./browser.js";
+import { HOSTILE, openWriter, row, viewerEngines, type Engine, type Fixture } from "./fixture.js";
 
 /** The page's globals, in the functions run in the browser (the project compiles without the DOM library). */
 declare const window: any, document: any;
@@ -22,25 +21,16 @@ const engines: Engine[] = run ? viewerEngines() : ["sqlite"];
 for (const engine of engines) maybe(`live update of a running run (${engine})`, () => {
   let fixture: Fixture;
   let location: string;
-  let stopLab: () => Promise<void>;
   let viewer: Viewer;
-  let browser: Browser;
-  let closeBrowser: () => Promise<void>;
   let page: Page;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ fixture, location, stop: stopLab } = await fixtureOn(engine));
-    viewer = await startViewer({ store: location, port: 0 });
-    ({ browser, close: closeBrowser } = await launch());
-    page = await browser.newPage();
+    ({ fixture, location, viewer, page, close } = await browseFixture(engine));
   }, 60000);
 
   afterAll(async () => {
-    await closeBrowser?.();
-    await viewer?.close();
-    await stopLab?.();
-    if (fixture !== undefined) closeStoreSync(fixture.path);
-    removeFixtures();
+    await close?.();
   }, 30000);
 
   const ids = () => page.$$eval("tr[data-example-id]", (rows) => rows.map((r) => r.getAttribute("data-example-id")));

@@ -7,15 +7,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import type { Browser, Page } from "puppeteer-core";
+import type { Page } from "puppeteer-core";
 import { metricsOf, showRun } from "../../lib/lab/commands.js";
 import { adjustComparisons, compare } from "../../lib/evaluate/compare.js";
 import type { EvaluationRun } from "../../lib/store/records.js";
 import { LabStore } from "../../lib/store/lab-store.js";
-import { startViewer, type Viewer } from "../../lib/view/server.js";
-import { browserTestsRun, launch } from "./browser.js";
-import { closeStoreSync } from "../../lib/store/db.js";
-import { fixtureOn, HOSTILE, postgresDigest, removeFixtures, SYSTEM, viewerEngines, type Engine, type Fixture } from "./fixture.js";
+import type { Viewer } from "../../lib/view/server.js";
+import { browseFixture, browserTestsRun } from "./browser.js";
+import { HOSTILE, postgresDigest, SYSTEM, viewerEngines, type Engine, type Fixture } from "./fixture.js";
 
 /** The page's globals, in the functions run in the browser (the project compiles without the DOM library). */
 declare const window: any, document: any;
@@ -37,27 +36,17 @@ const engines: Engine[] = run ? viewerEngines() : ["sqlite"];
 for (const engine of engines) maybe(`the run viewer in Chromium (${engine})`, () => {
   let fixture: Fixture;
   let location: string;
-  let stopLab: () => Promise<void>;
   let before: unknown;
   let viewer: Viewer;
-  let browser: Browser;
-  let closeBrowser: () => Promise<void>;
   let page: Page;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ fixture, location, stop: stopLab } = await fixtureOn(engine));
-    before = await snapshot(engine, location);
-    viewer = await startViewer({ store: location, port: 0 });
-    ({ browser, close: closeBrowser } = await launch());
-    page = await browser.newPage();
+    ({ fixture, location, viewer, page, close } = await browseFixture(engine, async (lab) => { before = await snapshot(engine, lab); }));
   }, 60000);
 
   afterAll(async () => {
-    await closeBrowser?.();
-    await viewer?.close();
-    await stopLab?.();
-    if (fixture !== undefined) closeStoreSync(fixture.path);
-    removeFixtures();
+    await close?.();
   }, 30000);
 
   /** Opens `path`, checks the answer, and that nothing stored ran as script. */
