@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { Evaluation, FewShotExample, Instrumentation, LM, Predict, Signature, configure, resetConfiguration, type TypelmEvent } from "../../lib/index.js";
+import { Evaluation, FewShotExample, Instrumentation, LM, Predict, Signature, configure, resetConfiguration } from "../../lib/index.js";
 import { redact, redactString, registerSecret } from "../../lib/instrument/redact.js";
+import { captureLogs } from "../helpers/capture-logs.js";
 import { classifyFailure } from "../../lib/lm/failure.js";
 import { closeStoreSync, openStoreSync } from "../../lib/store/db.js";
 import { LabStore } from "../../lib/store/lab-store.js";
@@ -31,20 +32,6 @@ afterAll(async () => {
   Instrumentation.reset();
 });
 
-
-/** Every JSON log line (debug and up) and every event from here on; `off` stops the event capture. */
-function captureJsonLogs(): { lines: string[]; events: TypelmEvent[]; off: () => void } {
-  const lines: string[] = [];
-  const events: TypelmEvent[] = [];
-  configure((c) => {
-    c.instrumentation.enabled = true;
-    c.instrumentation.subscribers = ["logger"];
-    c.logger.level = "debug";
-    c.logger.formatter = "json";
-    c.logger.output = (line) => lines.push(line);
-  });
-  return { lines, events, off: Instrumentation.subscribe(/.*/, (e) => events.push(e)) };
-}
 
 /** The forms a secret takes inside JSON text: itself, escaped once (a stored string), escaped twice (JSON of a row). */
 function forms(secret: string): string[] {
@@ -139,7 +126,7 @@ describe("redaction works on decoded values", () => {
   });
 
   it("masks a secret a server echoes JSON-escaped inside its error text, in the LMError, events and log lines", async () => {
-    const { lines, events } = captureJsonLogs();
+    const { lines, events } = captureLogs("json");
     const lm = new LM("openai/gpt-4o-mini", { apiKey: SECRET, baseURL: fake.openaiBaseURL });
     // The server quotes the request's JSON back in its message, so the key arrives escaped once.
     const echoed = `bad request body: {"api_key": ${JSON.stringify(SECRET)}}`;
@@ -183,7 +170,7 @@ describe("the 8-character boundary: a registered secret of 8 characters is maske
     // Registered only as the LMs' apiKey (not by the test above), so the LM's own registration is what is tested.
     const SEVEN_KEY = "s7Lp3Ty";
     const EIGHT_KEY = "s8Mq4Uz9";
-    const { lines, events, off } = captureJsonLogs();
+    const { lines, events, off } = captureLogs("json");
     /** The error, events and log lines of one call whose server echoes the key (and the prompt quoting it). */
     const failedCall = async (key: string) => {
       const [l0, e0] = [lines.length, events.length];

@@ -4,10 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import {
-  Evaluation, FewShotExample, Instrumentation, LM, Module, Predict, Signature, configure, resetConfiguration, type TypelmEvent,
+  Evaluation, FewShotExample, Instrumentation, LM, Module, Predict, Signature, resetConfiguration, type TypelmEvent,
 } from "../../lib/index.js";
 import { maskUrlCredentials, redact, shownUrl } from "../../lib/instrument/redact.js";
 import { endpointId } from "../../lib/lm/cache.js";
+import { captureLogs } from "../helpers/capture-logs.js";
 import { closeStoreSync, openStoreSync } from "../../lib/store/db.js";
 import { startFakeProvider, type FakeProvider } from "../../lib/testing/index.js";
 
@@ -53,17 +54,7 @@ function leaks(records: [string, string][]): string[] {
 
 /** Turns on the text and JSON loggers' worth of lines, every event and the lab store. */
 function capture(): { lines: string[]; events: TypelmEvent[] } {
-  const lines: string[] = [];
-  const events: TypelmEvent[] = [];
-  configure((c) => {
-    c.instrumentation.enabled = true;
-    c.instrumentation.subscribers = ["logger"];
-    c.logger.level = "debug";
-    c.logger.formatter = "text";
-    c.logger.output = (line) => lines.push(line);
-    c.lab = { path: labPath };
-  });
-  Instrumentation.subscribe(/.*/, (e) => events.push(e));
+  const { lines, events } = captureLogs("text", (c) => { c.lab = { path: labPath }; });
   LM.configure((c) => {
     c.retryDelay = 0.01;
     c.maxRetries = 1;
