@@ -25,7 +25,7 @@ export interface CliIO {
 
 const USAGE = `Usage:
   typelm run <experiment file> [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--batch] [--out DIR]
-             [--seeds N] [--baseline <results.json | run id> [--max-drop D] [--junit FILE]]
+             [--seeds N] [--baseline <results.json | run id> [--tolerance T] [--allow-underpowered] [--junit FILE]]
       Runs an experiment file (TypeScript or JavaScript, default-exporting defineExperiment(...)) once
       per --lm and writes <DIR, default reports>/<name>/report.md and results.json.
       Model: --lm (repeat it to compare models), else TYPELM_LM, else a local Ollama that answers,
@@ -34,9 +34,10 @@ const USAGE = `Usage:
       --seeds N runs the optimizer N times (seeds --seed ... --seed + N - 1) and reports each seed's
       test gain and their mean, sd, min and max.
       Regression gate: --baseline <results.json | run id> compares each model's test rows with the
-      baseline's and exits 1 when the first metric is significantly worse (--max-drop D: or when the
-      interval's low end of the difference is below -D); --junit FILE writes JUnit XML; with
-      GITHUB_STEP_SUMMARY set, a Markdown table is appended to it.
+      baseline's on the first metric, one-sided at 5%: "failed" (significantly worse, exit 1),
+      "passed" (a drop larger than T ruled out; --tolerance T, default 0.05, --max-drop T is the
+      same) or "inconclusive" (too few examples to tell: exit 1, or 0 with --allow-underpowered);
+      --junit FILE writes JUnit XML; with GITHUB_STEP_SUMMARY set, a Markdown table is appended to it.
   typelm reproduce [experiment] [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--batch] [--out DIR]
       Runs a bundled experiment (default poem-sentiment): ${BUNDLED_EXPERIMENTS.join(", ")}.
   typelm init <name>
@@ -75,6 +76,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
         lm: { type: "string", multiple: true }, limit: { type: "string" }, seed: { type: "string" }, "no-cache": { type: "boolean" },
         out: { type: "string" }, batch: { type: "boolean" }, kind: { type: "string" }, help: { type: "boolean", short: "h" },
         baseline: { type: "string" }, "max-drop": { type: "string" }, junit: { type: "string" }, seeds: { type: "string" },
+        tolerance: { type: "string" }, "allow-underpowered": { type: "boolean" },
         metric: { type: "string", multiple: true },
         store: { type: "string" }, port: { type: "string" }, host: { type: "string" },
       },
@@ -102,8 +104,8 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       // The regression gate: a significant drop of the primary metric (or past --max-drop) fails the command.
       return outcome.gate?.failed === true ? 1 : 0;
     };
-    if ((values.baseline !== undefined || values["max-drop"] !== undefined || values.junit !== undefined) && command !== "run" && command !== "reproduce") {
-      throw new ValidationError("--baseline, --max-drop and --junit go with typelm run (or reproduce)", { field: "baseline" });
+    if ((values.baseline !== undefined || values["max-drop"] !== undefined || values.tolerance !== undefined || values["allow-underpowered"] !== undefined || values.junit !== undefined) && command !== "run" && command !== "reproduce") {
+      throw new ValidationError("--baseline, --tolerance (--max-drop), --allow-underpowered and --junit go with typelm run (or reproduce)", { field: "baseline" });
     }
     if (values.store !== undefined && command !== "runs" && command !== "show" && command !== "compare" && command !== "view" && command !== "rescore") {
       throw new ValidationError("--store goes with typelm runs, show, compare, view and rescore", { field: "store" });
@@ -213,7 +215,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     return 2;
   } catch (error) {
     io.stderr(`typelm ${printable(command)}: ${printable(withoutCommand(failure(error), command))}\n`);
-    return 1;
+    return gateUsage(error) ? 2 : 1;
   }
 }
 
@@ -310,21 +312,36 @@ function parses(json: string): boolean {
   }
 }
 
-/** `--baseline FILE|RUN [--max-drop D] [--junit FILE]`; --max-drop and --junit need --baseline. */
-function gateOptions(values: { baseline?: string | undefined; "max-drop"?: string | undefined; junit?: string | undefined }): GateOptions | undefined {
+/** A wrong gate option or baseline (exit 2): an error of --baseline, --tolerance or --max-drop. */
+function gateUsage(error: unknown): boolean {
+  return error instanceof ValidationError && (error.field === "baseline" || error.field === "tolerance" || error.field === "maxDrop");
+}
+
+/** `--baseline FILE|RUN [--tolerance T | --max-drop T] [--allow-underpowered] [--junit FILE]`; the others need --baseline. */
+function gateOptions(values: {
+  baseline?: string | undefined; "max-drop"?: string | undefined; tolerance?: string | undefined; "allow-underpowered"?: boolean | undefined; junit?: string | undefined;
+}): GateOptions | undefined {
   if (values.baseline === undefined) {
-    if (values["max-drop"] !== undefined || values.junit !== undefined) {
-      throw new ValidationError("--max-drop and --junit need --baseline <results.json | run id>: the gate compares this run with a baseline", { field: "baseline" });
+    if (values["max-drop"] !== undefined || values.tolerance !== undefined || values["allow-underpowered"] !== undefined || values.junit !== undefined) {
+      throw new ValidationError("--tolerance (--max-drop), --allow-underpowered and --junit need --baseline <results.json | run id>: the gate compares this run with a baseline", { field: "baseline" });
     }
     return undefined;
   }
-  let maxDrop: number | undefined;
-  if (values["max-drop"] !== undefined) {
-    const text = values["max-drop"];
-    maxDrop = Number(text);
-    if (!/^(0|[1-9]\d*)?(\.\d+)?$/.test(text) || text === "" || text === "." || !(maxDrop >= 0 && maxDrop <= 1)) {
-      throw new ValidationError(`--max-drop expects a number between 0 and 1 (e.g. 0.02); received ${JSON.stringify(text)}`, { field: "maxDrop" });
+  const parse = (name: "tolerance" | "max-drop"): number | undefined => {
+    const text = values[name];
+    if (text === undefined) return undefined;
+    const value = Number(text);
+    if (!/^(0|[1-9]\d*)?(\.\d+)?$/.test(text) || text === "" || text === "." || !(value >= 0 && value < 1)) {
+      throw new ValidationError(
+        `--${name} expects the largest drop to tolerate, a number from 0 up to (not including) 1, e.g. 0.05 for 5 points; received ${JSON.stringify(text)}`,
+        { field: "tolerance" },
+      );
     }
+    return value;
+  };
+  const tolerance = parse("tolerance"), maxDrop = parse("max-drop");
+  if (tolerance !== undefined && maxDrop !== undefined && tolerance !== maxDrop) {
+    throw new ValidationError(`--tolerance ${tolerance} and --max-drop ${maxDrop} are the same option with two values; give one`, { field: "tolerance" });
   }
-  return { baseline: values.baseline, maxDrop, junit: values.junit };
+  return { baseline: values.baseline, tolerance: tolerance ?? maxDrop, allowUnderpowered: values["allow-underpowered"] === true, junit: values.junit };
 }

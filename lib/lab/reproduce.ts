@@ -7,7 +7,7 @@ import { holm } from "../evaluate/stats/holm.js";
 import type { CiMethod, Interval, PairedTest } from "../evaluate/stats/methods.js";
 import { redactString, redactedJson } from "../instrument/redact.js";
 import { packageRoot, type Dataset } from "./datasets.js";
-import { gateLines, junitXml, markdownSummary, readBaseline, runGate, type GateBaseline, type GateResult, type ResultRow } from "./gate.js";
+import { checkBaselineIdentity, checkTolerance, gateLines, junitXml, markdownSummary, readBaseline, runGate, type BaselineRun, type GateBaseline, type GateResult, type ResultRow } from "./gate.js";
 import { metricsOf, runById } from "./commands.js";
 import { LabStore } from "../store/lab-store.js";
 import type { EvaluationRow, LabRun } from "../store/records.js";
@@ -28,10 +28,15 @@ export interface RunAndReportOptions extends RunExperimentOptions {
   gate?: GateOptions | undefined;
 }
 
-/** `--baseline <results.json | run id> [--max-drop D] [--junit FILE]`. */
+/** `--baseline <results.json | run id> [--tolerance T] [--allow-underpowered] [--junit FILE]`. */
 export interface GateOptions {
   baseline: string;
+  /** The largest drop a pass rules out, in [0, 1) (default 0.05). */
+  tolerance?: number | undefined;
+  /** The same as `tolerance` (`--max-drop`); `tolerance` wins when both are given. */
   maxDrop?: number | undefined;
+  /** An inconclusive verdict exits 0 (its warning is still printed). */
+  allowUnderpowered?: boolean | undefined;
   junit?: string | undefined;
 }
 
@@ -165,7 +170,14 @@ export async function runAndReport(file: string | LoadedExperiment, options: Run
   try {
     const run = await runExperiment(loaded, {
       ...options, cwd,
-      ...(baseline === undefined ? {} : { checkDataset: (dataset: Dataset) => checkBaselineIds(baseline, dataset.test.map((e) => String(e.id))) }),
+      // A gate run checks its baseline against the data before any model call, and stores no registry version.
+      ...(baseline === undefined ? {} : {
+        register: false,
+        checkDataset: (dataset: Dataset) => {
+          checkBaselineIdentity(baseline, { experiment: loaded.definition.name, testSha256: dataset.info.splits.test.sha256 });
+          checkBaselineIds(baseline, dataset.test.map((e) => String(e.id)));
+        },
+      }),
     });
     const results = resultsOf(run);
     const log = options.log ?? (() => {});
@@ -291,9 +303,8 @@ async function readGateBaseline(gate: GateOptions, cwd: string, env: NodeJS.Proc
   if (typeof gate.baseline !== "string" || gate.baseline === "") {
     throw new ValidationError("--baseline expects a results.json file or an evaluation run id", { field: "baseline" });
   }
-  if (gate.maxDrop !== undefined && !(Number.isFinite(gate.maxDrop) && gate.maxDrop >= 0 && gate.maxDrop <= 1)) {
-    throw new ValidationError(`--max-drop expects a number between 0 and 1 (e.g. 0.02); received ${String(gate.maxDrop)}`, { field: "maxDrop" });
-  }
+  if (gate.tolerance !== undefined) checkTolerance(gate.tolerance);
+  if (gate.maxDrop !== undefined) checkTolerance(gate.maxDrop, "--max-drop");
   const team = teamLabUrl(env);
   const spec = gate.baseline;
   // A run of a team's lab is read (asynchronously) before readBaseline asks for it: when no file of that name exists.
@@ -313,11 +324,11 @@ async function readGateBaseline(gate: GateOptions, cwd: string, env: NodeJS.Proc
   });
 }
 
-function baselineRun(run: LabRun): { id: string; rows: EvaluationRow[]; metrics: Record<string, number> } {
+function baselineRun(run: LabRun): BaselineRun {
   if (run.kind !== "evaluation") {
     throw new ValidationError(`--baseline: run ${run.id} is an ${run.kind} run; the baseline is a results.json or an evaluation run (typelm runs --kind evaluation)`, { field: "baseline" });
   }
-  return { id: run.id, rows: run.rows, metrics: metricsOf(run) };
+  return { id: run.id, rows: run.rows, metrics: metricsOf(run), status: run.status, config: run.config };
 }
 
 /** The baseline must hold the test examples this run evaluates: said before any model call. */
@@ -343,7 +354,7 @@ function finishGate(baseline: GateBaseline, run: ExperimentRun, gate: GateOption
     baseline,
     run.models.map((m) => ({ model: m.choice.id, report: m.optimized ?? m.baseline })),
     run.manifest.options.metrics,
-    { maxDrop: gate.maxDrop },
+    { tolerance: gate.tolerance ?? gate.maxDrop, allowUnderpowered: gate.allowUnderpowered },
   );
   for (const line of gateLines(result)) log(line);
   if (gate.junit !== undefined) {

@@ -2,10 +2,10 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { canonicalJson } from "../canonical-json.js";
-import { Evaluation } from "../evaluate/evaluation.js";
+import { Evaluation, type EvaluateArgs } from "../evaluate/evaluation.js";
 import type { EvaluationReport } from "../evaluate/report.js";
 import type { MetricSpec } from "../evaluate/scoring.js";
-import { describeError, Instrumentation } from "../instrument/bus.js";
+import { describeError, inSpan, Instrumentation } from "../instrument/bus.js";
 import { nodeCrypto } from "../load-sync.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
@@ -38,6 +38,8 @@ export interface RunEvaluation {
   metrics: readonly MetricSpec[];
   /** What else makes two runs the same command's: model id, experiment file hash, data files, seed, limit. */
   command: Record<string, unknown>;
+  /** Merged into the run's recorded config (the experiment and dataset a gate checks). */
+  config?: Record<string, unknown>;
 }
 
 /** A marker file's content. */
@@ -54,7 +56,7 @@ interface Marker {
 /** Runs the evaluation; with `batch`, resumes this command's interrupted run and prints batch progress lines. */
 export async function evaluateInRun(r: RunEvaluation): Promise<EvaluationReport> {
   const args = { moduleInstance: r.moduleInstance, testExamples: r.testExamples, metrics: r.metrics };
-  if (!r.batch) return new Evaluation({ name: r.name, lab: r.lab }).evaluate(args);
+  if (!r.batch) return evaluateWith(new Evaluation({ name: r.name, lab: r.lab }), args, r.config);
   const markers = new Markers(r.running ?? join(dirname(r.lab.path), "running"));
   const identity = identityOf(r);
   const resume = await takeInterrupted(markers, r, identity);
@@ -73,7 +75,7 @@ export async function evaluateInRun(r: RunEvaluation): Promise<EvaluationReport>
   });
   let ended = false;
   try {
-    const report = await new Evaluation({ name: r.name, lab: r.lab, batch: true }).evaluate({ ...args, ...(resume === undefined ? {} : { resume }) });
+    const report = await evaluateWith(new Evaluation({ name: r.name, lab: r.lab, batch: true }), { ...args, ...(resume === undefined ? {} : { resume }) }, r.config);
     ended = true;
     return report;
   } catch (error) {
@@ -86,6 +88,12 @@ export async function evaluateInRun(r: RunEvaluation): Promise<EvaluationReport>
     offBatch();
     if (runId !== undefined && ended) markers.release(runId);
   }
+}
+
+/** `evaluation.evaluate(args)`, with `config` merged into the run's recorded config. */
+function evaluateWith(evaluation: Evaluation, args: EvaluateArgs, config: Record<string, unknown> | undefined): Promise<EvaluationReport> {
+  if (config === undefined) return evaluation.evaluate(args);
+  return inSpan(async () => (await import("../evaluate/evaluation-run.js")).evaluateRun(evaluation, args, config));
 }
 
 /**

@@ -54,6 +54,8 @@ export interface RunExperimentOptions {
   env?: NodeJS.ProcessEnv;
   /** Progress lines (the CLI prints them on standard error). */
   log?: (line: string) => void;
+  /** Stores the optimized program as a registry version (default true; a gate run stores none). */
+  register?: boolean;
   /** Called with the dataset (after --limit) before any model call; throws to stop the run (the gate checks its baseline's ids). */
   checkDataset?: (dataset: Dataset) => void;
   ollamaProbeMs?: number;
@@ -205,6 +207,8 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
       const evaluate = (moduleInstance: Module, name: string) => evaluateInRun({
         name, lab, running: join(cwd, ".typelm", "running"), batch: options.batch === true, log, moduleInstance, testExamples: dataset.test, metrics,
         command: { model: choice.id, experiment: loaded.sha256, dataset: dataset.info.files, seed, limit: limit ?? null },
+        // Recorded in the run's config: what a gate checks a baseline run id against.
+        config: { experiment: { name: def.name, dataset: dataset.info.name, testSha256: dataset.info.splits.test.sha256 } },
       });
       log(`baseline${tag}: evaluating ${dataset.test.length} test examples`);
       const baseline = await evaluate(program, `${def.name} baseline${tag}`);
@@ -226,11 +230,13 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
         optimized = await evaluate(tuned, `${def.name} optimized${tag}`);
         log(`optimized${tag}: ${formatMetrics(optimized.metrics)}`);
         const headline = optimized.metrics[metricName(metrics[0])] ?? null;
-        const stored = await new Registry({ path: labLocation }).store({
-          moduleInstance: tuned, name: def.name,
-          metadata: { experiment: def.name, model: choice.id, seed, limit: limit ?? null, score: headline, datasetSha256: shaOf(dataset) },
-        });
-        registryVersion = stored.version;
+        if (options.register !== false) {
+          const stored = await new Registry({ path: labLocation }).store({
+            moduleInstance: tuned, name: def.name,
+            metadata: { experiment: def.name, model: choice.id, seed, limit: limit ?? null, score: headline, datasetSha256: shaOf(dataset) },
+          });
+          registryVersion = stored.version;
+        }
         // More seeds: the same optimizer again from each further seed, each result on the test split against the baseline.
         if (seedCount > 1) {
           perSeed.push(seedResult(seed, baseline, optimized, metrics));

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { Evaluation, FewShotExample, Predict, Signature } from "../../lib/index.js";
-import { junitXml, markdownSummary, readBaseline, resultRows, rowsToReport, runGate, type GateBaseline, type ResultRow } from "../../lib/lab/gate.js";
+import { gateLines, junitXml, markdownSummary, readBaseline, resultRows, rowsToReport, runGate, type GateBaseline, type ResultRow } from "../../lib/lab/gate.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 import { resetAfterEach } from "../helpers/scripted.js";
 
@@ -48,22 +48,29 @@ describe("the regression gate's verdict", () => {
     expect(c.failure).toMatch(/accuracy fell significantly: -0\.250/);
   });
 
-  it("passes a drop that is not significant, and fails it with --max-drop when the interval reaches below -D", () => {
-    // 3 fell (0, 1, 2), 1 rose (20): p = 2·P(X ≤ 1 | 4) = 0.625.
+  it("a drop that is not significant is not failed: inconclusive while its lower bound is below -T, passed once T covers it", () => {
+    // 3 fell (0, 1, 2), 1 rose (20): two-sided p = 2·P(X ≤ 1 | 4) = 0.625, one-sided P(X ≤ 1 | 4) = 5/16.
+    // (Contract change: such a drop used to pass at any tolerance; a pass now needs the bound.)
     const before = rows(40, (i) => i < 20);
     const after = rows(40, (i) => (i >= 3 && i < 20) || i === 20);
     const current = [{ model: "simulated/stand-in", report: report(after) }];
     const plain = runGate(baselineOf(before), current, ["accuracy"]);
     expect(plain.cases[0]!.comparison.pValue).toBeCloseTo(signTestP(1, 4), 12);
-    expect(plain.failed).toBe(false);
-    const low = plain.cases[0]!.comparison.ci[0];
-    expect(low).toBeLessThan(-0.02);
-    const strict = runGate(baselineOf(before), current, ["accuracy"], { maxDrop: 0.02 });
-    expect(strict.failed).toBe(true);
-    expect(strict.cases[0]!.failure).toMatch(/low end .* is below -0\.02/);
-    // A bound below the interval's low end passes.
-    const loose = runGate(baselineOf(before), current, ["accuracy"], { maxDrop: -low + 0.001 });
+    expect(plain.cases[0]!.decision!.pValue).toBeCloseTo(5 / 16, 12);
+    expect(plain.verdict).toBe("inconclusive");
+    expect(plain.failed).toBe(true);
+    const low = plain.cases[0]!.decision!.low;
+    expect(low).toBeLessThan(-0.05);
+    const strict = runGate(baselineOf(before), current, ["accuracy"], { tolerance: 0.02 });
+    expect(strict.verdict).toBe("inconclusive");
+    expect(strict.cases[0]!.failure).toMatch(/^inconclusive: simulated\/stand-in accuracy: the data cannot rule out a drop larger than 0\.02 .*about [\d,]+ examples \(this run has 40\)/);
+    // A tolerance beyond the bound passes; --allow-underpowered lets an inconclusive verdict exit 0 with its warning.
+    const loose = runGate(baselineOf(before), current, ["accuracy"], { tolerance: -low + 0.001 });
+    expect(loose.verdict).toBe("passed");
     expect(loose.failed).toBe(false);
+    const allowed = runGate(baselineOf(before), current, ["accuracy"], { tolerance: 0.02, allowUnderpowered: true });
+    expect(allowed).toMatchObject({ verdict: "inconclusive", failed: false });
+    expect(allowed.warnings).toEqual([strict.cases[0]!.failure]);
   });
 
   it("never fails on a rise, nor on a secondary metric's drop", () => {
@@ -76,8 +83,10 @@ describe("the regression gate's verdict", () => {
     const withOther = (r: ResultRow[], other: number) => r.map((x) => ({ ...x, scores: { ...x.scores, other } }));
     const a = rowsToReport(withOther(before, 1), { accuracy: 10 / 30, other: 1 });
     const b = rowsToReport(withOther(before, 0), { accuracy: 10 / 30, other: 0 });
-    const secondary = runGate({ source: "s", models: new Map([["m", a]]) }, [{ model: "m", report: b }], ["accuracy", "other"]);
+    // (Tolerance 0.1: 30 unchanged pairs rule out a drop of 0.1 but not of 0.05.)
+    const secondary = runGate({ source: "s", models: new Map([["m", a]]) }, [{ model: "m", report: b }], ["accuracy", "other"], { tolerance: 0.1 });
     expect(secondary.cases[1]!.comparison.significant).toBe(true);
+    expect(secondary.cases[1]!.failure).toBeNull();
     expect(secondary.failed).toBe(false);
   });
 
@@ -86,7 +95,73 @@ describe("the regression gate's verdict", () => {
     const other = before.map((r, i) => ({ ...r, id: i === 4 ? "elsewhere" : r.id }));
     expect(() => runGate(baselineOf(before), [{ model: "simulated/stand-in", report: report(other) }], ["accuracy"])).toThrow(/example "test-5"/);
     expect(() => runGate(baselineOf(before, "openai/gpt-4o"), [{ model: "simulated/stand-in", report: report(before) }], ["accuracy"])).toThrow(/has no model "simulated\/stand-in".*"openai\/gpt-4o"/);
-    expect(() => runGate(baselineOf(before), [{ model: "simulated/stand-in", report: report(before) }], ["accuracy"], { maxDrop: 2 })).toThrow(/--max-drop/);
+    for (const tolerance of [2, 1, -0.01, Number.NaN]) {
+      expect(() => runGate(baselineOf(before), [{ model: "simulated/stand-in", report: report(before) }], ["accuracy"], { tolerance })).toThrow(/--tolerance expects the largest drop to tolerate, a number from 0 up to \(not including\) 1/);
+    }
+  });
+});
+
+describe("three verdicts at small n: a gate that cannot see does not pass", () => {
+  it("7 examples, the candidate worse on 5 of 7: failed (one-sided exact p = 1/32, below 0.05)", () => {
+    const before = rows(7, () => true);
+    const after = rows(7, (i) => i >= 5);
+    const result = runGate(baselineOf(before), [{ model: "simulated/stand-in", report: report(after) }], ["accuracy"]);
+    const d = result.cases[0]!.decision!;
+    expect(d.diff).toBeCloseTo(-5 / 7, 12);
+    expect(d.pValue).toBeCloseTo(1 / 32, 12); // P(X ≤ 0 | X ~ Binomial(5, 1/2)), by hand
+    expect(result.verdict).toBe("failed");
+    expect(result.failed).toBe(true);
+    expect(gateLines(result).at(-1)).toBe("gate: failed");
+  });
+
+  it("7 examples, none changed: inconclusive (exit 1), and about 52 examples would make it conclusive", () => {
+    const same = rows(7, (i) => i < 4);
+    const result = runGate(baselineOf(same), [{ model: "simulated/stand-in", report: report(same) }], ["accuracy"]);
+    expect(result.verdict).toBe("inconclusive");
+    expect(result.failed).toBe(true);
+    // No changed pair among n: the score bound is −z²/(n + z²) (z = 1.6449, one-sided 5%), so a drop of 0.05
+    // is ruled out from n ≥ z²·0.95/0.05 = 51.4: 52 examples.
+    const z = 1.6448536269514722;
+    expect(result.cases[0]!.decision!.low).toBeCloseTo(-(z * z) / (7 + z * z), 9);
+    expect(result.warnings).toHaveLength(1);
+    expect(result.warnings[0]).toMatch(/about 52 examples \(this run has 7\) would make it conclusive/);
+    const lines = gateLines(result);
+    expect(lines).toContain(`warning: ${result.warnings[0]}`);
+    expect(lines.at(-1)).toBe("gate: inconclusive");
+    const allowed = runGate(baselineOf(same), [{ model: "simulated/stand-in", report: report(same) }], ["accuracy"], { allowUnderpowered: true });
+    expect(allowed.failed).toBe(false);
+    expect(gateLines(allowed)).toContain(`warning: ${result.warnings[0]}`);
+    expect(gateLines(allowed).at(-1)).toBe("gate: inconclusive (allowed by --allow-underpowered: exit 0)");
+  });
+
+  it("the terminal, JUnit and the step summary show the verdict word, never a bare \"ok\"", () => {
+    const same = rows(7, (i) => i < 4);
+    const withOther = (r: ResultRow[]) => r.map((x) => ({ ...x, scores: { ...x.scores, other: 0.5 } }));
+    const base = rowsToReport(withOther(same), { accuracy: 4 / 7, other: 0.5 });
+    const result = runGate({ source: "s", models: new Map([["m", base]]) }, [{ model: "m", report: base }], ["accuracy", "other"]);
+    const md = markdownSummary(result, "tickets");
+    expect(md).toMatch(/^### typelm gate: tickets inconclusive$/m);
+    expect(md).toMatch(/^\| m \| accuracy \(primary\) \|.*\| inconclusive \|$/m);
+    expect(md).toMatch(/^\| m \| other \|.*\| not gated, no significant change \|$/m);
+    expect(md).not.toMatch(/\bok\b/);
+    const xmlText = junitXml(result, "tickets");
+    expect(xmlText).toContain('<failure message="inconclusive: m accuracy: the data cannot rule out a drop larger than 0.05');
+    expect(xmlText).toMatch(/<system-out>[^<]*: inconclusive<\/system-out>/);
+    expect(xmlText).not.toMatch(/\bok\b/);
+    expect(gateLines(result).join("\n")).not.toMatch(/\bok\b/);
+  });
+
+  it("escapes metric and model names in the step summary: pipes, backticks and HTML cannot break the table", () => {
+    const metric = "a|b`c<img src=x onerror=alert(1)>*_[x](y)";
+    const r = rows(60, () => true).map((x) => ({ ...x, scores: { [metric]: x.scores.accuracy! } }));
+    const rep = rowsToReport(r, { [metric]: 1 });
+    const md = markdownSummary(runGate({ source: "s", models: new Map([["m|`<b>", rep]]) }, [{ model: "m|`<b>", report: rep }], [metric]), "t|`<i>");
+    const row = md.split("\n").find((l) => l.includes("(primary)"))!;
+    // Eight cells: nine pipes that are not escaped.
+    expect(row.match(/(?<!\\)\|/g)).toHaveLength(9);
+    expect(md).not.toMatch(/<img|<b>|<i>/);
+    expect(md).not.toMatch(/(?<!\\)`/);
+    expect(row).toContain("a\\|b\\`c&lt;img src=x onerror=alert(1)&gt;\\*\\_\\[x\\](y)");
   });
 });
 
@@ -110,7 +185,7 @@ describe("--baseline sources", () => {
 
   it("takes a run id when no such file exists, for every model", () => {
     const r = resultRows(report(rows(4, (i) => i < 2)).results);
-    const b = readBaseline("abcd1234", tmpdir(), (id) => ({ id: `${id}-full`, rows: report(r).results as never, metrics: { accuracy: 0.5 } }));
+    const b = readBaseline("abcd1234", tmpdir(), (id) => ({ id: `${id}-full`, rows: [...report(r).results], metrics: { accuracy: 0.5 }, status: "completed", config: {} }));
     expect(b.source).toBe("run abcd1234-full");
     expect(b.models.get("*")!.results).toHaveLength(4);
   });
@@ -125,6 +200,7 @@ describe("JUnit XML, read back by a real XML parser", () => {
       { source: "s", models: new Map([["m/ok", report(before)], [weird, report(before)]]) },
       [{ model: "m/ok", report: report(before) }, { model: weird, report: report(after) }],
       ["accuracy"],
+      { tolerance: 0.1 },
     );
     const dir = mkdtempSync(join(tmpdir(), "typelm-junit-"));
     writeFileSync(join(dir, "typelm.xml"), junitXml(result, "tickets"));
@@ -145,7 +221,7 @@ print(json.dumps({"tests": suite.get("tests"), "failures": suite.get("failures")
   });
 
   it("a Markdown step summary with one row per case", () => {
-    const result = runGate(baselineOf(rows(20, () => true)), [{ model: "simulated/stand-in", report: report(rows(20, () => true)) }], ["accuracy"]);
+    const result = runGate(baselineOf(rows(20, () => true)), [{ model: "simulated/stand-in", report: report(rows(20, () => true)) }], ["accuracy"], { tolerance: 0.15 });
     const md = markdownSummary(result, "tickets");
     expect(md).toMatch(/typelm gate: tickets passed/);
     expect(md.split("\n").filter((l) => l.startsWith("| simulated/stand-in | accuracy (primary) | 1.000 | 1.000 |"))).toHaveLength(1);
@@ -186,7 +262,7 @@ describe("A/A: the same program evaluated twice by a noisy model does not fail t
       const a = await evaluate(p, 0);
       const b = await evaluate(p, 1);
       const result = runGate({ source: "A", models: new Map([["m", a]]) }, [{ model: "m", report: b }], ["accuracy"]);
-      if (result.failed) alarms++;
+      if (result.verdict === "failed") alarms++;
       if (result.cases[0]!.comparison.diff < 0) drops++;
     }
     // The runs really differ (a model that always gave the same answers would prove nothing).
