@@ -275,11 +275,13 @@ export function pairedShareDecision(improved: number, worsened: number, n: numbe
 export function gradedDecision(baseline: ComparableReport, current: ComparableReport, metric: string, tolerance: number): GateDecision {
   const c = compare(baseline, current, { metric, confidence: 1 - 2 * GATE_ALPHA });
   const pValue = c.diff < 0 ? c.pValue / 2 : 1 - c.pValue / 2;
-  const low = c.ci[0];
+  // No example changed: the resampled interval collapses to [0, 0]. A per-example difference in [−1, 1]
+  // that was never seen is bounded as a 0/1 one is (no changed pair among n), not by 0.
+  const low = c.better.length + c.worse.length === 0 ? Math.min(c.ci[0], tangoLowerBound(0, 0, c.n, GATE_ALPHA)) : c.ci[0];
   const verdict: GateVerdict = c.diff < 0 && pValue < GATE_ALPHA ? "failed" : low >= -tolerance ? "passed" : "inconclusive";
   // The interval narrows as 1/√n: the n at which its low end would reach −tolerance at this difference.
   const needed = verdict !== "inconclusive" || !(c.diff + tolerance > 0) || !(c.diff - low > 0)
-    ? null : Math.ceil(c.n * ((c.diff - low) / (c.diff + tolerance)) ** 2);
+    ? null : c.better.length + c.worse.length === 0 ? pairsNeeded(0, 0, c.n, tolerance, GATE_ALPHA) : Math.ceil(c.n * ((c.diff - low) / (c.diff + tolerance)) ** 2);
   return { verdict, diff: c.diff, low, lowMethod: `${c.ciMethod} (90% two-sided)`, pValue, test: `${c.test} (one-sided)`, needed };
 }
 

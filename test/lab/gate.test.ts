@@ -134,6 +134,23 @@ describe("three verdicts at small n: a gate that cannot see does not pass", () =
     expect(gateLines(allowed).at(-1)).toBe("gate: inconclusive (allowed by --allow-underpowered: exit 0)");
   });
 
+  it("a graded primary metric: failed on a one-sided significant drop; unchanged scores among few examples are inconclusive, not passed on [0, 0]", () => {
+    // Scores 0.2–0.9 (graded); the candidate loses 0.3 on every one of 12 examples.
+    const graded = (n: number, shift: number): ResultRow[] => Array.from({ length: n }, (_, i) => ({
+      id: `g-${i}`, expected: { label: "a" }, prediction: { label: "a" }, scores: { quality: Math.max(0, 0.2 + (0.7 * (i % 8)) / 7 - shift) },
+    }));
+    const reportOf = (r: ResultRow[]) => rowsToReport(r, { quality: r.reduce((s, x) => s + x.scores.quality!, 0) / r.length });
+    const fell = runGate({ source: "s", models: new Map([["m", reportOf(graded(12, 0))]]) }, [{ model: "m", report: reportOf(graded(12, 0.3)) }], ["quality"]);
+    expect(fell.cases[0]!.comparison.test).toBe("sign-flip");
+    expect(fell.verdict).toBe("failed");
+    // Sign-flip with all 12 differences negative: two-sided p = 2/2^12, one-sided 1/2^12 (by hand).
+    expect(fell.cases[0]!.decision!.pValue).toBeCloseTo(1 / 4096, 9);
+    const same = runGate({ source: "s", models: new Map([["m", reportOf(graded(7, 0))]]) }, [{ model: "m", report: reportOf(graded(7, 0)) }], ["quality"]);
+    expect(same.verdict).toBe("inconclusive");
+    expect(same.cases[0]!.decision!.low).toBeLessThan(-0.05);
+    expect(same.warnings[0]).toMatch(/about 52 examples \(this run has 7\)/);
+  });
+
   it("the terminal, JUnit and the step summary show the verdict word, never a bare \"ok\"", () => {
     const same = rows(7, (i) => i < 4);
     const withOther = (r: ResultRow[]) => r.map((x) => ({ ...x, scores: { ...x.scores, other: 0.5 } }));
