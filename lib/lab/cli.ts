@@ -101,7 +101,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     });
     const reported = (outcome: ReproduceOutcome) => {
       io.stdout(`${printable(join(outcome.dir, "report.md"))}\n`);
-      // The regression gate: a significant drop of the primary metric (or past --max-drop) fails the command.
+      // The regression gate: "failed", or "inconclusive" without --allow-underpowered, fails the command.
       return outcome.gate?.failed === true ? 1 : 0;
     };
     if ((values.baseline !== undefined || values["max-drop"] !== undefined || values.tolerance !== undefined || values["allow-underpowered"] !== undefined || values.junit !== undefined) && command !== "run" && command !== "reproduce") {
