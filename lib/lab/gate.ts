@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { compare, formatPValue, pValueText, signed, type ComparableReport, type Comparison } from "../evaluate/compare.js";
+import { inferFields } from "../evaluate/fields.js";
 import { f1AggregateFields } from "../evaluate/stats/f1-statistic.js";
 import { dropPValue, pairsNeeded, rulesOutDrop, tangoLowerBound } from "../evaluate/stats/paired-difference.js";
 import type { EvaluationRow, RunStatus } from "../store/records.js";
@@ -151,12 +152,23 @@ function checkRows(where: string, rows: readonly EvaluationRow[], metrics: Reado
     }
     if (rows.length === 0) continue;
     const mean = rows.reduce((sum, r) => sum + (r.scores?.[metric] ?? 0), 0) / rows.length;
-    if (Math.abs(mean - value) <= 1e-9 || f1AggregateFields(metric, rows, undefined, value) !== null) continue;
+    if (Math.abs(mean - value) <= 1e-9 || agreesAsF1(metric, rows, value)) continue;
     throw new ValidationError(
       `--baseline: ${where}: metric "${printable(metric)}" says ${value} but its rows give ${mean}; the summary was changed after the run (or the rows were): use an unedited baseline`,
       { field: "baseline" },
     );
   }
+}
+
+/**
+ * Whether `value` is `f1_score`'s macro-F1 of the rows. The rows do not say which expected fields are
+ * labels (the signature did), so the fields are tried as inferred, all as labels and all as free text.
+ */
+function agreesAsF1(metric: string, rows: readonly EvaluationRow[], value: number): boolean {
+  if (metric !== "f1_score") return false;
+  const inferred = inferFields(rows);
+  const variants = [inferred, inferred.map((f) => ({ ...f, label: true })), inferred.map((f) => ({ ...f, label: false }))];
+  return variants.some((fields) => f1AggregateFields(metric, rows, fields, value) !== null);
 }
 
 function identityOf(value: unknown): BaselineIdentity {

@@ -200,6 +200,19 @@ describe("--baseline sources", () => {
     expect(() => readBaseline("missing.json", dir, () => { throw new Error("x"); })).toThrow(/no file at/);
   });
 
+  it("checks each metric against its rows: f1_score as macro-F1 even over labels with spaces; a changed value is refused", () => {
+    const dir = mkdtempSync(join(tmpdir(), "typelm-gate-f1-"));
+    const gold = ["very good", "very good", "bad", "bad"], said = ["very good", "bad", "bad", "bad"];
+    const r: ResultRow[] = gold.map((g, i) => ({ id: `r-${i}`, expected: { label: g }, prediction: { label: said[i] }, scores: { accuracy: g === said[i] ? 1 : 0, f1_score: g === said[i] ? 1 : 0 } }));
+    // Macro-F1 by hand: "very good" P 1, R 1/2, F1 2/3; "bad" P 2/3, R 1, F1 4/5; mean 11/15.
+    const write = (f1: number) => {
+      writeFileSync(join(dir, "results.json"), JSON.stringify({ models: { m: { baseline: { metrics: { accuracy: 0.75, f1_score: f1 }, rows: r }, optimized: null } } }));
+      return () => readBaseline("results.json", dir, () => { throw new Error("not a run id"); });
+    };
+    expect(write(11 / 15)().models.get("m")!.metrics.f1_score).toBeCloseTo(11 / 15, 12);
+    expect(write(0.9)).toThrow(/metric "f1_score" says 0\.9 but its rows give 0\.75; the summary was changed/);
+  });
+
   it("takes a run id when no such file exists, for every model", () => {
     const r = resultRows(report(rows(4, (i) => i < 2)).results);
     const b = readBaseline("abcd1234", tmpdir(), (id) => ({ id: `${id}-full`, rows: [...report(r).results], metrics: { accuracy: 0.5 }, status: "completed", config: {} }));
