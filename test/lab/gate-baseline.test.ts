@@ -69,10 +69,16 @@ describe("typelm run --baseline: the baseline must be this experiment on this da
     const byId = await gate("beta.mjs", runId);
     expect(byId.code).toBe(2);
     expect(byId.stderr).toContain(`--baseline: run ${runId} is experiment "alpha", this run is "beta"`);
-    // The right baseline passes these checks and runs the gate.
+    // The right baseline passes these checks and runs the gate: 6 unchanged test examples cannot rule out
+    // a drop of 0.05, so the verdict is inconclusive: exit 0 with --allow-underpowered, else exit 1.
     const same = await gate("alpha.mjs", runId);
-    expect(same.stderr).toMatch(/gate: (passed|inconclusive)/);
+    expect(same.stderr).toContain("gate: inconclusive (allowed by --allow-underpowered: exit 0)");
     expect(same.code).toBe(0);
+    const strict = await runBuiltCli(["run", "experiments/alpha.mjs", "--out", "gated", "--baseline", runId, "--junit", "gate.xml"], dir);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toMatch(/warning: inconclusive: simulated\/stand-in accuracy: .*about 52 examples \(this run has 6\) would make it conclusive/);
+    expect(strict.stderr.trimEnd().split("\n").at(-2)).toBe("gate: inconclusive");
+    expect(readFileSync(join(dir, "gate.xml"), "utf8")).toMatch(/<failure message="inconclusive: [^"]*" type="inconclusive">/);
   }, 240_000);
 
   it("refuses a failed run, a run or results.json with failed rows, and a summary that disagrees with its rows (exit 2)", async () => {
@@ -128,5 +134,8 @@ describe("typelm run --baseline: the baseline must be this experiment on this da
     const t = await runBuiltCli(["run", "experiments/alpha.mjs", "--baseline", alphaResults, "--tolerance", "5"], dir);
     expect(t.code).toBe(2);
     expect(t.stderr).toContain('--tolerance expects the largest drop to tolerate');
+    const both = await runBuiltCli(["run", "experiments/alpha.mjs", "--baseline", alphaResults, "--tolerance", "0.1", "--max-drop", "0.2"], dir);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("--tolerance 0.1 and --max-drop 0.2 are the same option with two values; give one");
   }, 120_000);
 });
