@@ -152,8 +152,12 @@ export function compare(a: ComparableReport, b: ComparableReport, options: Compa
     pValue = result.pValue;
     test = "sign-flip";
     // A changed example's difference is at most the scores' range: 1 for scores in [0, 1].
-    const scores = [...scoreA, ...scoreB];
-    const range = scores.every((s) => s >= 0 && s <= 1) ? 1 : Math.max(...scores) - Math.min(...scores);
+    let lowest = Infinity, highest = -Infinity;
+    for (const s of [...scoreA, ...scoreB]) {
+      lowest = Math.min(lowest, s);
+      highest = Math.max(highest, s);
+    }
+    const range = lowest >= 0 && highest <= 1 ? 1 : highest - lowest;
     const changed = differences.filter((d) => d !== 0).length;
     const observed = differences.reduce((x, y) => x + y, 0) / n;
     ci = invertPairedTest(observed, result.patterns!, confidence, pValue < 1 - confidence, (changed / n) * range);
