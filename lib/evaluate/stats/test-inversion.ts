@@ -10,7 +10,9 @@ import type { Interval } from "./methods.js";
  * sign of) (`swapped`, 0 … 1).
  */
 export interface TestPatterns {
+  /** The difference each pattern gave. */
   values: Float64Array;
+  /** The share of the changed examples each pattern swapped, 0 … 1. */
   swapped: Float64Array;
   /** Every pattern enumerated (p = count/patterns), else random ones (p = (count + 1)/(patterns + 1)). */
   exact: boolean;
