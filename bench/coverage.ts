@@ -8,8 +8,14 @@
  * - Cohen's κ of two raters with two labels, over every 2×2 table of n items (n = 30 and 100), for the
  *   interval `cohenKappa` reports and the plain large-sample one.
  *
+ * - by simulation, compare()'s interval of a graded metric's difference (the sign-flip test inverted)
+ *   against the population's mean difference.
+ *
  * Run: `npm run build && node dist/bench/coverage.js` (a few minutes, most of it the κ tables).
  */
+import { compare, type ComparableReport } from "../lib/evaluate/compare.js";
+import { Random } from "../lib/random.js";
+import type { EvaluationRow } from "../lib/store/records.js";
 import { cohenKappa } from "../lib/judge/kappa.js";
 import { meanScoreInterval } from "../lib/evaluate/stats/metric-interval.js";
 import { normalQuantile } from "../lib/evaluate/stats/normal.js";
@@ -112,6 +118,50 @@ function kappas(): void {
   }
 }
 
+/** Rows scoring `scores` on the metric "quality". */
+function qualityReport(scores: readonly number[]): ComparableReport {
+  const results = scores.map((q, i): EvaluationRow => ({
+    index: i, exampleId: `e${i}`, inputs: {}, expected: { t: "x" }, prediction: { t: "x" }, scores: { quality: q }, error: null,
+    durationMs: 1, inputTokens: 0, outputTokens: 0, cost: 0,
+  }));
+  return { results, metrics: { quality: scores.reduce((x, y) => x + y, 0) / scores.length } };
+}
+
+function comparisons(): void {
+  console.log("\ncompare() on a graded metric (sign-flip-inversion): simulated coverage of the population's mean difference, 300 runs each");
+  console.log("Scores on a 0.05 grid: A uniform; B = A for half the examples, else A + shift + noise (triangular, ±0.4), clipped to [0, 1]");
+  const random = new Random(11);
+  for (const [shift, n] of [[0, 30], [0.1, 30], [0.1, 100], [0.2, 20]] as const) {
+    const draw = (): [number, number] => {
+      const a = Math.round(random.next() * 20) / 20;
+      const b = random.next() < 0.5 ? a : Math.min(1, Math.max(0, Math.round((a + shift + (random.next() + random.next() - 1) * 0.4) * 20) / 20));
+      return [a, b];
+    };
+    let total = 0;
+    const draws = 400_000;
+    for (let i = 0; i < draws; i++) {
+      const [a, b] = draw();
+      total += b - a;
+    }
+    const truth = total / draws;
+    let covered = 0, significant = 0;
+    const runs = 300;
+    for (let r = 0; r < runs; r++) {
+      const a: number[] = [], b: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const [x, y] = draw();
+        a.push(x);
+        b.push(y);
+      }
+      const c = compare(qualityReport(a), qualityReport(b));
+      if (c.ci[0] <= truth && truth <= c.ci[1]) covered++;
+      if (c.significant) significant++;
+    }
+    console.log(`shift ${shift}, n ${n}: mean difference ${truth.toFixed(4)}, covered ${(covered / runs).toFixed(3)}, significant ${(significant / runs).toFixed(3)}`);
+  }
+}
+
 shares();
 graded();
+comparisons();
 kappas();

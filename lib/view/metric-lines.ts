@@ -75,8 +75,9 @@ export class MetricLines {
 
   /**
    * The lines of a run, as `typelm show` computes them from its rows, without loading the rows: a
-   * share (accuracy or exact_match, every score 0 or 1) has the Wilson interval of two SQL counts,
-   * another mean metric the BCa bootstrap of its scores alone, and `f1_score` the BCa bootstrap of
+   * share (any metric but `f1_score` with every score 0 or 1) has the modified Wilson interval of two
+   * SQL counts, another mean metric the BCa bootstrap of its scores alone (the share bound when they
+   * show no spread, see `meanScoreInterval`), and `f1_score` the BCa bootstrap of
    * macro-F1 over the expected and predicted values (read as columns), both computed on the worker
    * thread. Undefined when the metrics are not known without the rows.
    */
