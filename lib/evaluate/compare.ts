@@ -1,7 +1,7 @@
 import { ValidationError } from "../errors.js";
 import type { EvaluationRow } from "../store/records.js";
 import { fieldsOf } from "./report.js";
-import { bca } from "./stats/bootstrap.js";
+import { jackknifeStandardError } from "./stats/bootstrap.js";
 import { f1AggregateFields, f1Statistic } from "./stats/f1-statistic.js";
 import { holm } from "./stats/holm.js";
 import { mcnemarComparison } from "./stats/mcnemar.js";
@@ -9,7 +9,8 @@ import { mcnemarMde, normalMde } from "./stats/mde.js";
 import type { CiMethod, Interval, PairedTest } from "./stats/methods.js";
 import { metricStatistic } from "./stats/metric-interval.js";
 import { macroF1PermutationTest, signFlipTest } from "./stats/permutation.js";
-import { differenceStatistic } from "./stats/statistic.js";
+import { differenceStatistic, jackknife } from "./stats/statistic.js";
+import { invertPairedTest } from "./stats/test-inversion.js";
 
 /** What `compare` reads of an evaluation: its rows and its metric values (an `EvaluationReport` has both). */
 export interface ComparableReport {
@@ -38,9 +39,10 @@ export interface Comparison {
   /** Interval of the difference at `confidence`, computed as `ciMethod` says. */
   ci: Interval;
   /**
-   * `"clopper-pearson"` for 0/1 scores (the exact interval of the share improved among the changed
-   * examples, scaled to a difference: it excludes 0 exactly when `significant`); `"bootstrap-bca"` (a
-   * paired BCa bootstrap, 2,000 resamples, seed 0) for other metrics.
+   * How `ci` was computed; each excludes 0 exactly when `significant`: `"clopper-pearson"` for 0/1
+   * scores (the exact interval of the share improved among the changed examples, scaled to a
+   * difference); `"sign-flip-inversion"` and `"permutation-macro-f1-inversion"` for the others (the
+   * shifts of the difference that the same permutation test does not reject, see `invertPairedTest`).
    */
   ciMethod: CiMethod;
   /** Two-sided p-value of `test`. */
@@ -73,9 +75,9 @@ export interface Comparison {
  * Compares two evaluations of the same examples on one metric. Rows are paired by `exampleId`. For
  * 0/1 scores: the exact McNemar test and its dual Clopper–Pearson interval. For the built-in
  * `f1_score` of label fields: a permutation test of the macro-F1 difference (swapping the two
- * predictions of an example) and a paired BCa bootstrap interval recomputing macro-F1 on each
- * resample. Otherwise: the paired sign-flip test and a paired BCa bootstrap interval of the mean
- * difference. `mde` is the difference detectable with 80% power; `pAdjusted` equals `pValue` until
+ * predictions of an example). Otherwise: the paired sign-flip test of the mean difference. In both the
+ * interval inverts the same test (the shifts it does not reject), so it excludes 0 exactly when the
+ * test is significant. `mde` is the difference detectable with 80% power; `pAdjusted` equals `pValue` until
  * `adjustComparisons` adjusts a family of comparisons.
  */
 export function compare(a: ComparableReport, b: ComparableReport, options: CompareOptions = {}): Comparison {
@@ -128,13 +130,14 @@ export function compare(a: ComparableReport, b: ComparableReport, options: Compa
   let pValue: number, test: PairedTest, ci: Interval, ciMethod: CiMethod, mde: number | null;
   if (fieldsA !== null && fieldsB !== null && fieldsA.some((f) => f.label)) {
     // Macro-F1 is not a mean of per-row scores: test and interval recompute it.
-    const result = macroF1PermutationTest(rowsA, rowsB, fieldsA);
+    const result = macroF1PermutationTest(rowsA, rowsB, fieldsA, { keepPatterns: true });
     pValue = result.pValue;
     test = "permutation-macro-f1";
-    const interval = bca(n, differenceStatistic(f1Statistic(rowsA, fieldsA), f1Statistic(rowsB, fieldsA), n), confidence);
-    ci = interval.interval;
-    ciMethod = "bootstrap-bca";
-    mde = result.changed === 0 || n < 2 ? null : normalMde(interval.standardError, confidence);
+    // Both f1_scores lie in [0, 1], so the difference in [−1, 1].
+    ci = invertPairedTest(result.observed, result.patterns!, confidence, pValue < 1 - confidence, 1);
+    ciMethod = "permutation-macro-f1-inversion";
+    const se = jackknifeStandardError(jackknife(n, differenceStatistic(f1Statistic(rowsA, fieldsA), f1Statistic(rowsB, fieldsA), n)));
+    mde = result.changed === 0 || n < 2 ? null : normalMde(se, confidence);
   } else if (scoreA.every(binary) && scoreB.every(binary)) {
     // Every rise is 0 → 1 and every fall 1 → 0: the discordant pairs are `better` and `worse`.
     const result = mcnemarComparison(better.length, worse.length, n, confidence);
@@ -144,14 +147,24 @@ export function compare(a: ComparableReport, b: ComparableReport, options: Compa
     ciMethod = "clopper-pearson";
     mde = mcnemarMde(n, better.length + worse.length, confidence);
   } else {
-    pValue = signFlipTest(scoreB.map((s, i) => s - scoreA[i]!)).pValue;
+    const differences = scoreB.map((s, i) => s - scoreA[i]!);
+    const result = signFlipTest(differences, undefined, undefined, true);
+    pValue = result.pValue;
     test = "sign-flip";
+    // A changed example's difference is at most the scores' range: 1 for scores in [0, 1].
+    let lowest = Infinity, highest = -Infinity;
+    for (const s of [...scoreA, ...scoreB]) {
+      lowest = Math.min(lowest, s);
+      highest = Math.max(highest, s);
+    }
+    const range = lowest >= 0 && highest <= 1 ? 1 : highest - lowest;
+    const changed = differences.filter((d) => d !== 0).length;
+    const observed = differences.reduce((x, y) => x + y, 0) / n;
+    ci = invertPairedTest(observed, result.patterns!, confidence, pValue < 1 - confidence, (changed / n) * range);
+    ciMethod = "sign-flip-inversion";
     const statA = metricStatistic(metric, rowsA, fields, valueA);
     const statB = metricStatistic(metric, rowsB, fields, valueB);
-    const interval = bca(n, differenceStatistic(statA, statB, n), confidence);
-    ci = interval.interval;
-    ciMethod = "bootstrap-bca";
-    mde = better.length + worse.length === 0 || n < 2 ? null : normalMde(interval.standardError, confidence);
+    mde = better.length + worse.length === 0 || n < 2 ? null : normalMde(jackknifeStandardError(jackknife(n, differenceStatistic(statA, statB, n))), confidence);
   }
   return {
     metric, n, a: valueA, b: valueB, diff: valueB - valueA, ci, ciMethod, pValue, pAdjusted: pValue, significant: pValue < 1 - confidence, test, confidence,

@@ -60,8 +60,8 @@ export interface EvaluationSummary {
   /** The `name` given to the Evaluation (charts label the run with it), else undefined. */
   name?: string | undefined;
   /**
-   * Metric name → 95% confidence interval `[low, high]`: Wilson score interval for a share
-   * (`accuracy`, `exact_match`), BCa bootstrap over the examples for the others (2,000 resamples,
+   * Metric name → 95% confidence interval `[low, high]`: the modified Wilson interval for a share
+   * (every per-example score 0 or 1), BCa bootstrap over the examples for the others (2,000 resamples,
    * seed 0). Computed from the rows when not given.
    */
   ci?: Record<string, Interval>;
@@ -115,11 +115,13 @@ export class EvaluationReport implements EvaluationSummary {
   }
 
   /**
-   * Metric name → 95% confidence interval `[low, high]` of its value. A share (`accuracy`,
-   * `exact_match`: every per-example score 0 or 1) has the Wilson score interval; `f1_score`,
-   * `token_f1` and metric functions a BCa bootstrap over the examples (2,000 resamples of the rows with
-   * replacement, seed 0, so the same rows give the same interval; `f1_score` recomputed as macro-F1 on
-   * each resample). `ciMethod` names the method of each. Computed on first read.
+   * Metric name → 95% confidence interval `[low, high]` of its value. A share (a mean of per-example
+   * scores that are all 0 or 1: `accuracy`, `exact_match`, a 0/1 metric function) has the modified
+   * Wilson interval (Brown, Cai & DasGupta); `f1_score`, `token_f1` and other metric functions a BCa
+   * bootstrap over the examples (2,000 resamples of the rows with replacement, seed 0, so the same rows
+   * give the same interval; `f1_score` recomputed as macro-F1 on each resample), except that a value in
+   * [0, 1] whose rows show no spread gets the Wilson interval of that value as a share ("wilson").
+   * `ciMethod` names the method of each. Computed on first read.
    */
   get ci(): Record<string, Interval> {
     if (this.#ci === undefined) this.#computeIntervals();
@@ -133,7 +135,7 @@ export class EvaluationReport implements EvaluationSummary {
       else {
         // Intervals given without their methods: the method the rows call for.
         const methods: Record<string, CiMethod> = {};
-        for (const name of Object.keys(this.metrics)) methods[name] = isShare(name, this.results) ? "wilson" : "bootstrap-bca";
+        for (const name of Object.keys(this.metrics)) methods[name] = isShare(name, this.results, this.#fields, this.metrics[name]) ? "wilson" : "bootstrap-bca";
         this.#ciMethod = methods;
       }
     }

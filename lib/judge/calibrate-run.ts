@@ -51,7 +51,7 @@ export async function calibrateRun(judge: Judge, examples: readonly FewShotExamp
   const result: Calibration = {
     n, failures: report.results.length - n,
     accuracy: n === 0 ? 0 : human.filter((h, i) => h === judged[i]).length / n,
-    kappa: plain.kappa, kappaCi: plain.ci, kappaCiMethod: "fleiss-cohen-everitt",
+    kappa: plain.kappa, kappaCi: plain.ci, kappaCiMethod: "fleiss-cohen-everitt-pseudocounts",
     confusion: { labels, matrix },
     report,
   };

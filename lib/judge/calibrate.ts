@@ -14,10 +14,10 @@ export interface Calibration {
   accuracy: number;
   /** Cohen's κ: agreement beyond chance (1 perfect, 0 what chance gives, < 0 worse). NaN when undefined (one category only). */
   kappa: number;
-  /** 95% interval of κ: κ ± 1.96·SE with the large-sample SE of Fleiss, Cohen & Everitt (1969); see `kappaCiMethod`. */
+  /** 95% interval of κ: κ̃ ± 1.96·SẼ (Fleiss, Cohen & Everitt 1969) on the table with two pseudo-items spread over its cells, holding κ; see `kappaCiMethod` and `cohenKappa`. */
   kappaCi: Interval;
   /** How `kappaCi` (and `weightedKappaCi`) were computed. */
-  kappaCiMethod: "fleiss-cohen-everitt";
+  kappaCiMethod: "fleiss-cohen-everitt-pseudocounts";
   /** Human label (row) against the judge's (column), in the scale's order. */
   confusion: { labels: string[]; matrix: number[][] };
   /** Numeric scales only: κ with quadratic weights (a 4 where people said 5 counts as near agreement). */

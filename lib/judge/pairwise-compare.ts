@@ -2,10 +2,9 @@
 // interval and the sign test. Loaded at its first call so `import "typelm"` does not load it.
 import { ValidationError } from "../errors.js";
 import type { JudgeUsage } from "../evaluate/report.js";
-import { bcaInterval } from "../evaluate/stats/bootstrap.js";
 import { mcnemarExact } from "../evaluate/stats/mcnemar.js";
 import type { Interval } from "../evaluate/stats/methods.js";
-import { meanStatistic } from "../evaluate/stats/statistic.js";
+import { meanScoreInterval } from "../evaluate/stats/metric-interval.js";
 import { describeError } from "../instrument/bus.js";
 import { emptyUsage, trackUsage } from "../lm/usage-scope.js";
 import { withTrace } from "../predict/trace.js";
@@ -79,8 +78,10 @@ function summarize(rows: PairwiseRow[], judge: JudgeUsage): PairwiseComparison {
   }
   const n = outcomes.length;
   const winRate = n === 0 ? 0.5 : (winsB + ties / 2) / n;
-  const ci: Interval = n === 0 ? [0, 1] : bcaInterval(n, meanStatistic(outcomes));
-  return { n, winsA, winsB, ties, inconsistent, winRate, ci, ciMethod: "bootstrap-bca", pValue: mcnemarExact(winsA, winsB), failures, rows, judge };
+  // A share of wins when there is no tie, the BCa bootstrap otherwise (the share bound when every outcome is the same).
+  const { interval, method } = n === 0 ? { interval: [0, 1] as Interval, method: "bootstrap-bca" as const } : meanScoreInterval(outcomes);
+  const ciMethod = method === "wilson" ? "wilson" : "bootstrap-bca";
+  return { n, winsA, winsB, ties, inconsistent, winRate, ci: interval, ciMethod, pValue: mcnemarExact(winsA, winsB), failures, rows, judge };
 }
 
 function rowsOf(report: PairwiseReport, which: string): readonly EvaluationRow[] {

@@ -66,9 +66,14 @@ export interface PairwiseComparison {
   inconsistent: number;
   /** (winsB + ties/2) / n: how often B is preferred, ties counted half; 0.5 when n = 0. */
   winRate: number;
-  /** 95% interval of `winRate`: BCa bootstrap over the examples' outcomes (1, ½, 0), 2,000 resamples, seed 0. */
+  /**
+   * 95% interval of `winRate`: with no tie, the modified Wilson interval of winsB of n (a share); else
+   * the BCa bootstrap over the examples' outcomes (1, ½, 0), 2,000 resamples, seed 0, except that when
+   * every outcome is the same (all ties) it is the Wilson interval of that value as a share of n.
+   */
   ci: Interval;
-  ciMethod: "bootstrap-bca";
+  /** How `ci` was computed: `"wilson"` or `"bootstrap-bca"` (see `ci`). */
+  ciMethod: "wilson" | "bootstrap-bca";
   /** Exact two-sided sign test on the decisive examples (winsA against winsB, p = 1/2); 1 when none is decisive. */
   pValue: number;
   /** Examples the judge could not answer in one or both orders (provider error, unusable reply). */

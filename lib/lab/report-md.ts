@@ -233,14 +233,17 @@ const PAIRED_NOTE =
   "Baseline and optimized are paired by example id on the same test examples. When every score is 0 or 1, p is the exact McNemar test " +
   "and the difference's interval the Clopper–Pearson interval of the changed examples' split (scaled to a difference), so the interval " +
   "excludes 0 exactly when p < 0.05; f1_score is tested by permuting the two predictions of each example (macro-F1 recomputed), other " +
-  "metrics by a paired sign-flip test, both with a paired BCa bootstrap interval (2,000 resamples, seed 0). p (Holm) adjusts p over " +
+  "metrics by a paired sign-flip test, each with the interval of the shifts that same test does not reject (it too excludes 0 exactly " +
+  "when p < 0.05). p (Holm) adjusts p over " +
   "every comparison of this report; the first metric is the primary one. mde is the smallest true difference this test detects with " +
   "80% power.";
 
 const METHOD_WORDS: Record<string, string> = {
-  wilson: "Wilson score interval",
+  wilson: "modified Wilson interval (Brown, Cai & DasGupta)",
   "bootstrap-bca": "BCa bootstrap interval (2,000 resamples of the examples, seed 0)",
   "clopper-pearson": "Clopper–Pearson interval",
+  "sign-flip-inversion": "interval of the shifts the sign-flip test does not reject",
+  "permutation-macro-f1-inversion": "interval of the shifts the macro-F1 permutation test does not reject",
 };
 
 /** One line naming each metric's interval method, when results.json records them. */

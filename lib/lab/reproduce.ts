@@ -50,7 +50,7 @@ export interface ReproduceOptions extends Omit<RunAndReportOptions, "lm"> {
 /** One evaluation as results.json keeps it: only what the same inputs reproduce exactly. */
 export interface EvaluationResult {
   metrics: Record<string, number>;
-  /** Metric name → 95% interval: `report.ci` (Wilson score for shares, BCa bootstrap otherwise). */
+  /** Metric name → 95% interval: `report.ci` (modified Wilson for shares, BCa bootstrap otherwise). */
   ci: Record<string, Interval>;
   /** Metric name → how its interval was computed: `report.ciMethod`. */
   ciMethod?: Record<string, CiMethod>;

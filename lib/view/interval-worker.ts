@@ -9,10 +9,8 @@ import { parentPort } from "node:worker_threads";
 import { ValidationError } from "../errors.js";
 import { adjustComparisons, compare, type Comparison } from "../evaluate/compare.js";
 import { inferFields } from "../evaluate/fields.js";
-import { bcaInterval } from "../evaluate/stats/bootstrap.js";
 import type { CiMethod } from "../evaluate/stats/methods.js";
-import { metricInterval } from "../evaluate/stats/metric-interval.js";
-import { meanStatistic } from "../evaluate/stats/statistic.js";
+import { meanScoreInterval, metricInterval } from "../evaluate/stats/metric-interval.js";
 import type { EvaluationRow } from "../store/records.js";
 import { FAILED, NO_PREDICTION, type FieldColumns } from "./source.js";
 
@@ -116,7 +114,10 @@ function positionIds(n: number): string[] {
 }
 
 function answer(job: IntervalJob): IntervalAnswer {
-  if (job.kind === "mean") return { id: job.id, ci: bcaInterval(job.scores.length, meanStatistic(job.scores)) };
+  if (job.kind === "mean") {
+    const { interval, method } = meanScoreInterval(job.scores);
+    return { id: job.id, ci: interval, method };
+  }
   if (job.kind === "interval") {
     // As `typelm show` computes it: `storedReport`'s fields are inferred from the rows.
     const rows = rowsOf(job.run);

@@ -80,12 +80,12 @@ export class IntervalWorker {
     this.#idleMs = sizing.idleMs ?? 20_000;
   }
 
-  /** The BCa interval of the mean of `scores`, computed on the worker; `scores` is handed over (emptied here). */
-  async meanInterval(scores: Float64Array): Promise<Interval> {
+  /** The interval of the mean of `scores` and its method (see `meanScoreInterval`), computed on the worker; `scores` is handed over (emptied here). */
+  async meanInterval(scores: Float64Array): Promise<{ ci: Interval; method: CiMethod }> {
     // The scores and the resamples' arrays are not on the heap.
     const answer = await this.#ask({ id: 0, kind: "mean", scores }, [scores.buffer as ArrayBuffer], 0);
-    if (!("ci" in answer)) throw new Error("the interval worker answered a mean's interval with something else");
-    return answer.ci;
+    if (!("ci" in answer) || answer.method === undefined) throw new Error("the interval worker answered a mean's interval with something else");
+    return { ci: answer.ci, method: answer.method };
   }
 
   /** One metric's interval over a packed run, as `typelm show` computes it from the rows; the run's arrays are handed over. */

@@ -1,7 +1,7 @@
 // A run's metric lines on its page and in /api/runs/<id>: each metric's value and interval as `typelm
 // show` computes them from the stored rows, kept by run, row count and status so that a finished run's
 // are computed once. Bootstraps run on the interval worker (intervals.ts).
-import { wilsonInterval } from "../evaluate/stats/share-interval.js";
+import { modifiedWilsonInterval } from "../evaluate/stats/share-interval.js";
 import { metricsOf, storedReport } from "../lab/commands.js";
 import type { EvaluationRun, RunSummary } from "../store/records.js";
 import type { PackedRun } from "./interval-worker.js";
@@ -75,8 +75,9 @@ export class MetricLines {
 
   /**
    * The lines of a run, as `typelm show` computes them from its rows, without loading the rows: a
-   * share (accuracy or exact_match, every score 0 or 1) has the Wilson interval of two SQL counts,
-   * another mean metric the BCa bootstrap of its scores alone, and `f1_score` the BCa bootstrap of
+   * share (any metric but `f1_score` with every score 0 or 1) has the modified Wilson interval of two
+   * SQL counts, another mean metric the BCa bootstrap of its scores alone (the share bound when they
+   * show no spread, see `meanScoreInterval`), and `f1_score` the BCa bootstrap of
    * macro-F1 over the expected and predicted values (read as columns), both computed on the worker
    * thread. Undefined when the metrics are not known without the rows.
    */
@@ -101,10 +102,12 @@ export class MetricLines {
         const packedRun: PackedRun = { n: columns.ids.length, metrics: { [name]: value }, scores: columns.scores, fields: columns.fields };
         const { ci, method } = await this.#intervals.interval(packedRun, name);
         lines.push({ name, value, ci, method });
-      } else if ((name === "accuracy" || name === "exact_match") && c.other === 0) {
-        lines.push({ name, value, ci: wilsonInterval(c.sum, c.n), method: "wilson" });
+      } else if (c.other === 0) {
+        // Every score 0 or 1: a share, whatever the metric's name.
+        lines.push({ name, value, ci: modifiedWilsonInterval(c.sum, c.n), method: "wilson" });
       } else if (bootstrap) {
-        lines.push({ name, value, ci: await this.#intervals.meanInterval(await this.#store.scores(run.id, name)), method: "bootstrap-bca" });
+        const { ci, method } = await this.#intervals.meanInterval(await this.#store.scores(run.id, name));
+        lines.push({ name, value, ci, method });
       } else {
         lines.push({ name, value, ci: undefined, method: "bootstrap-bca", pending: true });
       }

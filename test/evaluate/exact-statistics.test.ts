@@ -190,14 +190,18 @@ describe("report.ci: exact coverage by enumeration of every outcome", () => {
     expect(em.ci.exact_match![1]).toBeCloseTo(center + half, 12);
   });
 
-  it("a user metric and token_f1 get BCa; every row equal collapses the interval to the value", () => {
-    const results = Array.from({ length: 12 }, (_, i) => row(i, "x", "x", { token_f1: 0.75, mine: i < 6 ? 1 : 0 }));
-    const report = evaluationReport({ token_f1: 0.75, mine: 0.5 }, results);
-    expect(report.ciMethod).toEqual({ token_f1: "bootstrap-bca", mine: "bootstrap-bca" });
-    expect(report.ci.token_f1).toEqual([0.75, 0.75]);
+  it("a graded user metric and token_f1 get BCa; a 0/1 user metric is a share; every row equal does not collapse the interval", () => {
+    const results = Array.from({ length: 12 }, (_, i) => row(i, "x", "x", { token_f1: 0.75, mine: i < 6 ? 1 : 0, graded: (i % 4) / 4 }));
+    const report = evaluationReport({ token_f1: 0.75, mine: 0.5, graded: 0.375 }, results);
+    expect(report.ciMethod).toEqual({ token_f1: "wilson", mine: "wilson", graded: "bootstrap-bca" });
+    const [l0, h0] = report.ci.token_f1!;
+    expect(l0).toBeLessThan(0.75);
+    expect(h0).toBeGreaterThan(0.75);
     const [low, high] = report.ci.mine!;
     expect(low).toBeLessThan(0.5);
     expect(high).toBeGreaterThan(0.5);
+    expect(report.ci.graded![0]).toBeLessThan(0.375);
+    expect(report.ci.graded![1]).toBeGreaterThan(0.375);
   });
 
   it("BCa on a mean: close to the normal interval at n = 400, leaning toward the long tail of skewed scores, the same every time", () => {
@@ -367,7 +371,7 @@ describe("compare on f1_score: the permutation test of the macro-F1 difference",
     const [ra, rb] = f1Reports(gold, predA, predB);
     const c = compare(ra, rb, { metric: "f1_score" });
     expect(c.test).toBe("permutation-macro-f1");
-    expect(c.ciMethod).toBe("bootstrap-bca");
+    expect(c.ciMethod).toBe("permutation-macro-f1-inversion");
     const expected = enumerate(gold, predA, predB);
     expect(expected).toBeGreaterThan(0.01);
     expect(c.pValue).toBeCloseTo(expected, 12);

@@ -134,7 +134,7 @@ describe("compare: paired sign-flip test on scores that are not all 0 or 1", () 
     const c = compare(report(a, "token_f1"), report(b, "token_f1"));
     const expected = enumerateSignFlips(b.map((x, i) => x - a[i]!));
     expect(c.test).toBe("sign-flip");
-    expect(c.ciMethod).toBe("bootstrap-bca");
+    expect(c.ciMethod).toBe("sign-flip-inversion");
     expect(expected).toBeGreaterThan(0.001);
     expect(expected).toBeLessThan(0.1);
     expect(c.pValue).toBeCloseTo(expected, 12);
@@ -243,7 +243,7 @@ describe("report.ci: Wilson for shares, BCa bootstrap for the other metrics", ()
     expect(json.ciMethod).toEqual({ accuracy: "wilson", f1_score: "bootstrap-bca" });
   });
 
-  it("compare recomputes f1_score on each paired resample (BCa): diff is the difference of the macro-F1s", async () => {
+  it("compare recomputes f1_score under each swap of the permutation test, its interval inverting it: diff is the difference of the macro-F1s", async () => {
     const testExamples = Array.from({ length: 40 }, (_, i) => new FewShotExample({ id: `t${i}`, input: { text: `#${i}` }, output: { label: i < 30 ? "a" : "b" } }));
     const run = (answer: (i: number) => string) => new Evaluation({ record: false, progress: false }).evaluate({
       moduleInstance: new Predict(Classify).configure((c) => { c.lm = new ScriptedLM((req) => ({ label: answer(Number(String(req.inputs?.text).slice(1))) })); }),
@@ -253,7 +253,7 @@ describe("report.ci: Wilson for shares, BCa bootstrap for the other metrics", ()
     const after = await run((i) => (i < 30 ? "a" : i < 36 ? "b" : "a"));
     const c = compare(before, after);
     expect(c.metric).toBe("f1_score");
-    expect(c).toMatchObject({ test: "permutation-macro-f1", ciMethod: "bootstrap-bca" });
+    expect(c).toMatchObject({ test: "permutation-macro-f1", ciMethod: "permutation-macro-f1-inversion" });
     expect(c.diff).toBeCloseTo(after.f1_score - before.f1_score, 12);
     expect(c.better).toHaveLength(6);
     // Macro-F1 rises by ≈ 0.34 while accuracy rises by 0.15: an interval built from per-row means would sit near 0.15.

@@ -8,6 +8,30 @@ afterEach(() => resetConfiguration());
 
 const Z = 1.959963984540054; // Φ⁻¹(0.975)
 
+/**
+ * κ and its Fleiss–Cohen–Everitt variance of a 2×2 table in the unweighted form (the test's own code):
+ * [Σᵢ pᵢᵢ(1 − (pᵢ. + p.ᵢ)(1 − κ))² + (1 − κ)² Σᵢ≠ⱼ pᵢⱼ(p.ᵢ + pⱼ.)² − (κ − pₑ(1 − κ))²] / (n(1 − pₑ)²).
+ */
+function ownKappa(m: readonly (readonly number[])[]): { kappa: number; se: number } {
+  const n = m[0]![0]! + m[0]![1]! + m[1]![0]! + m[1]![1]!;
+  const p = m.map((row) => row.map((c) => c / n));
+  const r = [p[0]![0]! + p[0]![1]!, p[1]![0]! + p[1]![1]!], c = [p[0]![0]! + p[1]![0]!, p[0]![1]! + p[1]![1]!];
+  const po = p[0]![0]! + p[1]![1]!, pe = r[0]! * c[0]! + r[1]! * c[1]!;
+  const kappa = (po - pe) / (1 - pe);
+  let v = 0;
+  for (let i = 0; i < 2; i++) v += p[i]![i]! * (1 - (r[i]! + c[i]!) * (1 - kappa)) ** 2;
+  for (let i = 0; i < 2; i++) for (let j = 0; j < 2; j++) if (i !== j) v += (1 - kappa) ** 2 * p[i]![j]! * (c[i]! + r[j]!) ** 2;
+  v -= (kappa - pe * (1 - kappa)) ** 2;
+  return { kappa, se: Math.sqrt(v / (n * (1 - pe) ** 2)) };
+}
+
+/** The reported interval by the test's own code: κ̃ ± z·SẼ on the table with ½ added to each cell, clipped, holding κ. */
+function ownInterval(m: readonly (readonly number[])[]): [number, number] {
+  const { kappa } = ownKappa(m);
+  const s = ownKappa(m.map((row) => row.map((c) => c + 0.5)));
+  return [Math.max(-1, Math.min(kappa, s.kappa - Z * s.se)), Math.min(1, Math.max(kappa, s.kappa + Z * s.se))];
+}
+
 describe("cohenKappa", () => {
   it("matches a hand computation of κ and its Fleiss–Cohen–Everitt interval on a 2×2 table", () => {
     // Rater 1 (rows) × rater 2 (columns): 20 both yes, 5 yes/no, 10 no/yes, 15 both no; n = 50.
@@ -21,10 +45,13 @@ describe("cohenKappa", () => {
     expect(k.kappa).toBeCloseTo(0.4, 12);
     const se = Math.sqrt(0.016128);
     expect(k.standardError).toBeCloseTo(se, 12);
-    expect(k.ci[0]).toBeCloseTo(0.4 - Z * se, 10);
-    expect(k.ci[1]).toBeCloseTo(0.4 + Z * se, 10);
-    expect(k.ci[0]).toBeCloseTo(0.15109, 4);
-    expect(k.ci[1]).toBeCloseTo(0.64891, 4);
+    expect(ownKappa([[20, 5], [10, 15]]).se).toBeCloseTo(se, 12);
+    // The interval: the same formula on the table with ½ added to each cell (n = 52).
+    const [low, high] = ownInterval([[20, 5], [10, 15]]);
+    expect(k.ci[0]).toBeCloseTo(low, 12);
+    expect(k.ci[1]).toBeCloseTo(high, 12);
+    expect(low).toBeLessThan(0.4);
+    expect(high).toBeGreaterThan(0.4);
   });
 
   it("gives quadratic-weighted κ as Cohen's (1968) disagreement form 1 − Σvᵢⱼoᵢⱼ / Σvᵢⱼeᵢⱼ with vᵢⱼ = (i − j)²", () => {
@@ -39,9 +66,21 @@ describe("cohenKappa", () => {
     expect(cohenKappa([[20, 5], [10, 15]], "quadratic")).toEqual(cohenKappa([[20, 5], [10, 15]]));
   });
 
-  it("is 1 with interval [1, 1] at perfect agreement, −1 at perfect balanced disagreement, about 0 for independent raters", () => {
-    expect(cohenKappa([[17, 0, 0], [0, 9, 0], [0, 0, 4]])).toMatchObject({ kappa: 1, ci: [1, 1] });
-    expect(cohenKappa([[0, 25], [25, 0]]).kappa).toBeCloseTo(-1, 12);
+  it("is 1 at perfect agreement and −1 at perfect balanced disagreement, each with an interval that is not a point; about 0 for independent raters", () => {
+    const perfect = cohenKappa([[17, 0, 0], [0, 9, 0], [0, 0, 4]]);
+    expect(perfect.kappa).toBe(1);
+    expect(perfect.ci[1]).toBe(1);
+    expect(perfect.ci[0]).toBeLessThan(0.95);
+    const opposed = cohenKappa([[0, 25], [25, 0]]);
+    expect(opposed.kappa).toBeCloseTo(-1, 12);
+    expect(opposed.ci[0]).toBe(-1);
+    expect(opposed.ci[1]).toBeGreaterThan(-0.95);
+    expect(opposed.ci).toEqual(ownInterval([[0, 25], [25, 0]]).map((v) => expect.closeTo(v, 12)));
+    // No table of 30 items with κ defined gets a single point.
+    for (let a = 0; a <= 30; a++) for (let b = 0; a + b <= 30; b++) for (let c = 0; a + b + c <= 30; c++) {
+      const { kappa, ci } = cohenKappa([[a, b], [c, 30 - a - b - c]]);
+      if (!Number.isNaN(kappa)) expect(ci[1] - ci[0]).toBeGreaterThan(0.05);
+    }
     // 4,000 items, each rater says "pass" with probability 0.6 on its own: nothing beyond chance.
     const random = new Random(7);
     const m = [[0, 0], [0, 0]];
@@ -70,6 +109,24 @@ describe("cohenKappa", () => {
     }
     expect(covered / 400).toBeGreaterThan(0.92);
     expect(covered / 400).toBeLessThan(0.98);
+  });
+
+  it("n = 30 on skewed populations: exact coverage over every 2×2 table ≥ 0.90 where κ ± z·SE covered 0.67–0.86", () => {
+    // Cells (yes,yes), (yes,no), (no,yes), (no,no). A table with κ undefined counts as a miss.
+    const lf = [0];
+    for (let i = 1; i <= 30; i++) lf.push(lf[i - 1]! + Math.log(i));
+    for (const cells of [[0.08, 0.04, 0.04, 0.84], [0.05, 0.05, 0.02, 0.88], [0.15, 0.03, 0.05, 0.77], [0.45, 0.02, 0.03, 0.5]]) {
+      const truth = ownKappa([[cells[0]!, cells[1]!], [cells[2]!, cells[3]!]]).kappa;
+      let covered = 0;
+      for (let a = 0; a <= 30; a++) for (let b = 0; a + b <= 30; b++) for (let c = 0; a + b + c <= 30; c++) {
+        const d = 30 - a - b - c;
+        const { ci } = cohenKappa([[a, b], [c, d]]);
+        if (ci[0] <= truth && truth <= ci[1]) {
+          covered += Math.exp(lf[30]! - lf[a]! - lf[b]! - lf[c]! - lf[d]! + a * Math.log(cells[0]!) + b * Math.log(cells[1]!) + c * Math.log(cells[2]!) + d * Math.log(cells[3]!));
+        }
+      }
+      expect({ cells, covered: Number(covered.toFixed(3)), enough: covered >= 0.9 }).toMatchObject({ cells, enough: true });
+    }
   });
 
   it("is NaN when both raters used one and the same category (κ undefined)", () => {
@@ -109,8 +166,8 @@ describe("calibrate", () => {
     expect(cal.confusion).toEqual({ labels: ["pass", "fail"], matrix: [[20, 10], [5, 15]] });
     expect(cal.kappa).toBeCloseTo(0.4, 12);
     // The transposed table has the same κ and the same hand-computed standard error.
-    expect(cal.kappaCi[0]).toBeCloseTo(0.4 - Z * Math.sqrt(0.016128), 10);
-    expect(cal.kappaCiMethod).toBe("fleiss-cohen-everitt");
+    expect(cal.kappaCi[0]).toBeCloseTo(ownInterval([[20, 10], [5, 15]])[0], 10);
+    expect(cal.kappaCiMethod).toBe("fleiss-cohen-everitt-pseudocounts");
     expect(cal.weightedKappa).toBeUndefined();
     expect(cal.report.results[0]!.prediction).toEqual({ verdict: "pass", rationale: "saw good 0" });
   });

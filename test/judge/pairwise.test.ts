@@ -34,6 +34,10 @@ describe("PairwiseJudge.compare", () => {
     const lm = new ScriptedLM(() => ({ rationale: "the first one reads better", winner: "first" }));
     const w = await new PairwiseJudge({ criteria: "Which answer is better?", lm }).compare(a, b);
     expect(w).toMatchObject({ n: 12, winsA: 0, winsB: 0, ties: 12, inconsistent: 12, winRate: 0.5, pValue: 1, failures: 0 });
+    // Every outcome ½: no spread, yet not the point [0.5, 0.5] (the bound of ½ as a share of 12).
+    expect(w.ciMethod).toBe("wilson");
+    expect(w.ci[0]).toBeLessThan(0.3);
+    expect(w.ci[1]).toBeGreaterThan(0.7);
     // Both orders were asked for every example.
     expect(lm.requests).toHaveLength(24);
     expect(w.judge.calls).toBe(24);
@@ -52,7 +56,19 @@ describe("PairwiseJudge.compare", () => {
     expect(w).toMatchObject({ n: 10, winsA: 2, winsB: 8, ties: 0, inconsistent: 0, winRate: 0.8 });
     // Sign test by hand: 2·P(X ≤ 2), X ~ Binomial(10, 1/2) = 2·(1 + 10 + 45)/1024.
     expect(w.pValue).toBeCloseTo((2 * (1 + 10 + 45)) / 1024, 12);
-    expect(w.ciMethod).toBe("bootstrap-bca");
+    // No tie: a share of wins, the modified Wilson interval of 8 of 10: the low end Wilson's,
+    // (p̂ + z²/2n − z·√(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n); the high end, 2 from the top, 1 − λ/10 with P(Poisson(λ) ≥ 2) = 0.05.
+    expect(w.ciMethod).toBe("wilson");
+    const z = 1.959963984540054, z2 = z * z;
+    const center = (0.8 + z2 / 20) / (1 + z2 / 10), half = (z / (1 + z2 / 10)) * Math.sqrt(0.016 + z2 / 400);
+    let lo = 0, hi = 5;
+    for (let i = 0; i < 100; i++) {
+      const mid = (lo + hi) / 2;
+      if (1 - Math.exp(-mid) * (1 + mid) < 0.05) lo = mid;
+      else hi = mid;
+    }
+    expect(w.ci[0]).toBeCloseTo(center - half, 12);
+    expect(w.ci[1]).toBeCloseTo(1 - lo / 10, 10);
     expect(w.ci[0]).toBeLessThan(0.8);
     expect(w.ci[1]).toBeGreaterThan(0.8);
     expect(w.ci[1]).toBeLessThanOrEqual(1);

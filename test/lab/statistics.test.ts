@@ -61,7 +61,7 @@ describe("report.md statistics", () => {
     });
     r.baseline.ciMethod = { accuracy: "wilson", f1_score: "bootstrap-bca" };
     const md = render(r);
-    expect(md).toContain("Intervals: accuracy Wilson score interval; f1_score BCa bootstrap interval (2,000 resamples of the examples, seed 0).");
+    expect(md).toContain("Intervals: accuracy modified Wilson interval (Brown, Cai & DasGupta); f1_score BCa bootstrap interval (2,000 resamples of the examples, seed 0).");
     expect(md).toContain(
       "**accuracy**, optimized − baseline: +0.269 (95% CI +0.183 to +0.356, clopper-pearson), p = 0.0001, Holm-adjusted p = 0.0002, mcnemar-exact: significant at the 5% level (33 examples better, 5 worse, of 104).",
     );

@@ -149,6 +149,25 @@ for (const engine of engines) maybe(`the run viewer in Chromium (${engine})`, ()
     expect(await text()).toContain("No example matches these filters");
   });
 
+  it("hostile filter values stay inside their attributes: quotes in ?text= and ?label= add no attribute", async () => {
+    const payloads = [`" onmouseover="window.__pwned=5" x="`, `' onfocus='window.__pwned=6' autofocus x='`, `"><img src=x onerror="window.__pwned=7">`, `x" data-injected="1`];
+    for (const payload of payloads) {
+      await open(`/runs/${fixture.evalA}?text=${encodeURIComponent(payload)}&label=${encodeURIComponent(payload)}`);
+      const inputs = await page.$$eval("form.filters input[name=text], form.filters input[name=label]", (found) =>
+        found.map((e) => ({ value: e.value, attributes: [...e.attributes].map((a: { name: string }) => a.name).sort() })));
+      expect(inputs).toEqual([
+        { value: payload, attributes: ["list", "name", "value"] },
+        { value: payload, attributes: ["name", "value"] },
+      ]);
+      const injected = await page.evaluate(() => [...document.querySelectorAll("*")].flatMap((e) => [...e.attributes].map((a) => a.name))
+        .filter((name: string) => ["x", "x'", "autofocus", "data-injected", "onmouseover", "onfocus", "onerror"].includes(name)));
+      expect(injected).toEqual([]);
+      await page.hover("form.filters input[name=text]");
+      await page.focus("form.filters input[name=label]");
+      expect(await page.evaluate(() => window.__pwned)).toBeUndefined();
+    }
+  });
+
   it("one example: inputs, expected, prediction, scores and error, hostile text as text", async () => {
     await open(`/runs/${fixture.evalA}/rows/7`);
     expect(await page.$eval("#error", (e) => e.textContent)).toBe(`OutputError: the reply was not JSON: ${HOSTILE[1]}`);

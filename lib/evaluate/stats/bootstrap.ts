@@ -65,6 +65,8 @@ export interface BcaResult {
   /** Bias correction z₀ and acceleration a (both 0 when the interval collapsed). */
   bias: number;
   acceleration: number;
+  /** Every bootstrap value equal to the estimate (the rows show no spread): the interval is [estimate, estimate]. */
+  collapsed: boolean;
 }
 
 /**
@@ -76,13 +78,13 @@ export interface BcaResult {
  * [estimate, estimate]; when none is on one side of it, that share is taken as 1/(2·resamples).
  */
 export function bca(n: number, statistic: Statistic, confidence = 0.95, resamples = RESAMPLES, seed = SEED): BcaResult {
-  if (n === 0) return { interval: [0, 0], estimate: 0, standardError: 0, bias: 0, acceleration: 0 };
+  if (n === 0) return { interval: [0, 0], estimate: 0, standardError: 0, bias: 0, acceleration: 0, collapsed: true };
   const estimate = statistic(allIndices(n));
   const loo = jackknife(n, statistic);
   const standardError = jackknifeStandardError(loo);
   const values = bootstrapValues(n, statistic, resamples, seed);
   const tolerance = 1e-12 * Math.max(1, Math.abs(estimate));
-  if (values[resamples - 1]! - values[0]! <= tolerance) return { interval: [estimate, estimate], estimate, standardError, bias: 0, acceleration: 0 };
+  if (values[resamples - 1]! - values[0]! <= tolerance) return { interval: [estimate, estimate], estimate, standardError, bias: 0, acceleration: 0, collapsed: true };
   let below = 0, equal = 0;
   for (const v of values) {
     if (v < estimate - tolerance) below++;
@@ -109,7 +111,7 @@ export function bca(n: number, statistic: Statistic, confidence = 0.95, resample
   };
   const low = quantile(values, level(normalQuantile(alpha / 2), alpha / 2));
   const high = quantile(values, level(normalQuantile(1 - alpha / 2), 1 - alpha / 2));
-  return { interval: [low, high], estimate, standardError, bias, acceleration };
+  return { interval: [low, high], estimate, standardError, bias, acceleration, collapsed: false };
 }
 
 /** The BCa interval alone (see `bca`). */

@@ -8,11 +8,13 @@
 export type Interval = [low: number, high: number];
 
 /**
- * How an interval was computed: `"wilson"` (Wilson score interval of a share), `"bootstrap-bca"`
- * (bias-corrected and accelerated bootstrap) or `"clopper-pearson"` (a paired difference of 0/1
- * scores: the exact interval of the share of improved among the changed examples, scaled).
+ * How an interval was computed: `"wilson"` (the modified Wilson interval of a share), `"bootstrap-bca"`
+ * (bias-corrected and accelerated bootstrap), `"clopper-pearson"` (a paired difference of 0/1 scores:
+ * the exact interval of the share of improved among the changed examples, scaled),
+ * `"sign-flip-inversion"` and `"permutation-macro-f1-inversion"` (a paired difference: the shifts the
+ * sign-flip or the macro-F1 permutation test does not reject).
  */
-export type CiMethod = "wilson" | "bootstrap-bca" | "clopper-pearson";
+export type CiMethod = "wilson" | "bootstrap-bca" | "clopper-pearson" | "sign-flip-inversion" | "permutation-macro-f1-inversion";
 
 /** Which test gave a p-value. */
 export type PairedTest = "mcnemar-exact" | "sign-flip" | "permutation-macro-f1";

@@ -7,6 +7,7 @@ import { Random } from "../../random.js";
 import type { FieldInfo } from "../fields.js";
 import { labelCodes, macroFromCounts, textScores } from "./f1-statistic.js";
 import { SEED } from "./methods.js";
+import type { TestPatterns } from "./test-inversion.js";
 
 /** Random sign flips of a permutation test when exact enumeration would take more. */
 export const PERMUTATIONS = 10000;
@@ -18,9 +19,12 @@ export const MACRO_F1_EXACT_PATTERNS = 2 ** 16;
  * pair's difference is as likely to have the other sign. Pairs with no difference change no sum, so
  * only the m non-zero differences are flipped: when 2^m ≤ `permutations` every sign pattern is
  * enumerated and p = count(|flipped sum| ≥ |observed sum|) / 2^m (exact); otherwise `permutations`
- * random patterns (seeded) and p = (count + 1) / (permutations + 1).
+ * random patterns (seeded) and p = (count + 1) / (permutations + 1). With `keepPatterns`, each pattern's
+ * flipped mean (the flipped sum over all n = `differences.length` pairs) and its share of flipped pairs
+ * come back as `patterns`, for the interval that inverts the test (`invertPairedTest`).
  */
-export function signFlipTest(differences: readonly number[], permutations = PERMUTATIONS, seed = SEED): { pValue: number; exact: boolean } {
+export function signFlipTest(differences: readonly number[], permutations = PERMUTATIONS, seed = SEED, keepPatterns = false): { pValue: number; exact: boolean; patterns?: TestPatterns } {
+  const n = differences.length;
   const d = differences.filter((x) => x !== 0);
   const m = d.length;
   let observed = 0, scale = 0;
@@ -31,24 +35,26 @@ export function signFlipTest(differences: readonly number[], permutations = PERM
   observed = Math.abs(observed);
   // Sums of the same numbers in another order may differ in the last bits: ties within that count.
   const threshold = observed - 1e-12 * Math.max(1, scale);
-  if (2 ** m <= permutations) {
-    let count = 0;
-    const patterns = 2 ** m;
-    for (let mask = 0; mask < patterns; mask++) {
-      let sum = 0;
-      for (let i = 0; i < m; i++) sum += (mask >>> i) & 1 ? -d[i]! : d[i]!;
-      if (Math.abs(sum) >= threshold) count++;
-    }
-    return { pValue: count / patterns, exact: true };
-  }
-  const random = new Random(seed);
+  const exact = 2 ** m <= permutations;
+  const total = exact ? 2 ** m : permutations;
+  const kept = keepPatterns ? { values: new Float64Array(total), swapped: new Float64Array(total), exact } : undefined;
+  const random = exact ? undefined : new Random(seed);
   let count = 0;
-  for (let r = 0; r < permutations; r++) {
-    let sum = 0;
-    for (let i = 0; i < m; i++) sum += random.next() < 0.5 ? -d[i]! : d[i]!;
+  for (let r = 0; r < total; r++) {
+    let sum = 0, flipped = 0;
+    for (let i = 0; i < m; i++) {
+      const flip = random === undefined ? ((r >>> i) & 1) === 1 : random.next() < 0.5;
+      if (flip) flipped++;
+      sum += flip ? -d[i]! : d[i]!;
+    }
     if (Math.abs(sum) >= threshold) count++;
+    if (kept !== undefined) {
+      kept.values[r] = sum / n;
+      kept.swapped[r] = m === 0 ? 0 : flipped / m;
+    }
   }
-  return { pValue: (count + 1) / (permutations + 1), exact: false };
+  const pValue = exact ? count / total : (count + 1) / (permutations + 1);
+  return kept === undefined ? { pValue, exact } : { pValue, exact, patterns: kept };
 }
 
 /** What the macro-F1 permutation test found. */
@@ -60,6 +66,8 @@ export interface MacroF1Test {
   changed: number;
   /** `f1_score` of B − `f1_score` of A, as the test computed it. */
   observed: number;
+  /** Each pattern's difference and share of swapped examples, when asked for (`keepPatterns`). */
+  patterns?: TestPatterns;
 }
 
 /**
@@ -69,13 +77,14 @@ export interface MacroF1Test {
  * on each side for label fields, mean token F1 for free text, averaged over the fields). Only the m
  * examples whose predictions differ change anything when swapped: when 2^m ≤ `exactPatterns` every
  * pattern is enumerated and p = count(|diff| ≥ |observed|) / 2^m; otherwise `permutations` random
- * patterns (seeded) and p = (count + 1) / (permutations + 1).
+ * patterns (seeded) and p = (count + 1) / (permutations + 1). With `keepPatterns` each pattern's
+ * difference and share of swapped examples come back as `patterns` (for `invertPairedTest`).
  */
 export function macroF1PermutationTest(
   rowsA: readonly EvaluationRow[],
   rowsB: readonly EvaluationRow[],
   fields: readonly FieldInfo[],
-  options: { exactPatterns?: number; permutations?: number; seed?: number } = {},
+  options: { exactPatterns?: number; permutations?: number; seed?: number; keepPatterns?: boolean } = {},
 ): MacroF1Test {
   const n = rowsA.length;
   if (rowsB.length !== n) throw new RangeError(`macroF1PermutationTest: ${n} rows in A but ${rowsB.length} in B`);
@@ -140,20 +149,25 @@ export function macroF1PermutationTest(
   };
   const observed = difference(() => false);
   const threshold = Math.abs(observed) - 1e-12;
-  if (2 ** m <= exactPatterns) {
-    const patterns = 2 ** m;
-    let count = 0;
-    for (let mask = 0; mask < patterns; mask++) {
-      if (Math.abs(difference((k) => ((mask >>> k) & 1) === 1)) >= threshold) count++;
-    }
-    return { pValue: count / patterns, exact: true, changed: m, observed };
-  }
-  const random = new Random(options.seed ?? SEED);
+  const exact = 2 ** m <= exactPatterns;
+  const total = exact ? 2 ** m : permutations;
+  const kept = options.keepPatterns === true ? { values: new Float64Array(total), swapped: new Float64Array(total), exact } : undefined;
+  const random = exact ? undefined : new Random(options.seed ?? SEED);
   const flags = new Uint8Array(m);
   let count = 0;
-  for (let r = 0; r < permutations; r++) {
-    for (let k = 0; k < m; k++) flags[k] = random.next() < 0.5 ? 1 : 0;
-    if (Math.abs(difference((k) => flags[k] === 1)) >= threshold) count++;
+  for (let r = 0; r < total; r++) {
+    let swaps = 0;
+    for (let k = 0; k < m; k++) {
+      flags[k] = random === undefined ? (r >>> k) & 1 : random.next() < 0.5 ? 1 : 0;
+      swaps += flags[k]!;
+    }
+    const value = difference((k) => flags[k] === 1);
+    if (Math.abs(value) >= threshold) count++;
+    if (kept !== undefined) {
+      kept.values[r] = value;
+      kept.swapped[r] = m === 0 ? 0 : swaps / m;
+    }
   }
-  return { pValue: (count + 1) / (permutations + 1), exact: false, changed: m, observed };
+  const pValue = exact ? count / total : (count + 1) / (permutations + 1);
+  return { pValue, exact, changed: m, observed, ...(kept === undefined ? {} : { patterns: kept }) };
 }
