@@ -41,7 +41,7 @@ export async function postgresRunLines(url: string, kind: RunKind | undefined, l
   try {
     return (await pool.query<RunLine>(
       `SELECT id, kind, name, status, started_at, score, config_json, summary_json FROM lab_runs${kind ? " WHERE kind = $1" : ""} ` +
-        `ORDER BY seq DESC${limit !== undefined ? ` LIMIT ${limit}` : ""}`,
+        `ORDER BY started_at DESC, seq DESC${limit !== undefined ? ` LIMIT ${limit}` : ""}`,
       params,
     )).rows;
   } catch (error) {
@@ -60,7 +60,7 @@ export async function postgresRunById(store: PostgresLabStore, given: string): P
   let matches: { id: string; kind: string; name: string; started_at: string }[];
   try {
     matches = (await pool.query(
-      `SELECT id, kind, name, started_at FROM lab_runs WHERE left(id, $1) = $2 ORDER BY seq DESC LIMIT ${CANDIDATES + 1}`, [given.length, given],
+      `SELECT id, kind, name, started_at FROM lab_runs WHERE left(id, $1) = $2 ORDER BY started_at DESC, seq DESC LIMIT ${CANDIDATES + 1}`, [given.length, given],
     )).rows;
   } catch (error) {
     throw postgresError(store.url, "read", error);

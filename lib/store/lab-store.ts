@@ -213,7 +213,7 @@ export class LabStore {
 
   // ---- readers -------------------------------------------------------------------------------
 
-  /** The runs, newest first. */
+  /** The runs, newest first (by start time: a run copied in later from another lab takes its place by when it started). */
   runs(filter: RunFilter = {}): RunSummary[] {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
@@ -224,7 +224,7 @@ export class LabStore {
         params[key] = filter[key];
       }
     }
-    const sql = `SELECT * FROM lab_runs${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC` +
+    const sql = `SELECT * FROM lab_runs${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY started_at DESC, seq DESC` +
       (filter.limit !== undefined ? ` LIMIT ${filter.limit}` : "");
     return this.#read(() => this.#database().prepare<[Record<string, unknown>], RunRaw>(sql).all(params)).map(summary);
   }
