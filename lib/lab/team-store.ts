@@ -6,7 +6,8 @@
 import { join, resolve } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import type { RunKind, LabRun } from "../store/records.js";
-import { isPostgresUrl, postgresError, postgresPool } from "../store/pg.js";
+import { postgresError, postgresPool } from "../store/pg.js";
+import { storeKind } from "../store/pg-url.js";
 import { PostgresLabStore } from "../store/pg-lab-store.js";
 import { printable } from "./terminal.js";
 
@@ -15,11 +16,12 @@ export type ChosenStore = { engine: "sqlite"; path: string; given: boolean } | {
 export function chooseStore(option: string | undefined, env: NodeJS.ProcessEnv, cwd: string): ChosenStore {
   if (option !== undefined) {
     if (option === "") throw new ValidationError("--store expects a lab store file or a postgres:// URL; received an empty value", { field: "store" });
-    return isPostgresUrl(option) ? { engine: "postgresql", url: option } : { engine: "sqlite", path: resolve(cwd, option), given: true };
+    // Another scheme or a keyword string is refused without being shown (it may carry a password).
+    return storeKind(option, "--store") === "postgresql" ? { engine: "postgresql", url: option } : { engine: "sqlite", path: resolve(cwd, option), given: true };
   }
   const fromEnv = env.TYPELM_LAB_URL;
   if (fromEnv !== undefined && fromEnv !== "") {
-    if (!isPostgresUrl(fromEnv)) {
+    if (storeKind(fromEnv, "TYPELM_LAB_URL") !== "postgresql") {
       throw new ConfigurationError("TYPELM_LAB_URL must be a PostgreSQL URL such as postgres://user@host:5432/typelm; unset it to read .typelm/lab.sqlite");
     }
     return { engine: "postgresql", url: fromEnv };

@@ -11,9 +11,10 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { ValidationError } from "../errors.js";
-import { shownUrl } from "../instrument/redact.js";
+import { shownStore, shownUrl } from "../instrument/redact.js";
 import { openStoreSync, storeError } from "./db.js";
 import { isPostgresUrl, postgresError, postgresPool } from "./pg.js";
+import { storeKind } from "./pg-url.js";
 import { callTextHashes, textHash } from "./stored-calls.js";
 
 /** What one copy did, counted per table. */
@@ -50,12 +51,15 @@ const CHUNK = 500;
  * team's lab at `from` into the file `to` (created when missing).
  */
 export async function copyLab(from: string, to: string, cwd: string = process.cwd()): Promise<LabCopyReport> {
+  // Another scheme or a keyword string is refused without being shown (it may carry a password).
+  storeKind(from, "lab copy");
+  storeKind(to, "lab copy");
   if (isPostgresUrl(from) && isPostgresUrl(to)) {
     throw new ValidationError("lab copy: one side must be a lab store file (copy a team's lab into a file, or a file into a team's lab)", { field: "to" });
   }
   if (isPostgresUrl(from)) return copyToFile(from, resolve(cwd, to));
   if (!isPostgresUrl(to)) {
-    throw new ValidationError(`lab copy: the destination must be a PostgreSQL URL such as postgres://user@host:5432/typelm; received ${JSON.stringify(shownUrl(to))}`, { field: "to" });
+    throw new ValidationError(`lab copy: the destination must be a PostgreSQL URL such as postgres://user@host:5432/typelm; received ${JSON.stringify(shownStore(to))}`, { field: "to" });
   }
   const path = resolve(cwd, from);
   if (!existsSync(path)) throw new ValidationError(`lab copy: no lab store at ${path}`, { field: "from" });

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import type { Statement } from "better-sqlite3";
 import { configuredLabUrl, configuredStorePath, globalConfig } from "../config.js";
 import { ConfigurationError, ValidationError } from "../errors.js";
-import { shownUrl } from "../instrument/redact.js";
+import { shownStore } from "../instrument/redact.js";
 import type { ModelCall } from "../lm/usage-scope.js";
 import { encodeCalls, storedCalls } from "./stored-calls.js";
 import { openStoreSync, storeError } from "./db.js";
@@ -306,7 +306,7 @@ export function labFromConfig(): Lab | null {
 /** A URL that names a PostgreSQL database, else a `ConfigurationError` saying what is accepted. */
 function checkedUrl(url: unknown): string {
   if (typeof url === "string" && isPostgresUrl(url)) return url;
-  const shown = typeof url === "string" ? JSON.stringify(shownUrl(url)) : String(url);
+  const shown = typeof url === "string" ? JSON.stringify(shownStore(url)) : String(url);
   throw new ConfigurationError(
     `The lab store's url (c.lab = { url } or TYPELM_LAB_URL) must be a PostgreSQL URL such as postgres://user@host:5432/typelm; received ${shown}. ` +
       "For a SQLite file, give c.lab = { path } instead",
