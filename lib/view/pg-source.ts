@@ -35,7 +35,8 @@ const scoreOf = (json: Json, metricParam: string) =>
 
 /**
  * A pool of read-only sessions on the database at `url`: every transaction on them is read-only
- * (`default_transaction_read_only`, given when each connects), so a write fails with SQLSTATE 25006.
+ * (`default_transaction_read_only`, given when each connects and set again as its first statement,
+ * whatever `options=` the URL carries), so a write fails with SQLSTATE 25006.
  * Loads `pg` (an optional peer dependency). The viewer reads through it; the tests try to write through it.
  */
 export function readOnlyPool(url: string): Pool {
@@ -44,6 +45,12 @@ export function readOnlyPool(url: string): Pool {
   const pool = new PoolClass({ connectionString: url, max: 4, allowExitOnIdle: true, options: "-c default_transaction_read_only=on", application_name: "typelm view" });
   // An idle client losing its connection (the server restarted) is an event, not a crash.
   pool.on("error", () => undefined);
+  // Set again as the session's first statement: `options=` in the URL replaces the startup options
+  // above (a `-c default_transaction_read_only=off` there would leave the session writable). A
+  // session where it cannot be set is closed, so no query runs on it.
+  pool.on("connect", (client) => {
+    client.query("SET SESSION default_transaction_read_only = on").catch(() => void client.end().catch(() => undefined));
+  });
   return pool;
 }
 

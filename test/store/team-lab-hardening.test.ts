@@ -1,7 +1,8 @@
-// `typelm lab copy` between a lab store file and a team's lab on PostgreSQL, against a real server this
-// suite starts (test/helpers/postgres.ts): a copy only moves runs forward, texts are checked against
-// their hashes, a value PostgreSQL cannot store is named, runs list by start time, and copying the
-// same registry versions again is no conflict.
+// A team's lab on PostgreSQL, against a real server this suite starts (test/helpers/postgres.ts).
+// `typelm lab copy` between a lab store file and it: a copy only moves runs forward, texts are checked
+// against their hashes, a value PostgreSQL cannot store is named, runs list by start time, and copying
+// the same registry versions again is no conflict. The LM cache keeps no registered secret on either
+// engine, and the viewer's sessions stay read-only whatever the URL carries.
 import { afterAll, beforeAll, describe, expect, it, test } from "@jest/globals";
 import pg from "pg";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,6 +17,10 @@ import { Registry } from "../../lib/store/registry.js";
 import type { EvaluationRow } from "../../lib/store/records.js";
 import type { ModelCall } from "../../lib/lm/usage-scope.js";
 import { tunedProgram } from "./registry-fixture.js";
+import { configure, resetConfiguration } from "../../lib/config.js";
+import { LM } from "../../lib/lm/lm.js";
+import { startFakeProvider } from "../../lib/testing/index.js";
+import { readOnlyPool } from "../../lib/view/pg-source.js";
 import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
 
 const installed = postgresInstalled();
@@ -43,7 +48,7 @@ function call(sentence: string): ModelCall {
   };
 }
 
-suite("typelm lab copy keeps what the destination knows", () => {
+suite("a team's lab on PostgreSQL: lab copy, the LM cache, the viewer's sessions", () => {
   let server: PostgresTestServer;
   let databases = 0;
   const fresh = () => server.createDatabase(`copy_${++databases}`);
@@ -222,5 +227,54 @@ suite("typelm lab copy keeps what the destination knows", () => {
     const conflict = await cli("lab", "copy", other.name, url);
     expect(conflict.code).toBe(1);
     expect(conflict.stdout).toContain("registry versions not copied (the destination has another module under the same name and version): sentiment v1");
+  });
+
+  it("an API key a prompt quotes and a reply echoes is masked in lm_cache, on both engines; the same request is still answered from it", async () => {
+    const key = "sk-cache-echo-7Hq2Lm9Z";
+    const fake = await startFakeProvider();
+    const { name } = file();
+    const url = fresh();
+    try {
+      for (const lab of [{ path: join(dir, name) }, { url }]) {
+        configure((c) => { c.lab = lab; c.cache = true; });
+        fake.reply(`Your key ${key} is valid.`);
+        const lm = new LM("openai/gpt-4o-mini", { apiKey: key, baseURL: fake.openaiBaseURL });
+        const messages = [{ role: "user" as const, content: `Is ${key} my key? (${"path" in lab ? "file" : "team"})` }];
+        await lm.chat({ messages });
+        expect((await lm.chat({ messages })).cached).toBe(true);
+        resetConfiguration();
+      }
+      const stored = [
+        ...(openStoreSync(join(dir, name)).prepare("SELECT request_json, content FROM lm_cache").all() as { request_json: string; content: string }[]),
+        ...(await sql(url, "SELECT request_json, content FROM lm_cache")) as { request_json: string; content: string }[],
+      ];
+      expect(stored).toHaveLength(2);
+      for (const r of stored) {
+        expect(r.content).toBe("Your key [REDACTED] is valid.");
+        expect(r.request_json).toContain("Is [REDACTED] my key?");
+        expect(r.request_json).not.toContain(key);
+        expect(() => JSON.parse(r.request_json)).not.toThrow();
+      }
+    } finally {
+      resetConfiguration();
+      LM.resetConfiguration();
+      await fake.close();
+    }
+  });
+
+  it("the viewer's sessions stay read-only whatever options= the URL carries", async () => {
+    const url = fresh();
+    await PostgresLabStore.open(url).runs();
+    for (const options of ["-c%20default_transaction_read_only%3Doff", "-c default_transaction_read_only=off", "--default_transaction_read_only=off"]) {
+      const pool = readOnlyPool(`${url}?options=${options}`);
+      try {
+        await expect(pool.query("INSERT INTO lab_texts (hash, text) VALUES ('h', 't')")).rejects.toMatchObject({ code: "25006" });
+        await expect(pool.query("CREATE TABLE stray (x int)")).rejects.toMatchObject({ code: "25006" });
+        expect((await pool.query("SHOW default_transaction_read_only")).rows).toEqual([{ default_transaction_read_only: "on" }]);
+      } finally {
+        await pool.end();
+      }
+    }
+    expect(await sql(url, "SELECT COUNT(*)::int AS n FROM lab_texts")).toEqual([{ n: 0 }]);
   });
 });
