@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { runCli } from "../../lib/lab/cli.js";
 import { closeStoreSync, openStoreSync } from "../../lib/store/db.js";
 import { LabStore } from "../../lib/store/lab-store.js";
+import { ValidationError } from "../../lib/errors.js";
 import { PostgresLabStore } from "../../lib/store/pg-lab-store.js";
 import { closePostgresPools } from "../../lib/store/pg.js";
 import { Registry } from "../../lib/store/registry.js";
@@ -276,5 +277,24 @@ suite("a team's lab on PostgreSQL: lab copy, the LM cache, the viewer's sessions
       }
     }
     expect(await sql(url, "SELECT COUNT(*)::int AS n FROM lab_texts")).toEqual([{ n: 0 }]);
+  });
+
+  it("an example id PostgreSQL cannot store is refused when recorded, naming it; an error or a model call holding a NUL is kept", async () => {
+    const url = fresh();
+    const team = PostgresLabStore.open(url);
+    const id = team.startRun({ kind: "evaluation", name: "NUL" });
+    expect(() => team.recordExample(id, row(0, { exampleId: "a\u0000b" }))).toThrow(ValidationError);
+    expect(() => team.recordExample(id, row(0, { exampleId: "a\u0000b" }))).toThrow(
+      'LabStore.recordExample: example 0\'s id "a\\u0000b" holds a NUL character (\\u0000), which PostgreSQL cannot store; give it one without that character, or record into a lab store file',
+    );
+    expect(() => team.startRun({ kind: "evaluation", name: "x\u0000" })).toThrow(ValidationError);
+    const withNul: ModelCall = { ...call("kept"), messages: [{ role: "system", content: `${SYSTEM}\u0000end` }, { role: "user", content: "kept\u0000" }] };
+    team.recordExample(id, row(1, { error: "bad\u0000reply" }), [withNul]);
+    team.finishRun(id, { status: "failed", error: "stopped\u0000" });
+    await team.flush();
+    const run = await team.run(id);
+    expect(run).toMatchObject({ status: "failed", error: "stopped\\u0000" });
+    expect((run as { rows: EvaluationRow[] }).rows.map((r) => [r.index, r.error])).toEqual([[1, "bad\\u0000reply"]]);
+    expect(await team.calls(id, 1)).toEqual([withNul]);
   });
 });
