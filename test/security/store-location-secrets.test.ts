@@ -19,6 +19,9 @@ import { Registry } from "../../lib/store/registry.js";
 import { LM } from "../../lib/lm/lm.js";
 import { configure, resetConfiguration } from "../../lib/config.js";
 import { freePort } from "../helpers/redis.js";
+import { offline, runBuiltCli } from "../helpers/cli.js";
+import { shoutProject } from "../helpers/shout-project.js";
+import { startFakeProvider } from "../../lib/testing/index.js";
 
 // Short on purpose (under 8 characters, so never a registered secret): only the way a location is
 // shown keeps these out. Each is a piece of the password that no message has any other reason to hold.
@@ -120,4 +123,24 @@ describe("a store location is shown without its password", () => {
       }
     }
   }, 120_000);
+
+  it("typelm run (built) with TYPELM_LAB_URL: an unreachable or malformed lab stops it before any model call, and the password is never printed", async () => {
+    const fake = await startFakeProvider({ defaultReply: { loud: "X" } });
+    try {
+      const cwd = shoutProject(dir, "shout");
+      const unreachable = { name: "an unreachable server", location: `postgres://lab:${SECRET}@127.0.0.1:${port}/typelm`, postgres: true };
+      for (const { name, location } of [unreachable, ...forms]) {
+        const env = { ...offline, OPENAI_BASE_URL: fake.openaiBaseURL, OPENAI_API_KEY: "sk-fake-store-secrets", TYPELM_LAB_URL: location };
+        // With the response cache (kept in the team's lab) and without it (--no-cache: only the lab's runs need it).
+        for (const extra of [[], ["--no-cache"]]) {
+          const ran = await runBuiltCli(["run", "experiments/shout.mjs", "--lm", "openai/gpt-4o-mini", ...extra], cwd, env);
+          expect({ name, extra, code: ran.code, requests: fake.requests.length }).toEqual({ name, extra, code: 1, requests: 0 });
+          expect({ name, out: ran.stdout + ran.stderr }).toEqual({ name, out: expect.not.stringContaining(SECRET) });
+          if (name === unreachable.name) expect(ran.stderr).toContain(`Cannot open the PostgreSQL lab store at postgres://127.0.0.1:${port}/typelm`);
+        }
+      }
+    } finally {
+      await fake.close();
+    }
+  }, 180_000);
 });
