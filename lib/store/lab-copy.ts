@@ -263,7 +263,7 @@ function checkTexts(texts: { hash: string; text: string }[], where: string, runI
     if (textHash(t.text) !== t.hash) {
       throw new ValidationError(
         `lab copy: the text stored under hash ${t.hash} in ${where} does not match that hash (it was changed after it was written), ` +
-          `so run ${String(runId)} is not copied; runs listed before it are. Restore the text, or delete the run's rows that refer to it, and copy again`,
+          `so run ${String(runId)} is not copied (the runs that started before it are). Restore the text, or delete the run's rows that refer to it, and copy again`,
         { field: "from" },
       );
     }
@@ -280,7 +280,7 @@ function checkStorable(runId: unknown, what: string, records: Record<string, unk
       if (typeof value === "string" && value.includes("\u0000")) {
         throw new ValidationError(
           `lab copy: run ${String(runId)}, ${name(r)}: its ${column} holds a NUL character (\\u0000), which PostgreSQL cannot store, ` +
-            `so this run is not copied (runs listed before it are). Remove the character from that ${what} in the file, or keep this run in the file, and copy again ` +
+            `so this run is not copied (the runs that started before it are). Remove the character from that ${what} in the file, or keep this run in the file, and copy again ` +
             "(what is already copied is skipped)",
           { field: "from" },
         );
