@@ -35,8 +35,7 @@ const scoreOf = (json: Json, metricParam: string) =>
 
 /**
  * A pool of read-only sessions on the database at `url`: every transaction on them is read-only
- * (`default_transaction_read_only`, given when each connects and set again as its first statement,
- * whatever `options=` the URL carries), so a write fails with SQLSTATE 25006.
+ * (`default_transaction_read_only`, given when each connects), so a write fails with SQLSTATE 25006.
  * Loads `pg` (an optional peer dependency). The viewer reads through it; the tests try to write through it.
  */
 export function readOnlyPool(url: string): Pool {
@@ -169,7 +168,7 @@ export class PostgresViewSource implements ViewSource {
     const raws = await this.#json<RunRaw>((json) => {
       const filter = build(json);
       params.push(query.limit, query.offset);
-      return `SELECT * FROM lab_runs${filter} ORDER BY seq DESC LIMIT $${params.length - 1} OFFSET $${params.length}`;
+      return `SELECT * FROM lab_runs${filter} ORDER BY started_at DESC, seq DESC LIMIT $${params.length - 1} OFFSET $${params.length}`;
     }, params);
     return { runs: raws.map(summary), total: counted!.n };
   }

@@ -21,7 +21,8 @@ import { tunedProgram } from "./registry-fixture.js";
 import { configure, resetConfiguration } from "../../lib/config.js";
 import { LM } from "../../lib/lm/lm.js";
 import { startFakeProvider } from "../../lib/testing/index.js";
-import { readOnlyPool } from "../../lib/view/pg-source.js";
+import { PostgresViewSource, readOnlyPool } from "../../lib/view/pg-source.js";
+import { SqliteViewSource } from "../../lib/view/queries.js";
 import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
 
 const installed = postgresInstalled();
@@ -200,6 +201,14 @@ suite("a team's lab on PostgreSQL: lab copy, the LM cache, the viewer's sessions
     const local = await cli("runs", "--store", name);
     expect(local.stdout.indexOf("today")).toBeGreaterThan(0);
     expect(local.stdout.indexOf("today")).toBeLessThan(local.stdout.indexOf("last week"));
+    // The viewer's runs page lists them the same way on both engines.
+    const viewed = await PostgresViewSource.open(url);
+    try {
+      expect((await viewed.runs({ limit: 10, offset: 0 })).runs.map((r) => r.name)).toEqual(["today", "last week"]);
+    } finally {
+      await viewed.close();
+    }
+    expect((await new SqliteViewSource(join(dir, name)).runs({ limit: 10, offset: 0 })).runs.map((r) => r.name)).toEqual(["today", "last week"]);
   });
 
   it("a registry version the destination holds with the same module is already there, not a conflict: exit 0, in both directions", async () => {
