@@ -5,7 +5,7 @@
 // engine, and the viewer's sessions stay read-only whatever the URL carries.
 import { afterAll, beforeAll, describe, expect, it, test } from "@jest/globals";
 import pg from "pg";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../../lib/lab/cli.js";
@@ -18,6 +18,8 @@ import { Registry } from "../../lib/store/registry.js";
 import type { EvaluationRow } from "../../lib/store/records.js";
 import type { ModelCall } from "../../lib/lm/usage-scope.js";
 import { tunedProgram } from "./registry-fixture.js";
+import { offline, runBuiltCli } from "../helpers/cli.js";
+import { shoutProject } from "../helpers/shout-project.js";
 import { configure, resetConfiguration } from "../../lib/config.js";
 import { LM } from "../../lib/lm/lm.js";
 import { startFakeProvider } from "../../lib/testing/index.js";
@@ -306,4 +308,26 @@ suite("a team's lab on PostgreSQL: lab copy, the LM cache, the viewer's sessions
     expect((run as { rows: EvaluationRow[] }).rows.map((r) => [r.index, r.error])).toEqual([[1, "bad\\u0000reply"]]);
     expect(await team.calls(id, 1)).toEqual([withNul]);
   });
+
+  it("typelm run (built) recording into a team's lab whose URL carries a password prints and writes it nowhere", async () => {
+    // The test server trusts loopback logins, so the password is carried but not checked: what matters is where it shows.
+    const password = "Pw7%2Fq9";
+    const url = fresh().replace("postgres@", `postgres:${password}@`);
+    const fake = await startFakeProvider({ defaultReply: (request) => ({ loud: (/"word":\s*"([^"]+)"/.exec(String(request.messages.at(-1)?.content ?? ""))?.[1] ?? "").toUpperCase() }) });
+    try {
+      const cwd = shoutProject(dir, "with-password");
+      const env = { ...offline, OPENAI_BASE_URL: fake.openaiBaseURL, OPENAI_API_KEY: "sk-fake-team-password", TYPELM_LAB_URL: url };
+      const ran = await runBuiltCli(["run", "experiments/shout.mjs", "--lm", "openai/gpt-4o-mini"], cwd, env);
+      expect(ran.code).toBe(0);
+      const written = readdirSync(join(cwd, "reports", "shout")).map((f) => readFileSync(join(cwd, "reports", "shout", f), "utf8"));
+      for (const text of [ran.stdout, ran.stderr, ...written]) {
+        expect(text).not.toContain("Pw7");
+      }
+      const listed = await runBuiltCli(["runs"], cwd, env);
+      expect(listed.stdout.split("\n")[0]).toContain(url.replace(`postgres:${password}@`, ""));
+      expect(listed.stdout + listed.stderr).not.toContain("Pw7");
+    } finally {
+      await fake.close();
+    }
+  }, 120_000);
 });
