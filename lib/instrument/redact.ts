@@ -112,22 +112,40 @@ const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
  * A URL as typelm shows it: scheme, host, port and path. What a URL can carry as a credential is
  * dropped: the user and password before `@`, the query (`?key=…`) and the fragment. Works on the
  * text, so a URL the parser refuses, or a host without a scheme (`user:pw@host:11434`, as
- * `OLLAMA_HOST` allows), is cut the same way.
+ * `OLLAMA_HOST` allows), is cut the same way. Everything up to the last `@` goes: a password that was
+ * not percent-encoded may hold `/`, `?`, `#` or `@` itself (`postgres://u:pa/ss@host/db`), so where
+ * the authority ends cannot be told before its last `@`.
  */
 export function shownUrl(url: string): string {
   const scheme = SCHEME.exec(url)?.[0] ?? "";
-  const rest = url.slice(scheme.length);
+  const afterScheme = url.slice(scheme.length);
+  const rest = afterScheme.slice(afterScheme.lastIndexOf("@") + 1);
   const authorityEnd = rest.search(/[/?#]/);
-  const authority = authorityEnd < 0 ? rest : rest.slice(0, authorityEnd);
-  const host = authority.slice(authority.lastIndexOf("@") + 1);
+  const host = authorityEnd < 0 ? rest : rest.slice(0, authorityEnd);
   const after = authorityEnd < 0 ? "" : rest.slice(authorityEnd);
   const pathEnd = after.search(/[?#]/);
   return `${scheme}${host}${pathEnd < 0 ? after : after.slice(0, pathEnd)}`;
 }
 
-/** Free text (an error message) with every URL in it cut to what `shownUrl` shows. */
+/** A `password=` setting of a libpq keyword string (`host=db password=secret`), quoted or not. */
+const PASSWORD_SETTING = /\b(password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s'"]*)/gi;
+
+/**
+ * Where a lab store is, as typelm shows it: a URL as `shownUrl` shows it; any other text (a file
+ * path, a libpq keyword string) with the value of each `password=` masked.
+ */
+export function shownStore(location: string): string {
+  if (SCHEME.test(location)) return shownUrl(location);
+  return location.replace(PASSWORD_SETTING, `$1${MASK}`);
+}
+
+/**
+ * Free text (an error message) with every URL in it cut to what `shownUrl` shows, and the value of
+ * each `password=` setting masked.
+ */
 export function maskUrlCredentials(text: string): string {
-  return text.includes("://") ? text.replace(URL_IN_TEXT, shownUrl) : text;
+  const cut = text.includes("://") ? text.replace(URL_IN_TEXT, shownUrl) : text;
+  return /password\s*=/i.test(cut) ? cut.replace(PASSWORD_SETTING, `$1${MASK}`) : cut;
 }
 
 /**

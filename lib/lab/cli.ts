@@ -264,7 +264,7 @@ function failure(error: unknown): string {
  */
 function runsTable(path: string, kind: RunKind | undefined, limit: number | undefined): string {
   const sql = `SELECT id, kind, name, status, started_at, score, config_json, summary_json FROM lab_runs${kind ? " WHERE kind = @kind" : ""} ` +
-    `ORDER BY seq DESC${limit !== undefined ? " LIMIT @limit" : ""}`;
+    `ORDER BY started_at DESC, seq DESC${limit !== undefined ? " LIMIT @limit" : ""}`;
   let runs: RunLine[];
   try {
     runs = openStoreSync(path).prepare<[Record<string, unknown>], RunLine>(sql).all({ ...(kind ? { kind } : {}), ...(limit !== undefined ? { limit } : {}) });

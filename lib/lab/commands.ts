@@ -37,7 +37,7 @@ function fullRunId(store: LabStore, given: string): string {
   try {
     matches = openStoreSync(store.path)
       .prepare<[number, string], { id: string; kind: string; name: string; started_at: string }>(
-        `SELECT id, kind, name, started_at FROM lab_runs WHERE substr(id, 1, ?) = ? ORDER BY seq DESC LIMIT ${CANDIDATES + 1}`,
+        `SELECT id, kind, name, started_at FROM lab_runs WHERE substr(id, 1, ?) = ? ORDER BY started_at DESC, seq DESC LIMIT ${CANDIDATES + 1}`,
       )
       .all(given.length, given);
   } catch (error) {

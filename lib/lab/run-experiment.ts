@@ -150,6 +150,9 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
   const team = teamLabUrl(options.env ?? process.env);
   const labPath = join(cwd, ".typelm", "lab.sqlite");
   const teamLab = team === undefined ? undefined : LabStore.open({ url: team });
+  // Reached (connected, schema up to date) now: an unreachable lab stops the command before the
+  // dataset is read or any model is asked, not after the first model's run was paid for.
+  if (teamLab !== undefined) await teamLab.runs({ limit: 1 });
   const labLocation = team ?? labPath;
   const lmIds = options.lm === undefined ? [] : typeof options.lm === "string" ? [options.lm] : [...options.lm];
   if (new Set(lmIds).size !== lmIds.length) throw new ValidationError(`--lm lists the same model twice: ${lmIds.join(", ")}`, { field: "lm" });

@@ -6,7 +6,8 @@
 import { join, resolve } from "node:path";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import type { RunKind, LabRun } from "../store/records.js";
-import { isPostgresUrl, postgresError, postgresPool } from "../store/pg.js";
+import { postgresError, postgresPool } from "../store/pg.js";
+import { storeKind } from "../store/pg-url.js";
 import { PostgresLabStore } from "../store/pg-lab-store.js";
 import { printable } from "./terminal.js";
 
@@ -15,11 +16,12 @@ export type ChosenStore = { engine: "sqlite"; path: string; given: boolean } | {
 export function chooseStore(option: string | undefined, env: NodeJS.ProcessEnv, cwd: string): ChosenStore {
   if (option !== undefined) {
     if (option === "") throw new ValidationError("--store expects a lab store file or a postgres:// URL; received an empty value", { field: "store" });
-    return isPostgresUrl(option) ? { engine: "postgresql", url: option } : { engine: "sqlite", path: resolve(cwd, option), given: true };
+    // Another scheme or a keyword string is refused without being shown (it may carry a password).
+    return storeKind(option, "--store") === "postgresql" ? { engine: "postgresql", url: option } : { engine: "sqlite", path: resolve(cwd, option), given: true };
   }
   const fromEnv = env.TYPELM_LAB_URL;
   if (fromEnv !== undefined && fromEnv !== "") {
-    if (!isPostgresUrl(fromEnv)) {
+    if (storeKind(fromEnv, "TYPELM_LAB_URL") !== "postgresql") {
       throw new ConfigurationError("TYPELM_LAB_URL must be a PostgreSQL URL such as postgres://user@host:5432/typelm; unset it to read .typelm/lab.sqlite");
     }
     return { engine: "postgresql", url: fromEnv };
@@ -41,7 +43,7 @@ export async function postgresRunLines(url: string, kind: RunKind | undefined, l
   try {
     return (await pool.query<RunLine>(
       `SELECT id, kind, name, status, started_at, score, config_json, summary_json FROM lab_runs${kind ? " WHERE kind = $1" : ""} ` +
-        `ORDER BY seq DESC${limit !== undefined ? ` LIMIT ${limit}` : ""}`,
+        `ORDER BY started_at DESC, seq DESC${limit !== undefined ? ` LIMIT ${limit}` : ""}`,
       params,
     )).rows;
   } catch (error) {
@@ -60,7 +62,7 @@ export async function postgresRunById(store: PostgresLabStore, given: string): P
   let matches: { id: string; kind: string; name: string; started_at: string }[];
   try {
     matches = (await pool.query(
-      `SELECT id, kind, name, started_at FROM lab_runs WHERE left(id, $1) = $2 ORDER BY seq DESC LIMIT ${CANDIDATES + 1}`, [given.length, given],
+      `SELECT id, kind, name, started_at FROM lab_runs WHERE left(id, $1) = $2 ORDER BY started_at DESC, seq DESC LIMIT ${CANDIDATES + 1}`, [given.length, given],
     )).rows;
   } catch (error) {
     throw postgresError(store.url, "read", error);

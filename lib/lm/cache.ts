@@ -4,7 +4,7 @@ import { shownUrl } from "../instrument/redact.js";
 import { resolve } from "node:path";
 import { openStore } from "../store/db.js";
 import { LMCacheTable, type LMCacheRow } from "../store/lm-cache.js";
-import { isPostgresUrl } from "../store/pg-url.js";
+import { isPostgresUrl, storeKind } from "../store/pg-url.js";
 import type { CacheOptions, ChatMessage, JsonSchema, TokenUsage } from "./types.js";
 
 export type { CacheOptions } from "./types.js";
@@ -120,6 +120,8 @@ export class ResponseCache {
 
   /** `path` is resolved by the caller (the LM reads the configured store path), so this layer reads no configuration. */
   constructor(options: CacheOptions & { path: string }) {
+    // Another scheme or a keyword string is refused without being shown (it may carry a password).
+    if (options.path !== ":memory:") storeKind(options.path, "The response cache");
     this.#location = options.path;
     // A database URL is shown (lm.cachePath) without its user and password.
     this.path = isPostgresUrl(options.path) ? shownUrl(options.path) : options.path;

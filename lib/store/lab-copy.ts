@@ -3,15 +3,19 @@
  * Runs keep their ids; rows, trials and batches keep their indices; registry versions keep their
  * numbers. Rows keep their model calls, with the long texts those calls refer to (lab_texts: only the
  * texts of the rows copied, each once). Copying again adds nothing: what is already there is skipped (a
- * run that has ended since the last copy gets its end written).
+ * run that has ended since the last copy gets its end written). A copy only moves a run forward: a
+ * run still running in the destination takes the source's end, an ended one only a later end, so an
+ * older copy never turns a finished run back into a running one. Each text is checked against its
+ * hash before it is copied, and a value PostgreSQL cannot store (a NUL character) is named.
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { ValidationError } from "../errors.js";
-import { shownUrl } from "../instrument/redact.js";
+import { shownStore, shownUrl } from "../instrument/redact.js";
 import { openStoreSync, storeError } from "./db.js";
 import { isPostgresUrl, postgresError, postgresPool } from "./pg.js";
-import { callTextHashes } from "./stored-calls.js";
+import { storeKind } from "./pg-url.js";
+import { callTextHashes, textHash } from "./stored-calls.js";
 
 /** What one copy did, counted per table. */
 export interface LabCopyReport {
@@ -47,12 +51,15 @@ const CHUNK = 500;
  * team's lab at `from` into the file `to` (created when missing).
  */
 export async function copyLab(from: string, to: string, cwd: string = process.cwd()): Promise<LabCopyReport> {
+  // Another scheme or a keyword string is refused without being shown (it may carry a password).
+  storeKind(from, "lab copy");
+  storeKind(to, "lab copy");
   if (isPostgresUrl(from) && isPostgresUrl(to)) {
     throw new ValidationError("lab copy: one side must be a lab store file (copy a team's lab into a file, or a file into a team's lab)", { field: "to" });
   }
   if (isPostgresUrl(from)) return copyToFile(from, resolve(cwd, to));
   if (!isPostgresUrl(to)) {
-    throw new ValidationError(`lab copy: the destination must be a PostgreSQL URL such as postgres://user@host:5432/typelm; received ${JSON.stringify(shownUrl(to))}`, { field: "to" });
+    throw new ValidationError(`lab copy: the destination must be a PostgreSQL URL such as postgres://user@host:5432/typelm; received ${JSON.stringify(shownStore(to))}`, { field: "to" });
   }
   const path = resolve(cwd, from);
   if (!existsSync(path)) throw new ValidationError(`lab copy: no lab store at ${path}`, { field: "from" });
@@ -78,7 +85,23 @@ export async function copyLab(from: string, to: string, cwd: string = process.cw
   }
   try {
     // Oldest first, so the copied runs keep their order among themselves.
-    for (const run of read<Record<string, unknown>>(`SELECT ${RUN_COLUMNS.join(", ")} FROM lab_runs ORDER BY seq`)) {
+    for (const run of read<Record<string, unknown>>(`SELECT ${RUN_COLUMNS.join(", ")} FROM lab_runs ORDER BY started_at, seq`)) {
+      // Everything of the run is read and checked before it is written: a run is copied whole or not at all.
+      const rows = read<Record<string, unknown>>(`SELECT ${ROW_COLUMNS.join(", ")} FROM lab_rows WHERE run_id = ? ORDER BY idx`, run.id);
+      const trials = read<Record<string, unknown>>(`SELECT ${TRIAL_COLUMNS.join(", ")} FROM lab_trials WHERE run_id = ? ORDER BY idx`, run.id);
+      const batches = read<Record<string, unknown>>(`SELECT ${BATCH_COLUMNS.join(", ")} FROM lab_batches WHERE run_id = ? ORDER BY created_at, rowid`, run.id);
+      const hashes = callHashes(rows);
+      const texts: { hash: string; text: string }[] = [];
+      for (let start = 0; start < hashes.length; start += CHUNK) {
+        const chunk = hashes.slice(start, start + CHUNK);
+        texts.push(...read<{ hash: string; text: string }>(`SELECT hash, text FROM lab_texts WHERE hash IN (${chunk.map(() => "?").join(", ")})`, ...chunk));
+      }
+      checkTexts(texts, path, run.id);
+      checkStorable(run.id, "run", [run], () => "the run itself");
+      checkStorable(run.id, "row", rows, (r) => `row ${String(r.idx)}${typeof r.example_id === "string" ? ` (example ${JSON.stringify(r.example_id)})` : ""}`);
+      checkStorable(run.id, "trial", trials, (t) => `trial ${String(t.idx)}`);
+      checkStorable(run.id, "batch", batches, (b) => `batch ${JSON.stringify(b.batch_id)}`);
+      checkStorable(run.id, "text", texts, (t) => `the text stored under hash ${String(t.hash)}`);
       await client.query("BEGIN");
       try {
         const inserted = await client.query(
@@ -88,32 +111,28 @@ export async function copyLab(from: string, to: string, cwd: string = process.cw
         if (inserted.rowCount === 1) {
           report.runs.added++;
         } else {
-          // Already there: take the source's end when it has moved on (a run that was running at the last copy).
+          // Already there: take the source's end only when it moves the run forward (see movesForward).
           const changed = await client.query(
             `UPDATE lab_runs SET status = $2, ended_at = $3, score = $4, summary_json = $5, error = $6, best_trial = $7
-             WHERE id = $1 AND (status, COALESCE(ended_at, ''), summary_json) IS DISTINCT FROM ($2, COALESCE($3, ''), $5)`,
+             WHERE id = $1 AND $2::text <> 'running' AND $3::text IS NOT NULL
+               AND (status = 'running' OR ended_at IS NULL OR ended_at < $3::text)`,
             [run.id, run.status, run.ended_at, run.score, run.summary_json, run.error, run.best_trial],
           );
           if (changed.rowCount === 1) report.runs.updated++;
           else report.runs.unchanged++;
         }
-        const rows = read<Record<string, unknown>>(`SELECT ${ROW_COLUMNS.join(", ")} FROM lab_rows WHERE run_id = ? ORDER BY idx`, run.id);
-        const added = new Set((await insertAll(client, "lab_rows", ROW_COLUMNS, rows, "run_id, idx")).map((r) => r.idx));
-        report.rows += added.size;
-        // The texts the added rows' calls refer to, in the same transaction (rows already there have theirs).
-        const hashes = callHashes(rows.filter((r) => added.has(r.idx)));
-        for (let start = 0; start < hashes.length; start += CHUNK) {
-          const chunk = hashes.slice(start, start + CHUNK);
-          const texts = read<{ hash: string; text: string }>(`SELECT hash, text FROM lab_texts WHERE hash IN (${chunk.map(() => "?").join(", ")})`, ...chunk);
-          if (texts.length === 0) continue;
+        report.rows += (await insertAll(client, "lab_rows", ROW_COLUMNS, rows, "run_id, idx")).length;
+        // The texts the rows' calls refer to, in the same transaction (those the destination has are skipped).
+        for (let start = 0; start < texts.length; start += CHUNK) {
+          const chunk = texts.slice(start, start + CHUNK);
           const inserted = await client.query(
             "INSERT INTO lab_texts (hash, text) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (hash) DO NOTHING",
-            [texts.map((t) => t.hash), texts.map((t) => t.text)],
+            [chunk.map((t) => t.hash), chunk.map((t) => t.text)],
           );
           report.texts += inserted.rowCount ?? 0;
         }
-        report.trials += (await insertAll(client, "lab_trials", TRIAL_COLUMNS, read(`SELECT ${TRIAL_COLUMNS.join(", ")} FROM lab_trials WHERE run_id = ? ORDER BY idx`, run.id), "run_id, idx")).length;
-        report.batches += (await insertAll(client, "lab_batches", BATCH_COLUMNS, read(`SELECT ${BATCH_COLUMNS.join(", ")} FROM lab_batches WHERE run_id = ? ORDER BY created_at, rowid`, run.id), "run_id, batch_id")).length;
+        report.trials += (await insertAll(client, "lab_trials", TRIAL_COLUMNS, trials, "run_id, idx")).length;
+        report.batches += (await insertAll(client, "lab_batches", BATCH_COLUMNS, batches, "run_id, batch_id")).length;
         await client.query("COMMIT");
       } catch (error) {
         await client.query("ROLLBACK").catch(() => undefined);
@@ -126,8 +145,8 @@ export async function copyLab(from: string, to: string, cwd: string = process.cw
         report.registry.added++;
         continue;
       }
-      const [there] = (await client.query("SELECT created_at, state_json FROM registry_versions WHERE name = $1 AND version = $2", [version.name, version.version])).rows;
-      if (there?.created_at === version.created_at && there?.state_json === version.state_json) report.registry.unchanged++;
+      const [there] = (await client.query("SELECT state_json, module_class FROM registry_versions WHERE name = $1 AND version = $2", [version.name, version.version])).rows;
+      if (sameModule(there, version)) report.registry.unchanged++;
       else report.registry.conflicts.push(`${String(version.name)} v${String(version.version)}`);
     }
   } finally {
@@ -165,7 +184,7 @@ async function copyToFile(url: string, path: string): Promise<LabCopyReport> {
       throw storeError(path, "copy into", error);
     }
   };
-  for (const run of await read(`SELECT ${RUN_COLUMNS.join(", ")} FROM lab_runs ORDER BY seq`)) {
+  for (const run of await read(`SELECT ${RUN_COLUMNS.join(", ")} FROM lab_runs ORDER BY started_at, seq`)) {
     const rows = await read(`SELECT ${ROW_COLUMNS.join(", ")} FROM lab_rows WHERE run_id = $1 ORDER BY idx`, [run.id]);
     // The texts of the rows the file lacks, read before the write (a row that another writer adds
     // meanwhile is skipped, and its texts are then only unused entries).
@@ -177,16 +196,18 @@ async function copyToFile(url: string, path: string): Promise<LabCopyReport> {
     }
     const hashes = callHashes(rows.filter((r) => !there.has(r.idx)));
     const texts = hashes.length === 0 ? [] : await read("SELECT hash, text FROM lab_texts WHERE hash = ANY($1)", [hashes]);
+    checkTexts(texts as { hash: string; text: string }[], shownUrl(url), run.id);
     const trials = await read(`SELECT ${TRIAL_COLUMNS.join(", ")} FROM lab_trials WHERE run_id = $1 ORDER BY idx`, [run.id]);
     const batches = await read(`SELECT ${BATCH_COLUMNS.join(", ")} FROM lab_batches WHERE run_id = $1 ORDER BY created_at, seq`, [run.id]);
     write(() => {
       if (insert("lab_runs", RUN_COLUMNS, [run]) === 1) {
         report.runs.added++;
       } else {
-        const changed = db.prepare(
-          `UPDATE lab_runs SET status = ?, ended_at = ?, score = ?, summary_json = ?, error = ?, best_trial = ?
-           WHERE id = ? AND (status IS NOT ? OR COALESCE(ended_at, '') IS NOT COALESCE(?, '') OR summary_json IS NOT ?)`,
-        ).run(run.status, run.ended_at, run.score, run.summary_json, run.error, run.best_trial, run.id, run.status, run.ended_at, run.summary_json).changes;
+        // Only forward (see movesForward): an older copy of the team's lab never un-finishes a run of the file.
+        const there = db.prepare("SELECT status, ended_at FROM lab_runs WHERE id = ?").get(run.id) as RunEnd | undefined;
+        const changed = there !== undefined && movesForward(there, run as unknown as RunEnd) ? db.prepare(
+          "UPDATE lab_runs SET status = ?, ended_at = ?, score = ?, summary_json = ?, error = ?, best_trial = ? WHERE id = ?",
+        ).run(run.status, run.ended_at, run.score, run.summary_json, run.error, run.best_trial, run.id).changes : 0;
         if (changed === 1) report.runs.updated++;
         else report.runs.unchanged++;
       }
@@ -202,13 +223,70 @@ async function copyToFile(url: string, path: string): Promise<LabCopyReport> {
         report.registry.added++;
         return;
       }
-      const there = db.prepare("SELECT created_at, state_json FROM registry_versions WHERE name = ? AND version = ?").get(version.name, version.version) as
-        { created_at: string; state_json: string } | undefined;
-      if (there?.created_at === version.created_at && there?.state_json === version.state_json) report.registry.unchanged++;
+      const there = db.prepare("SELECT state_json, module_class FROM registry_versions WHERE name = ? AND version = ?").get(version.name, version.version) as
+        Record<string, unknown> | undefined;
+      if (sameModule(there, version)) report.registry.unchanged++;
       else report.registry.conflicts.push(`${String(version.name)} v${String(version.version)}`);
     });
   }
   return report;
+}
+
+/**
+ * Whether the destination's version is the same module as the source's: the same class and state
+ * (prompts, demos). When it was stored does not matter: the same program stored in both labs, or
+ * copied before, is already there, not a conflict.
+ */
+function sameModule(there: Record<string, unknown> | undefined, version: Record<string, unknown>): boolean {
+  return there !== undefined && there.state_json === version.state_json && there.module_class === version.module_class;
+}
+
+/** What decides whether a copy may write a run's end: its status and when it ended. */
+interface RunEnd { status: string; ended_at: string | null }
+
+/**
+ * Whether the source's end of a run moves the destination's copy of it forward: a run still running
+ * there takes an end; a run that ended there takes only a later end (a run resumed and finished
+ * again). A source still running, or ended earlier, never replaces what the destination has.
+ */
+function movesForward(there: RunEnd, source: RunEnd): boolean {
+  if (source.status === "running" || source.ended_at === null) return false;
+  return there.status === "running" || there.ended_at === null || there.ended_at < source.ended_at;
+}
+
+/**
+ * Refuses a text of lab_texts whose hash is not the one it is stored under (changed after it was
+ * written): copied, it would stand for the original in every row, and every later run, that sends it.
+ */
+function checkTexts(texts: { hash: string; text: string }[], where: string, runId: unknown): void {
+  for (const t of texts) {
+    if (textHash(t.text) !== t.hash) {
+      throw new ValidationError(
+        `lab copy: the text stored under hash ${t.hash} in ${where} does not match that hash (it was changed after it was written), ` +
+          `so run ${String(runId)} is not copied (the runs that started before it are). Restore the text, or delete the run's rows that refer to it, and copy again`,
+        { field: "from" },
+      );
+    }
+  }
+}
+
+/**
+ * Refuses a run holding a value PostgreSQL cannot store in a text column (a NUL character), naming
+ * the run, the record and the column, before any of the run is written.
+ */
+function checkStorable(runId: unknown, what: string, records: Record<string, unknown>[], name: (r: Record<string, unknown>) => string): void {
+  for (const r of records) {
+    for (const [column, value] of Object.entries(r)) {
+      if (typeof value === "string" && value.includes("\u0000")) {
+        throw new ValidationError(
+          `lab copy: run ${String(runId)}, ${name(r)}: its ${column} holds a NUL character (\\u0000), which PostgreSQL cannot store, ` +
+            `so this run is not copied (the runs that started before it are). Remove the character from that ${what} in the file, or keep this run in the file, and copy again ` +
+            "(what is already copied is skipped)",
+          { field: "from" },
+        );
+      }
+    }
+  }
 }
 
 /** The hashes of lab_texts the `calls_json` of `rows` refer to, each once. */

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import type { Statement } from "better-sqlite3";
 import { configuredLabUrl, configuredStorePath, globalConfig } from "../config.js";
 import { ConfigurationError, ValidationError } from "../errors.js";
-import { shownUrl } from "../instrument/redact.js";
+import { shownStore } from "../instrument/redact.js";
 import type { ModelCall } from "../lm/usage-scope.js";
 import { encodeCalls, storedCalls } from "./stored-calls.js";
 import { openStoreSync, storeError } from "./db.js";
@@ -213,7 +213,7 @@ export class LabStore {
 
   // ---- readers -------------------------------------------------------------------------------
 
-  /** The runs, newest first. */
+  /** The runs, newest first (by start time: a run copied in later from another lab takes its place by when it started). */
   runs(filter: RunFilter = {}): RunSummary[] {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
@@ -224,7 +224,7 @@ export class LabStore {
         params[key] = filter[key];
       }
     }
-    const sql = `SELECT * FROM lab_runs${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC` +
+    const sql = `SELECT * FROM lab_runs${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY started_at DESC, seq DESC` +
       (filter.limit !== undefined ? ` LIMIT ${filter.limit}` : "");
     return this.#read(() => this.#database().prepare<[Record<string, unknown>], RunRaw>(sql).all(params)).map(summary);
   }
@@ -306,7 +306,7 @@ export function labFromConfig(): Lab | null {
 /** A URL that names a PostgreSQL database, else a `ConfigurationError` saying what is accepted. */
 function checkedUrl(url: unknown): string {
   if (typeof url === "string" && isPostgresUrl(url)) return url;
-  const shown = typeof url === "string" ? JSON.stringify(shownUrl(url)) : String(url);
+  const shown = typeof url === "string" ? JSON.stringify(shownStore(url)) : String(url);
   throw new ConfigurationError(
     `The lab store's url (c.lab = { url } or TYPELM_LAB_URL) must be a PostgreSQL URL such as postgres://user@host:5432/typelm; received ${shown}. ` +
       "For a SQLite file, give c.lab = { path } instead",

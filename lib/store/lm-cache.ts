@@ -1,6 +1,10 @@
 import type { Database } from "better-sqlite3";
+import { redactedJson, redactString } from "../instrument/redact.js";
 
-/** One cached model reply. Never holds an API key or a header: only what the model said. */
+/**
+ * One cached model reply. Never holds an API key or a header: only what the model said, and what
+ * it was asked (its request), each with registered secrets masked when stored (`storedCacheRow`).
+ */
 export interface LMCacheRow {
   key: string;
   provider: string;
@@ -47,16 +51,33 @@ export class LMCacheTable {
   }
 
   put(row: LMCacheRow): void {
+    const clean = storedCacheRow(row);
     this.#put.run({
-      key: row.key, provider: row.provider, model: row.model, request_json: row.requestJson, content: row.content,
-      input_tokens: row.inputTokens, output_tokens: row.outputTokens, finish_reason: row.finishReason ?? null,
-      created_at: row.createdAt,
+      key: clean.key, provider: clean.provider, model: clean.model, request_json: clean.requestJson, content: clean.content,
+      input_tokens: clean.inputTokens, output_tokens: clean.outputTokens, finish_reason: clean.finishReason ?? null,
+      created_at: clean.createdAt,
     });
   }
 
   all(): LMCacheRow[] {
     return this.#all.all().map(fromRaw);
   }
+}
+
+/**
+ * A reply as both engines store it: registered secrets (an API key a prompt quoted or a reply
+ * echoed) masked in the reply and in the request, as in a run's rows and calls. The request is
+ * redacted on its decoded values, so it stays valid JSON; the key (a hash) is unchanged, so the
+ * same request still finds the reply.
+ */
+export function storedCacheRow(row: LMCacheRow): LMCacheRow {
+  let requestJson: string;
+  try {
+    requestJson = redactedJson(JSON.parse(row.requestJson));
+  } catch {
+    requestJson = redactString(row.requestJson);
+  }
+  return { ...row, requestJson, content: redactString(row.content) };
 }
 
 function fromRaw(row: RawRow): LMCacheRow {

@@ -51,7 +51,7 @@ export class PostgresLabEngine {
     return raw.map((b) => batchFrom(b, this.path, runId));
   }
 
-  /** The runs, newest first. */
+  /** The runs, newest first (by start time: a run copied in later from another lab takes its place by when it started). */
   async runs(filter: RunFilter = {}): Promise<RunSummary[]> {
     const where: string[] = [];
     const params: unknown[] = [];
@@ -61,7 +61,7 @@ export class PostgresLabEngine {
         where.push(`${key} = $${params.length}`);
       }
     }
-    const sql = `SELECT * FROM lab_runs${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC` +
+    const sql = `SELECT * FROM lab_runs${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY started_at DESC, seq DESC` +
       (filter.limit !== undefined ? ` LIMIT ${filter.limit}` : "");
     return (await this.#query<RunRaw>(sql, params)).map(summary);
   }

@@ -13,6 +13,24 @@ import type { ModelCall } from "../lm/usage-scope.js";
 const knownTexts = new Map<string, Set<string>>();
 
 /**
+ * PostgreSQL cannot store a NUL character in a text column: an id or a name holding one is refused
+ * when given (a `ValidationError` saying what to do), rather than lost when the write fails later.
+ */
+function refuseNul(value: string, what: string, field: string): void {
+  if (!value.includes("\u0000")) return;
+  throw new ValidationError(
+    `${what} ${JSON.stringify(value)} holds a NUL character (\\u0000), which PostgreSQL cannot store; ` +
+      "give it one without that character, or record into a lab store file (c.lab = { path })",
+    { field },
+  );
+}
+
+/** An error's text as PostgreSQL can store it: each NUL character written as the six characters `\u0000`, so nothing is dropped. */
+function visibleNul(text: unknown): unknown {
+  return typeof text === "string" && text.includes("\u0000") ? text.split("\u0000").join("\\u0000") : text;
+}
+
+/**
  * The lab store on a team's PostgreSQL database. Writers keep the SQLite store's synchronous
  * signatures: what they are given is checked at once (a bad value is a `ValidationError`, as on
  * SQLite), then queued and sent in batches (one INSERT per batch of rows), in order, so a remote
@@ -55,6 +73,7 @@ export class PostgresLabStore {
   /** Records a new run as `running` and returns its id (the write is queued). */
   startRun(run: StartRun): string {
     const configJson = checkStartRun(run, "LabStore.startRun");
+    refuseNul(run.name, "LabStore.startRun: the run's name", "name");
     const id = nodeCrypto().randomUUID();
     this.#enqueue({ op: "run", params: { id, kind: run.kind, name: run.name, started_at: new Date().toISOString(), config_json: configJson } });
     return id;
@@ -66,7 +85,9 @@ export class PostgresLabStore {
    * each text a later call may send again once in lab_texts, written in the same burst as the row.
    */
   recordExample(runId: string, row: EvaluationRow, calls?: readonly ModelCall[]): void {
+    if (typeof row.exampleId === "string") refuseNul(row.exampleId, `LabStore.recordExample: example ${row.index}'s id`, "exampleId");
     const params = rowParams(runId, row);
+    params.error = visibleNul(params.error);
     const texts: [string, string][] = [];
     if (calls !== undefined && calls.length > 0) {
       const known = this.#knownTexts();
@@ -86,12 +107,16 @@ export class PostgresLabStore {
 
   /** Records one finished optimizer trial of `runId` (queued, as `recordExample`). */
   recordTrial(runId: string, trial: Trial): void {
-    this.#enqueue({ op: "trial", runId, what: `trial ${trial.index}`, params: trialParams(runId, trial) });
+    const params = trialParams(runId, trial);
+    params.error = visibleNul(params.error);
+    this.#enqueue({ op: "trial", runId, what: `trial ${trial.index}`, params });
   }
 
   /** Marks the run completed, failed or stopped; an unknown run makes the next `flush()` reject. */
   finishRun(runId: string, end: FinishRun): void {
-    this.#enqueue({ op: "finish", runId, params: finishParams(runId, end) });
+    const params = finishParams(runId, end);
+    params.error = visibleNul(params.error);
+    this.#enqueue({ op: "finish", runId, params });
   }
 
   /** Sets a finished or interrupted run back to `running` (queued; an unknown run makes the next `flush()` reject). */

@@ -1,4 +1,4 @@
-import type { LMCacheRow } from "./lm-cache.js";
+import { storedCacheRow, type LMCacheRow } from "./lm-cache.js";
 import { postgresError, postgresPool } from "./pg.js";
 
 interface RawRow {
@@ -27,7 +27,8 @@ export class PostgresLMCacheTable {
   }
 
   /** Stores a reply; two processes storing the same key at once leave one row (the later reply). */
-  async put(row: LMCacheRow): Promise<void> {
+  async put(given: LMCacheRow): Promise<void> {
+    const row = storedCacheRow(given);
     await this.#query(
       `INSERT INTO lm_cache (key, provider, model, request_json, content, input_tokens, output_tokens, finish_reason, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)

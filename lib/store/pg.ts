@@ -232,6 +232,13 @@ export function postgresError(url: string, action: string, error: unknown): unkn
   const connection = typeof code === "string" && (/^(08|28|3D|53|57P)/.test(code) || /^E[A-Z]+/.test(code));
   if (action !== "open" && !connection) return error;
   if (error instanceof ConfigurationError) return error;
+  if (code === "ERR_INVALID_URL") {
+    return new ConfigurationError(
+      `Cannot ${action} the PostgreSQL lab store at ${shownUrl(url)}: the URL does not parse. A password holding / ? # @ or % must be ` +
+        "percent-encoded (/ as %2F, ? as %3F, # as %23, @ as %40, % as %25), e.g. postgres://user:pa%2Fss@host:5432/typelm.",
+      { cause: error },
+    );
+  }
   return new ConfigurationError(
     `Cannot ${action} the PostgreSQL lab store at ${shownUrl(url)}: ${message}${code === undefined ? "" : ` (${String(code)})`}. ` +
       "Check that the server is running and reachable, that the database exists and that the user may create tables in it " +

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { configuredLabUrl, configuredStorePath } from "../config.js";
 import { shownUrl } from "../instrument/redact.js";
-import { isPostgresUrl } from "./pg-url.js";
+import { storeKind } from "./pg-url.js";
 import { ValidationError } from "../errors.js";
 import { Module } from "../module.js";
 import type { RegistryVersion } from "./records.js";
@@ -56,7 +56,8 @@ export class Registry {
   constructor(options: RegistryOptions = {}) {
     // A team's lab on PostgreSQL (c.lab = { url } or TYPELM_LAB_URL) holds its registry too.
     const path = options.path ?? configuredLabUrl() ?? configuredStorePath();
-    const team = isPostgresUrl(path);
+    // Another scheme or a keyword string is refused without being shown (it may carry a password).
+    const team = path !== ":memory:" && storeKind(path, "Registry") === "postgresql";
     this.#location = path === ":memory:" || team ? path : resolve(path);
     this.path = team ? shownUrl(path) : this.#location;
   }

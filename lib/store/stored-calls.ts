@@ -68,7 +68,8 @@ export function encodeCalls(calls: readonly ModelCall[], keep: (hash: string, te
     const q = call.messages.map((m, i) => {
       const clean = redactString(m.content);
       const letter = LETTER[m.role] ?? "u";
-      if (i === lastUser || clean.length <= INLINE_TEXT) return `${letter}:${clean}`;
+      // A text holding a NUL character stays in the row's JSON (escaped there): PostgreSQL's lab_texts cannot store it.
+      if (i === lastUser || clean.length <= INLINE_TEXT || clean.includes("\u0000")) return `${letter}:${clean}`;
       const hash = textHash(clean);
       keep(hash, clean);
       return `${letter}#${hash}`;

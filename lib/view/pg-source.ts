@@ -44,6 +44,12 @@ export function readOnlyPool(url: string): Pool {
   const pool = new PoolClass({ connectionString: url, max: 4, allowExitOnIdle: true, options: "-c default_transaction_read_only=on", application_name: "typelm view" });
   // An idle client losing its connection (the server restarted) is an event, not a crash.
   pool.on("error", () => undefined);
+  // Set again as the session's first statement: `options=` in the URL replaces the startup options
+  // above (a `-c default_transaction_read_only=off` there would leave the session writable). A
+  // session where it cannot be set is closed, so no query runs on it.
+  pool.on("connect", (client) => {
+    client.query("SET SESSION default_transaction_read_only = on").catch(() => void client.end().catch(() => undefined));
+  });
   return pool;
 }
 
@@ -162,7 +168,7 @@ export class PostgresViewSource implements ViewSource {
     const raws = await this.#json<RunRaw>((json) => {
       const filter = build(json);
       params.push(query.limit, query.offset);
-      return `SELECT * FROM lab_runs${filter} ORDER BY seq DESC LIMIT $${params.length - 1} OFFSET $${params.length}`;
+      return `SELECT * FROM lab_runs${filter} ORDER BY started_at DESC, seq DESC LIMIT $${params.length - 1} OFFSET $${params.length}`;
     }, params);
     return { runs: raws.map(summary), total: counted!.n };
   }

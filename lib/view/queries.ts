@@ -79,7 +79,7 @@ export class SqliteViewSource implements ViewSource {
     }
     const filter = where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "";
     const total = this.#get<{ n: number }>(`SELECT count(*) AS n FROM lab_runs${filter}`, params)!.n;
-    const raws = this.#all<RunRaw>(`SELECT * FROM lab_runs${filter} ORDER BY seq DESC LIMIT @limit OFFSET @offset`, { ...params, limit: query.limit, offset: query.offset });
+    const raws = this.#all<RunRaw>(`SELECT * FROM lab_runs${filter} ORDER BY started_at DESC, seq DESC LIMIT @limit OFFSET @offset`, { ...params, limit: query.limit, offset: query.offset });
     return { runs: raws.map(summary), total };
   }
 
