@@ -7,6 +7,7 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { hostname, networkInterfaces } from "node:os";
 import { ValidationError } from "../errors.js";
 import { html, page } from "./html.js";
 import { NotFound, Routes } from "./routes.js";
@@ -41,10 +42,10 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   const store = await openSource(options.store);
   const host = options.host ?? "127.0.0.1";
   const routes = new Routes(store, options.deferIntervalsAbove ?? DEFER_INTERVALS_ABOVE);
-  const loopbackOnly = isLoopback(host);
+  const allowed = { test: allowedHosts(host), text: hostsText(host) };
   const server = createServer((req, res) => {
     // handle() answers its own errors; this is for a failure to send (the connection went away).
-    handle(routes, loopbackOnly, req, res).catch(() => res.destroy());
+    handle(routes, allowed, req, res).catch(() => res.destroy());
   });
   try {
     await new Promise<void>((done, fail) => {
@@ -84,23 +85,63 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || host.startsWith("127.");
+/** Whether `host` (what `--host` gave) is reachable only from this machine: localhost, 127.x.x.x, ::1, ::ffff:127.x.x.x. */
+export function isLoopback(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  return h === "localhost" || h === "::1" || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/** Whether `host` is a wildcard address (every interface of the machine). */
+function isWildcard(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, "$1");
+  return h === "0.0.0.0" || h === "::" || h === "::0" || h === "0:0:0:0:0:0:0:0";
 }
 
 /**
- * Answers one request: GET and HEAD only; when the viewer listens on loopback, only by a loopback
- * name; a page, or JSON under /api/; a page that is not there 404, bad input 400, anything else 500.
+ * The names a request's Host may give (port aside), whatever the viewer listens on: the loopback
+ * names (localhost, 127.x.x.x, [::1]); the address or name it was bound to (the printed address); and, bound to a wildcard
+ * address (0.0.0.0, ::), this machine's own interface addresses and host name as they were when it
+ * started. Any other name is refused, so a web page cannot reach the viewer through a DNS name of its
+ * own that points at this machine (DNS rebinding).
  */
-async function handle(routes: Routes, loopbackOnly: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export function allowedHosts(host: string): (hostHeader: string) => boolean {
+  const names = new Set<string>(["localhost", "::1"]);
+  const bound = host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  names.add(bound);
+  if (isWildcard(bound)) {
+    for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) names.add(a.address.toLowerCase().replace(/%.*$/, ""));
+    const me = hostname().toLowerCase();
+    if (me !== "") names.add(me);
+  }
+  return (hostHeader) => {
+    const h = hostHeader.toLowerCase();
+    const m = /^\[([0-9a-f:.]+)\](?::\d+)?$/.exec(h) ?? /^([^:[\]]+)(?::\d+)?$/.exec(h);
+    if (m === null) return false;
+    const name = m[1]!.replace(/\.$/, "");
+    return names.has(name) || /^127\.\d+\.\d+\.\d+$/.test(name);
+  };
+}
+
+/** The Host values the viewer answers to, as its refusal names them. */
+function hostsText(host: string): string {
+  return isWildcard(host) ? `127.0.0.1, localhost, [::1], ${host.includes(":") ? `[${host}]` : host}, this machine's addresses and its host name`
+    : isLoopback(host) && !host.startsWith("::ffff:") ? "127.0.0.1, localhost and [::1]"
+      : `127.0.0.1, localhost, [::1] and ${host.includes(":") ? `[${host}]` : host}`;
+}
+
+/**
+ * Answers one request: GET and HEAD only; only to a Host the viewer answers to (`allowedHosts`); a
+ * page, or JSON under /api/; a page that is not there 404, bad input 400, anything else 500.
+ */
+async function handle(routes: Routes, allowed: { test: (hostHeader: string) => boolean; text: string }, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== "GET" && req.method !== "HEAD") {
     send(res, 405, "text/plain; charset=utf-8", "The viewer is read-only: GET only.\n", { allow: "GET, HEAD" });
     return;
   }
   // A page on another site must not reach the viewer through a name that resolves to 127.0.0.1.
   const hostHeader = req.headers.host ?? "";
-  if (loopbackOnly && !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/i.test(hostHeader)) {
-    send(res, 403, "text/plain; charset=utf-8", "The viewer answers only to 127.0.0.1, localhost and [::1].\n");
+  if (!allowed.test(hostHeader)) {
+    send(res, 403, "text/plain; charset=utf-8", `The viewer answers only to ${allowed.text}.\n`);
     return;
   }
   const url = new URL(req.url ?? "/", "http://viewer");
@@ -150,6 +191,10 @@ export async function serveCommand(options: ViewerOptions, io: { stdout: (text: 
     process.on("SIGTERM", stop);
   });
   io.stderr(`Serving ${viewer.store} read-only; Ctrl-C stops.\n`);
+  const host = options.host ?? "127.0.0.1";
+  if (!isLoopback(host)) {
+    io.stderr(`Warning: listening on ${host}, which other machines may reach: the viewer has no login, so whoever reaches it reads every run in the store. It answers only to ${hostsText(host)}.\n`);
+  }
   io.stdout(`typelm view: ${viewer.url}\n`);
   await stopped;
   await viewer.close();
