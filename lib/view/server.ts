@@ -13,6 +13,7 @@ import { html, page } from "./html.js";
 import { NotFound, Routes } from "./routes.js";
 import type { ViewSource } from "./source.js";
 import { isPostgresUrl } from "../store/pg.js";
+import { npmLaunchers, whenEnded } from "../lab/launcher.js";
 
 /** What `startViewer` takes: the store (a file, or a postgres:// URL), and where to listen (default 127.0.0.1:4173). */
 export interface ViewerOptions {
@@ -181,14 +182,19 @@ function send(res: ServerResponse, status: number, type: string, body: string, e
   res.end(res.req.method === "HEAD" ? undefined : body);
 }
 
-/** `typelm view`: starts the viewer, prints its address, and serves until interrupted (Ctrl-C). */
+/**
+ * `typelm view`: starts the viewer, prints its address, and serves until interrupted (Ctrl-C, SIGTERM,
+ * SIGHUP) or, started by npx or npm, until npm and the shell it ran have ended.
+ */
 export async function serveCommand(options: ViewerOptions, io: { stdout: (text: string) => void; stderr: (text: string) => void }): Promise<number> {
   const viewer = await startViewer(options);
   // Listening for Ctrl-C before the address is announced: whoever reads it may stop the server at once.
+  // Started by npx or npm run (through a shell npm signals alone), it also stops when they have ended.
   const stopped = new Promise<void>((done) => {
-    const stop = () => { process.off("SIGINT", stop); process.off("SIGTERM", stop); done(); };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
+    const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+    const stop = () => { unwatch(); for (const s of signals) process.off(s, stop); done(); };
+    for (const s of signals) process.on(s, stop);
+    const unwatch = whenEnded(npmLaunchers(), stop);
   });
   io.stderr(`Serving ${viewer.store} read-only; Ctrl-C stops.\n`);
   const host = options.host ?? "127.0.0.1";
