@@ -8,10 +8,11 @@ import type { Database } from "better-sqlite3";
 import { ValidationError } from "../errors.js";
 import { storeError } from "../store/db.js";
 import { storedCalls } from "../store/stored-calls.js";
+import { QueryThread } from "./query-thread.js";
 import type { ModelCall } from "../lm/usage-scope.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../store/records.js";
 import {
-  ColumnsBuilder, onlyOne, parse, row, scoreRow, summary, trial, version,
+  ColumnsBuilder, LISTED_COLUMNS, listedColumn, onlyOne, parse, QUERY_TIMEOUT_MS, QueryTimeout, row, scoreRow, summary, trial, version,
   type ColumnOptions, type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
 } from "./source.js";
 
@@ -21,6 +22,8 @@ const requireFromHere = createRequire(import.meta.url);
 
 /** A row's columns as lists and pages read them (not its recorded calls, which only its own page shows). */
 const ROW = "rowid AS seq, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost";
+/** A row's columns as a page of rows reads them: long values cut (see `LISTED_CHARS`). */
+const LISTED = `rowid AS seq, idx, example_id, ${LISTED_COLUMNS.map((c) => listedColumn(c, (col, n) => `substr(${col}, 1, ${n})`)).join(", ")}, scores_json, duration_ms, input_tokens, output_tokens, cost`;
 
 /** How a query reads a JSON text column: as it is, or as NULL when it is not valid JSON (see `#reading`). */
 type Json = (column: string) => string;
@@ -39,11 +42,15 @@ function malformed(error: unknown): boolean {
 export class SqliteViewSource implements ViewSource {
   readonly path: string;
   readonly #db: Database;
+  /** Where the slow reads run (a worker thread with its own connection). */
+  readonly #thread: QueryThread;
   /** A stored value did not parse: JSON is read through `SAFE` from then on. */
   #safe = false;
 
-  constructor(path: string) {
+  /** `timeoutMs`: how long one slow read may take (default `QUERY_TIMEOUT_MS`). */
+  constructor(path: string, options: { timeoutMs?: number } = {}) {
     this.path = resolve(path);
+    this.#thread = new QueryThread(this.path, options.timeoutMs ?? QUERY_TIMEOUT_MS);
     if (!existsSync(this.path)) {
       throw new ValidationError(`no lab store at ${this.path}; run an experiment first (typelm run, typelm reproduce) or give one with --store`, { field: "store" });
     }
@@ -58,6 +65,7 @@ export class SqliteViewSource implements ViewSource {
   }
 
   async close(): Promise<void> {
+    await this.#thread.close();
     this.#db.close();
   }
 
@@ -145,13 +153,25 @@ export class SqliteViewSource implements ViewSource {
     return { n: c.n, sum: c.sum ?? 0, other: c.other ?? 0 };
   }
 
-  /** One page of a run's rows, narrowed and sorted by `query`, with how many match in all. */
+  /**
+   * One page of a run's rows, narrowed and sorted by `query`, with how many match in all. A query that
+   * visits every row of the run (text, label or score filters, sorting by score or duration) runs on
+   * the query thread, so other pages are answered meanwhile; it is stopped when `query.signal` is
+   * aborted or past the time limit (`QueryTimeout`).
+   */
   async rows(runId: string, query: RowQuery): Promise<{ rows: ViewRow[]; total: number }> {
+    const slow = (query.text !== undefined && query.text !== "") || (query.label !== undefined && query.label !== "") ||
+      query.maxScore !== undefined || (query.after === undefined && (query.sort === "score" || query.sort === "duration"));
     return this.#reading(async (json) => {
-      const sql = rowsSql(runId, query, json);
-      const total = this.#get<{ n: number }>(sql.count, sql.params)!.n;
-      const raws = this.#all<RowRaw>(sql.page, sql.pageParams);
-      return { rows: raws.map(row), total };
+      const sql = rowsSql(runId, query, json, slow);
+      if (!slow) return { rows: this.#all<RowRaw>(sql.page, sql.pageParams).map(row), total: this.#get<{ n: number }>(sql.count, sql.params)!.n };
+      try {
+        const [counted] = await this.#thread.read<{ n: number }>(sql.count, sql.params, true, query.signal);
+        const raws = await this.#thread.read<RowRaw>(sql.page, sql.pageParams, false, query.signal);
+        return { rows: raws.map(row), total: counted!.n };
+      } catch (error) {
+        throw error instanceof QueryTimeout || query.signal?.aborted ? error : storeError(this.path, "read", error);
+      }
     });
   }
 
@@ -279,7 +299,7 @@ export class SqliteViewSource implements ViewSource {
     if (ids.length === 0) return [];
     const indices = ids.filter((id) => /^#\d+$/.test(id)).map((id) => Number(id.slice(1)));
     return this.#all<RowRaw>(
-      `SELECT ${ROW} FROM lab_rows WHERE run_id = @run AND (example_id IN (SELECT value FROM json_each(@ids))
+      `SELECT ${LISTED} FROM lab_rows WHERE run_id = @run AND (example_id IN (SELECT value FROM json_each(@ids))
        OR (example_id IS NULL AND idx IN (SELECT value FROM json_each(@indices)))) ORDER BY idx`,
       { run: runId, ids: JSON.stringify(ids), indices: JSON.stringify(indices) },
     ).map(row);
@@ -311,9 +331,10 @@ export class SqliteViewSource implements ViewSource {
   }
 }
 
-/** The SQL of one page of a run's rows (`page`, `pageParams`) and of how many match (`count`, `params`). */
-function rowsSql(runId: string, query: RowQuery, json: Json): { count: string; params: Record<string, unknown>; page: string; pageParams: Record<string, unknown> } {
-  const where = ["run_id = @run"];
+/** The SQL of one page of a run's rows (for the query thread with `onThread`) (`page`, `pageParams`) and of how many match (`count`, `params`). */
+function rowsSql(runId: string, query: RowQuery, json: Json, onThread: boolean): { count: string; params: Record<string, unknown>; page: string; pageParams: Record<string, unknown> } {
+  // On the query thread each row visited calls typelm_live, which ends the query once it is to stop.
+  const where = onThread ? ["run_id = @run", "typelm_live(idx)"] : ["run_id = @run"];
   const params: Record<string, unknown> = { run: runId };
   if (query.failed) where.push("error IS NOT NULL");
   if (query.label !== undefined && query.label !== "") {
@@ -340,5 +361,5 @@ function rowsSql(runId: string, query: RowQuery, json: Json): { count: string; p
   const order = query.after !== undefined ? "rowid ASC"
     : query.sort === "score" && scorePath !== undefined ? `${score} ${direction}, idx`
       : query.sort === "duration" ? `duration_ms ${direction}, idx` : `idx ${direction}`;
-  return { count, params, page: `SELECT ${ROW} FROM lab_rows WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT @limit OFFSET @offset`, pageParams };
+  return { count, params, page: `SELECT ${LISTED} FROM lab_rows WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT @limit OFFSET @offset`, pageParams };
 }

@@ -11,7 +11,7 @@ import { hostname, networkInterfaces } from "node:os";
 import { ValidationError } from "../errors.js";
 import { html, page } from "./html.js";
 import { NotFound, Routes } from "./routes.js";
-import type { ViewSource } from "./source.js";
+import { QUERY_TIMEOUT_MS, QueryTimeout, type ViewSource } from "./source.js";
 import { isPostgresUrl } from "../store/pg.js";
 import { npmLaunchers, whenEnded } from "../lab/launcher.js";
 
@@ -26,6 +26,11 @@ export interface ViewerOptions {
    * it in when ready); default 20,000.
    */
   deferIntervalsAbove?: number;
+  /**
+   * Milliseconds one slow query (a filter over every row of a run) may take before it is stopped and
+   * the request answered 503 with a sentence; default 20,000.
+   */
+  queryTimeoutMs?: number;
 }
 
 /** A running viewer: its address, and `close()` to stop it. */
@@ -40,7 +45,7 @@ const DEFER_INTERVALS_ABOVE = 20_000;
 
 /** Starts the viewer; resolves once it listens. */
 export async function startViewer(options: ViewerOptions): Promise<Viewer> {
-  const store = await openSource(options.store);
+  const store = await openSource(options.store, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS);
   const host = options.host ?? "127.0.0.1";
   const routes = new Routes(store, options.deferIntervalsAbove ?? DEFER_INTERVALS_ABOVE);
   const allowed = { test: allowedHosts(host), text: hostsText(host) };
@@ -70,13 +75,13 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
 }
 
 /** The store's reads: the file at a path, or a team's lab at a postgres:// URL (loads `pg`). */
-async function openSource(store: string): Promise<ViewSource> {
+async function openSource(store: string, timeoutMs: number): Promise<ViewSource> {
   if (isPostgresUrl(store)) {
     const { PostgresViewSource } = await import("./pg-source.js");
-    return PostgresViewSource.open(store);
+    return PostgresViewSource.open(store, { timeoutMs });
   }
   const { SqliteViewSource } = await import("./queries.js");
-  return new SqliteViewSource(store);
+  return new SqliteViewSource(store, { timeoutMs });
 }
 
 function closeServer(server: Server): Promise<void> {
@@ -132,7 +137,8 @@ function hostsText(host: string): string {
 
 /**
  * Answers one request: GET and HEAD only; only to a Host the viewer answers to (`allowedHosts`); a
- * page, or JSON under /api/; a page that is not there 404, bad input 400, anything else 500.
+ * page, or JSON under /api/; a page that is not there 404, bad input 400, a query past its time 503,
+ * anything else 500; nothing for a client that has gone.
  */
 async function handle(routes: Routes, allowed: { test: (hostHeader: string) => boolean; text: string }, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== "GET" && req.method !== "HEAD") {
@@ -153,15 +159,19 @@ async function handle(routes: Routes, allowed: { test: (hostHeader: string) => b
     parts = ["\u0000"];
   }
   const api = parts[0] === "api";
+  // A client that goes away before its answer (a page left, a filter changed) stops its slow reads.
+  const gone = new AbortController();
+  res.once("close", () => { if (!res.writableFinished) gone.abort(new Error("the request was abandoned")); });
   try {
-    const out = api ? await routes.api(parts.slice(1), url.searchParams) : await routes.page(parts, url.searchParams);
+    const out = api ? await routes.api(parts.slice(1), url.searchParams, gone.signal) : await routes.page(parts, url.searchParams, gone.signal);
     if (typeof out === "string") {
       send(res, 200, "text/html; charset=utf-8", out);
     } else {
       send(res, 200, "application/json; charset=utf-8", JSON.stringify(out));
     }
   } catch (error) {
-    const status = error instanceof NotFound ? 404 : error instanceof ValidationError ? 400 : 500;
+    if (gone.signal.aborted) return;
+    const status = error instanceof NotFound ? 404 : error instanceof ValidationError ? 400 : error instanceof QueryTimeout ? 503 : 500;
     const message = error instanceof Error ? error.message : String(error);
     if (api) send(res, status, "application/json; charset=utf-8", JSON.stringify({ error: message }));
     else send(res, status, "text/html; charset=utf-8", page(status === 404 ? "Not found" : "Error", routes.store.path, html`<h1>${status === 404 ? "Not found" : "Error"}</h1><p id="error">${message}</p><p><a href="/">runs</a></p>`));
