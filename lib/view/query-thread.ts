@@ -27,9 +27,10 @@ export class QueryThread {
 
   /**
    * The rows of `sql` (the first only, `first`), read on the worker. Rejects with `QueryTimeout` past
-   * `timeoutMs` from now (waiting included), and with the signal's reason once it is aborted.
+   * `timeoutMs` (the thread's unless given) from now, waiting included, and with the signal's reason
+   * once it is aborted.
    */
-  read<T>(sql: string, params: Record<string, unknown>, first: boolean, signal?: AbortSignal): Promise<T[]> {
+  read<T>(sql: string, params: Record<string, unknown>, first: boolean, signal?: AbortSignal, timeoutMs = this.timeoutMs): Promise<T[]> {
     signal?.throwIfAborted();
     const job: QueryJob = { id: this.#next++, sql, params, first };
     return new Promise<T[]>((done, fail) => {
@@ -41,7 +42,7 @@ export class QueryThread {
         waiting.settle();
         fail(error);
       };
-      const timer = setTimeout(() => stop(new QueryTimeout(this.timeoutMs)), this.timeoutMs);
+      const timer = setTimeout(() => stop(new QueryTimeout(timeoutMs)), timeoutMs);
       const aborted = () => stop(signal!.reason instanceof Error ? signal!.reason : new Error("the request was abandoned"));
       signal?.addEventListener("abort", aborted, { once: true });
       const waiting: Waiting = {
