@@ -1,6 +1,8 @@
 // The viewer's reads of a lab store file, over its own read-only connection: nothing here can write to
 // the file, and no migration is applied (a store written by an older typelm is shown as it is).
-// better-sqlite3 reads synchronously and fast; the methods return settled promises (`ViewSource`).
+// better-sqlite3 reads synchronously; the quick reads (indexed) run here and return settled promises
+// (`ViewSource`), the slow ones (a filter over every row of a run) on the query thread (query-thread.ts),
+// so the server answers other pages meanwhile. A stored value that is not valid JSON is read as missing.
 import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
