@@ -93,11 +93,11 @@ for (const file of readdirSync(outdir, { recursive: true })) {
   if (renamed.length > 0) writeFileSync(path, code);
 }
 
-// The run viewer's interval worker (lib/view/intervals.ts starts it from this file beside the bundle):
+// The run viewer's interval and query workers (lib/view/intervals.ts, query-thread.ts start them from these files beside the bundle):
 // a file of its own, bundled with what it uses, which nothing imports, so `import "typelm"` never loads it.
 await build({
   absWorkingDir: root,
-  entryPoints: { "view-interval-worker": "lib/view/interval-worker.ts" },
+  entryPoints: { "view-interval-worker": "lib/view/interval-worker.ts", "view-query-worker": "lib/view/query-worker.ts" },
   outdir,
   bundle: true, format: "esm", platform: "node", target: "node20", packages: "external", sourcemap: true, logLevel: "warning",
 });

@@ -1,6 +1,7 @@
 // HTML for the viewer's pages. Every interpolated value of the `html` template is escaped unless it is
 // markup this module built (`Markup`), so a stored value (a model's reply, a dataset's text) can only
 // ever be text on the page.
+import { isCut } from "./source.js";
 import { escapeHtml } from "../notebook/html.js";
 
 /** Markup built by `html` (safe to insert as it is). */
@@ -30,10 +31,12 @@ export function html(strings: TemplateStringsArray, ...values: Part[]): Markup {
 /** Characters of one value a table cell shows; the whole value is on the row's page. */
 export const CELL_CHARS = 400;
 
-/** A value as text: strings as they are, everything else as JSON (indented when `pretty`). */
+/** A value as text: strings as they are, a value cut in a page of rows as its start, everything else as JSON (indented when `pretty`). */
 export function valueText(value: unknown, pretty = false): string {
   if (value === null || value === undefined) return "—";
   if (typeof value === "string") return value;
+  // A value too long for a page of rows (see ViewRow.truncated): its start; the example's page has it whole.
+  if (isCut(value)) return `${value.start}… (${value.characters} characters in all)`;
   try {
     return JSON.stringify(value, null, pretty ? 2 : undefined) ?? String(value);
   } catch {

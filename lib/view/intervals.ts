@@ -11,20 +11,23 @@ import type { Comparison } from "../evaluate/compare.js";
 import type { CiMethod, Interval } from "../evaluate/stats/methods.js";
 import type { IntervalAnswer, IntervalJob, PackedRun } from "./interval-worker.js";
 
-/** Where the worker's code is: beside this module (tsc's build), or the bundle's own file (dist/pkg). */
-function workerScript(): { file: string | URL; eval: boolean } {
+/**
+ * Where a viewer worker's code is (`name`: interval-worker or query-worker): beside this module (tsc's
+ * build), or the bundle's own file, view-<name>.js (dist/pkg).
+ */
+export function workerScript(name = "interval-worker"): { file: string | URL; eval: boolean } {
   const here = import.meta.url;
   if (here.endsWith(".ts")) {
     // Run from the TypeScript sources (the tests): tsx compiles the worker's module as it loads.
     const tsx = pathToFileURL(createRequire(here).resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href;
-    const worker = new URL("./interval-worker.ts", here).href;
+    const worker = new URL(`./${name}.ts`, here).href;
     return { file: `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(worker)}); });`, eval: true };
   }
-  for (const name of ["./interval-worker.js", "./view-interval-worker.js", "../view-interval-worker.js"]) {
-    const url = new URL(name, here);
+  for (const file of [`./${name}.js`, `./view-${name}.js`, `../view-${name}.js`]) {
+    const url = new URL(file, here);
     if (existsSync(fileURLToPath(url))) return { file: url, eval: false };
   }
-  throw new Error(`the viewer's interval worker is missing beside ${fileURLToPath(here)} (view-interval-worker.js): rebuild typelm (npm run build)`);
+  throw new Error(`the viewer's ${name.replace("-", " ")} is missing beside ${fileURLToPath(here)} (view-${name}.js): rebuild typelm (npm run build)`);
 }
 
 /** The typed arrays of a packed run, each once (transferred to the worker, not copied). */

@@ -148,7 +148,7 @@ export const LIVE_SCRIPT = `
   var body = table.tBodies[0];
   function cell(text, cls) { var td = document.createElement("td"); if (cls) td.className = cls; td.textContent = text; return td; }
   function clip(t) { return t.length <= ${400} ? t : t.slice(0, ${399}) + "\\u2026"; }
-  function show(v) { return v === null || v === undefined ? "\\u2014" : typeof v === "string" ? v : JSON.stringify(v); }
+  function show(v) { return v === null || v === undefined ? "\\u2014" : typeof v === "string" ? v : v.truncated === true && typeof v.start === "string" ? v.start + "\\u2026" : JSON.stringify(v); }
   function add(r) {
     var tr = document.createElement("tr");
     tr.setAttribute("data-example-id", r.exampleId === null ? "#" + r.index : r.exampleId);

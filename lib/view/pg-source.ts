@@ -14,13 +14,17 @@ import { postgresError } from "../store/pg.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../store/records.js";
 import { callTextHashes, decodeCalls } from "../store/stored-calls.js";
 import {
-  ColumnsBuilder, onlyOne, parse, row, scoreRow, summary, trial, version,
+  ColumnsBuilder, LISTED_COLUMNS, listedColumn, onlyOne, QUERY_TIMEOUT_MS, QueryTimeout, parse, row, scoreRow, summary, trial, version,
   type ColumnOptions, type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
 } from "./source.js";
 
 /** A row's columns as lists and pages read them; `seq` (the write order) is the column or, in a lab without it, the index. */
 const rowColumns = (seq: string) =>
   `${seq} AS seq, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost`;
+
+/** A row's columns as a page of rows reads them: long values cut (see `LISTED_CHARS`). */
+const listedColumns = (seq: string) =>
+  `${seq} AS seq, idx, example_id, ${LISTED_COLUMNS.map((c) => listedColumn(c, (col, n) => `left(${col}, ${n})`)).join(", ")}, scores_json, duration_ms, input_tokens, output_tokens, cost`;
 
 /** How a query reads a JSON text column as jsonb: a plain cast, or one that gives NULL for text that does not parse. */
 type Json = (column: string) => string;
@@ -37,11 +41,16 @@ const scoreOf = (json: Json, metricParam: string) =>
  * A pool of read-only sessions on the database at `url`: every transaction on them is read-only
  * (`default_transaction_read_only`, given when each connects), so a write fails with SQLSTATE 25006.
  * Loads `pg` (an optional peer dependency). The viewer reads through it; the tests try to write through it.
+ * `limits`: how many sessions (default 4), and how long one statement may run (PostgreSQL's `statement_timeout`).
  */
-export function readOnlyPool(url: string): Pool {
+export function readOnlyPool(url: string, limits: { max?: number; statementTimeoutMs?: number } = {}): Pool {
   const pg = requireOptional<typeof import("pg")>("pg", "The run viewer on a PostgreSQL lab (typelm view --store postgres://...)");
   const PoolClass = pg.Pool ?? (pg as unknown as { default: typeof import("pg") }).default.Pool;
-  const pool = new PoolClass({ connectionString: url, max: 4, allowExitOnIdle: true, options: "-c default_transaction_read_only=on", application_name: "typelm view" });
+  const pool = new PoolClass({
+    connectionString: url, max: limits.max ?? 4, allowExitOnIdle: true, options: "-c default_transaction_read_only=on", application_name: "typelm view",
+    // Each statement's time is bounded by the server (it cancels one past it: SQLSTATE 57014).
+    ...(limits.statementTimeoutMs === undefined ? {} : { statement_timeout: limits.statementTimeoutMs }),
+  });
   // An idle client losing its connection (the server restarted) is an event, not a crash.
   pool.on("error", () => undefined);
   // Set again as the session's first statement: `options=` in the URL replaces the startup options
@@ -59,20 +68,28 @@ export class PostgresViewSource implements ViewSource {
   readonly path: string;
   readonly #url: string;
   readonly #pool: Pool;
+  /** The sessions of the slow reads (filters over every row of a run): a few, so the others stay free for the rest. */
+  readonly #slowPool: Pool;
+  readonly #timeoutMs: number;
   /** Whether lab_rows has `seq` (the write order; a lab migrated by an older typelm has not). */
   #hasSeq = false;
   /** The sessions that have the temporary function SAFE uses. */
   readonly #safe = new WeakSet<PoolClient>();
 
-  private constructor(url: string) {
+  private constructor(url: string, timeoutMs: number) {
     this.#url = url;
     this.path = shownUrl(url);
-    this.#pool = readOnlyPool(url);
+    this.#timeoutMs = timeoutMs;
+    this.#pool = readOnlyPool(url, { statementTimeoutMs: timeoutMs });
+    this.#slowPool = readOnlyPool(url, { max: 2, statementTimeoutMs: timeoutMs });
   }
 
-  /** Connects to the lab at `url` and checks that it holds one (a database without lab_runs is refused). */
-  static async open(url: string): Promise<PostgresViewSource> {
-    const source = new PostgresViewSource(url);
+  /**
+   * Connects to the lab at `url` and checks that it holds one (a database without lab_runs is refused).
+   * `timeoutMs`: how long one statement may run before PostgreSQL stops it (default `QUERY_TIMEOUT_MS`).
+   */
+  static async open(url: string, options: { timeoutMs?: number } = {}): Promise<PostgresViewSource> {
+    const source = new PostgresViewSource(url, options.timeoutMs ?? QUERY_TIMEOUT_MS);
     try {
       const columns = await source.#columns("lab_rows");
       if (!(await source.#hasTable("lab_runs")) || columns.size === 0) {
@@ -87,16 +104,24 @@ export class PostgresViewSource implements ViewSource {
   }
 
   async close(): Promise<void> {
-    await this.#pool.end().catch(() => undefined);
+    await Promise.all([this.#pool.end().catch(() => undefined), this.#slowPool.end().catch(() => undefined)]);
   }
 
-  async #query<T>(sql: string, params: unknown[] = [], safe = false): Promise<T[]> {
+  /**
+   * One statement on a read-only session; `slow` on the sessions of slow reads, stopped on the server
+   * (pg_cancel_backend) when `signal` is aborted. One past the time limit fails with `QueryTimeout`.
+   */
+  async #query<T>(sql: string, params: unknown[] = [], safe = false, slow?: { signal?: AbortSignal }): Promise<T[]> {
     let client: PoolClient;
+    slow?.signal?.throwIfAborted();
     try {
-      client = await this.#pool.connect();
+      client = await (slow === undefined ? this.#pool : this.#slowPool).connect();
     } catch (error) {
       throw postgresError(this.#url, "read", error);
     }
+    const pid = (client as unknown as { processID?: number }).processID;
+    const cancel = () => { if (pid !== undefined) this.#pool.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => undefined); };
+    slow?.signal?.addEventListener("abort", cancel, { once: true });
     try {
       if (safe && !this.#safe.has(client)) {
         // A temporary function (this session's only, gone when it closes), defined in a transaction of its own.
@@ -111,21 +136,25 @@ export class PostgresViewSource implements ViewSource {
         }
         this.#safe.add(client);
       }
+      slow?.signal?.throwIfAborted();
       return (await client.query(sql, params)).rows as T[];
     } catch (error) {
+      if (slow?.signal?.aborted) throw error;
+      if ((error as { code?: unknown }).code === "57014") throw new QueryTimeout(this.#timeoutMs);
       throw error instanceof ValidationError ? error : postgresError(this.#url, "read", error);
     } finally {
+      slow?.signal?.removeEventListener("abort", cancel);
       client.release();
     }
   }
 
   /** A query that reads stored JSON: with plain casts, and again with the safe one when a stored value does not parse. */
-  async #json<T>(build: (json: Json) => string, params: unknown[]): Promise<T[]> {
+  async #json<T>(build: (json: Json) => string, params: unknown[], slow?: { signal?: AbortSignal }): Promise<T[]> {
     try {
-      return await this.#query<T>(build(PLAIN), params);
+      return await this.#query<T>(build(PLAIN), params, false, slow);
     } catch (error) {
       if (!badJson(error)) throw error;
-      return await this.#query<T>(build(SAFE), params, true);
+      return await this.#query<T>(build(SAFE), params, true, slow);
     }
   }
 
@@ -231,10 +260,14 @@ export class PostgresViewSource implements ViewSource {
         : query.sort === "score" && byScore ? (query.descending ? "sc.score DESC NULLS LAST, idx" : "sc.score ASC NULLS FIRST, idx")
           : query.sort === "duration" ? `duration_ms ${query.descending ? "DESC" : "ASC"}, idx` : `idx ${query.descending ? "DESC" : "ASC"}`;
       params.push(query.limit, query.offset);
-      return `SELECT ${rowColumns(this.#seq)} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}`;
+      return `SELECT ${listedColumns(this.#seq)} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}`;
     };
-    const [counted] = await this.#json<{ n: number }>((json) => build(json, false), params);
-    const raws = await this.#json<RowRaw>((json) => build(json, true), params);
+    // A filter over every row of the run (text, label, score; sorting by score or duration) is a slow read.
+    const slow = (query.text !== undefined && query.text !== "") || (query.label !== undefined && query.label !== "") ||
+      query.maxScore !== undefined || (query.after === undefined && (query.sort === "score" || query.sort === "duration"))
+      ? { signal: query.signal } : undefined;
+    const [counted] = await this.#json<{ n: number }>((json) => build(json, false), params, slow);
+    const raws = await this.#json<RowRaw>((json) => build(json, true), params, slow);
     return { rows: raws.map(row), total: counted!.n };
   }
 
@@ -325,7 +358,7 @@ export class PostgresViewSource implements ViewSource {
     if (ids.length === 0) return [];
     const indices = ids.filter((id) => /^#\d+$/.test(id)).map((id) => Number(id.slice(1)));
     return (await this.#query<RowRaw>(
-      `SELECT ${rowColumns(this.#seq)} FROM lab_rows WHERE run_id = $1 AND (example_id = ANY($2::text[]) OR (example_id IS NULL AND idx = ANY($3::int[]))) ORDER BY idx`,
+      `SELECT ${listedColumns(this.#seq)} FROM lab_rows WHERE run_id = $1 AND (example_id = ANY($2::text[]) OR (example_id IS NULL AND idx = ANY($3::int[]))) ORDER BY idx`,
       [runId, [...ids], indices],
     )).map(row);
   }

@@ -35,7 +35,8 @@ export class Routes {
 
   // ---- pages -----------------------------------------------------------------------------------
 
-  async page(parts: string[], q: URLSearchParams): Promise<string> {
+  /** The page at `parts`; `signal` is aborted when the request is gone (its slow reads are stopped). */
+  async page(parts: string[], q: URLSearchParams, signal?: AbortSignal): Promise<string> {
     const s = this.store.path;
     if (parts.length === 0) return page("Runs", s, runsPage(await this.store.runs(runQuery(q)), runQuery(q)));
     if (parts[0] === "runs" && parts.length === 2) {
@@ -45,7 +46,7 @@ export class Routes {
 <p>run <code>${run.id}</code> · <span class="status-${run.status}">${run.status}</span> · started ${run.startedAt}${run.endedAt === null ? "" : html` · ended ${run.endedAt}`}</p>
 ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       }
-      const d = await this.#evaluation(run, q);
+      const d = await this.#evaluation(run, q, signal);
       return page(run.name, s, evaluationPage(d), { nonce: randomBytes(16).toString("base64"), code: LIVE_SCRIPT });
     }
     if (parts[0] === "runs" && parts.length === 4 && parts[2] === "rows") {
@@ -72,7 +73,8 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
 
   // ---- JSON ------------------------------------------------------------------------------------
 
-  async api(parts: string[], q: URLSearchParams): Promise<unknown> {
+  /** The JSON at /api/`parts`; `signal` as for `page`. */
+  async api(parts: string[], q: URLSearchParams, signal?: AbortSignal): Promise<unknown> {
     if (parts[0] === "runs" && parts.length === 1) return this.store.runs(runQuery(q));
     if (parts[0] === "runs" && parts.length >= 2) {
       const run = await this.#run(parts[1]!);
@@ -85,7 +87,7 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
         const after = q.get("after");
         if (after !== null) query.after = whole(after, "after");
         // The counts after the rows: a row written in between is counted, and the next poll brings it.
-        const rows = await this.store.rows(run.id, query);
+        const rows = await this.store.rows(run.id, { ...query, signal });
         return { ...rows, status: (await this.#run(run.id)).status, counts: await this.store.rowCounts(run.id) };
       }
       if (parts[2] === "rows" && parts.length === 4) {
@@ -111,12 +113,12 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     return run;
   }
 
-  async #evaluation(run: RunSummary, q: URLSearchParams) {
+  async #evaluation(run: RunSummary, q: URLSearchParams, signal?: AbortSignal) {
     const metrics = await this.#metricLines.of(run);
     const query = rowQuery(q, run, metrics.map((m) => m.name));
     // The last position before the rows: a row written in between comes with the first poll (the page adds it once, by index).
     const lastSeq = run.status === "running" ? await this.store.lastSeq(run.id) : 0;
-    const [counts, rows, labels] = await Promise.all([this.store.rowCounts(run.id), this.store.rows(run.id, query), this.store.labels(run.id)]);
+    const [counts, rows, labels] = await Promise.all([this.store.rowCounts(run.id), this.store.rows(run.id, { ...query, signal }), this.store.labels(run.id)]);
     // Only a running run's page polls for new rows.
     return { run, counts, metrics, rows, query, labels, metricNames: metricNames(run, metrics), lastSeq };
   }

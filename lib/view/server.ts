@@ -7,11 +7,13 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { hostname, networkInterfaces } from "node:os";
 import { ValidationError } from "../errors.js";
 import { html, page } from "./html.js";
 import { NotFound, Routes } from "./routes.js";
-import type { ViewSource } from "./source.js";
+import { QUERY_TIMEOUT_MS, QueryTimeout, type ViewSource } from "./source.js";
 import { isPostgresUrl } from "../store/pg.js";
+import { npmLaunchers, whenEnded } from "../lab/launcher.js";
 
 /** What `startViewer` takes: the store (a file, or a postgres:// URL), and where to listen (default 127.0.0.1:4173). */
 export interface ViewerOptions {
@@ -24,6 +26,11 @@ export interface ViewerOptions {
    * it in when ready); default 20,000.
    */
   deferIntervalsAbove?: number;
+  /**
+   * Milliseconds one slow query (a filter over every row of a run) may take before it is stopped and
+   * the request answered 503 with a sentence; default 20,000.
+   */
+  queryTimeoutMs?: number;
 }
 
 /** A running viewer: its address, and `close()` to stop it. */
@@ -38,13 +45,13 @@ const DEFER_INTERVALS_ABOVE = 20_000;
 
 /** Starts the viewer; resolves once it listens. */
 export async function startViewer(options: ViewerOptions): Promise<Viewer> {
-  const store = await openSource(options.store);
+  const store = await openSource(options.store, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS);
   const host = options.host ?? "127.0.0.1";
   const routes = new Routes(store, options.deferIntervalsAbove ?? DEFER_INTERVALS_ABOVE);
-  const loopbackOnly = isLoopback(host);
+  const allowed = { test: allowedHosts(host), text: hostsText(host) };
   const server = createServer((req, res) => {
     // handle() answers its own errors; this is for a failure to send (the connection went away).
-    handle(routes, loopbackOnly, req, res).catch(() => res.destroy());
+    handle(routes, allowed, req, res).catch(() => res.destroy());
   });
   try {
     await new Promise<void>((done, fail) => {
@@ -68,13 +75,13 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
 }
 
 /** The store's reads: the file at a path, or a team's lab at a postgres:// URL (loads `pg`). */
-async function openSource(store: string): Promise<ViewSource> {
+async function openSource(store: string, timeoutMs: number): Promise<ViewSource> {
   if (isPostgresUrl(store)) {
     const { PostgresViewSource } = await import("./pg-source.js");
-    return PostgresViewSource.open(store);
+    return PostgresViewSource.open(store, { timeoutMs });
   }
   const { SqliteViewSource } = await import("./queries.js");
-  return new SqliteViewSource(store);
+  return new SqliteViewSource(store, { timeoutMs });
 }
 
 function closeServer(server: Server): Promise<void> {
@@ -84,23 +91,64 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || host.startsWith("127.");
+/** Whether `host` (what `--host` gave) is reachable only from this machine: localhost, 127.x.x.x, ::1, ::ffff:127.x.x.x. */
+export function isLoopback(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  return h === "localhost" || h === "::1" || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/** Whether `host` is a wildcard address (every interface of the machine). */
+function isWildcard(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, "$1");
+  return h === "0.0.0.0" || h === "::" || h === "::0" || h === "0:0:0:0:0:0:0:0";
 }
 
 /**
- * Answers one request: GET and HEAD only; when the viewer listens on loopback, only by a loopback
- * name; a page, or JSON under /api/; a page that is not there 404, bad input 400, anything else 500.
+ * The names a request's Host may give (port aside), whatever the viewer listens on: the loopback
+ * names (localhost, 127.x.x.x, [::1]); the address or name it was bound to (the printed address); and, bound to a wildcard
+ * address (0.0.0.0, ::), this machine's own interface addresses and host name as they were when it
+ * started. Any other name is refused, so a web page cannot reach the viewer through a DNS name of its
+ * own that points at this machine (DNS rebinding).
  */
-async function handle(routes: Routes, loopbackOnly: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export function allowedHosts(host: string): (hostHeader: string) => boolean {
+  const names = new Set<string>(["localhost", "::1"]);
+  const bound = host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  names.add(bound);
+  if (isWildcard(bound)) {
+    for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) names.add(a.address.toLowerCase().replace(/%.*$/, ""));
+    const me = hostname().toLowerCase();
+    if (me !== "") names.add(me);
+  }
+  return (hostHeader) => {
+    const h = hostHeader.toLowerCase();
+    const m = /^\[([0-9a-f:.]+)\](?::\d+)?$/.exec(h) ?? /^([^:[\]]+)(?::\d+)?$/.exec(h);
+    if (m === null) return false;
+    const name = m[1]!.replace(/\.$/, "");
+    return names.has(name) || /^127\.\d+\.\d+\.\d+$/.test(name);
+  };
+}
+
+/** The Host values the viewer answers to, as its refusal names them. */
+function hostsText(host: string): string {
+  return isWildcard(host) ? `127.0.0.1, localhost, [::1], ${host.includes(":") ? `[${host}]` : host}, this machine's addresses and its host name`
+    : isLoopback(host) && !host.startsWith("::ffff:") ? "127.0.0.1, localhost and [::1]"
+      : `127.0.0.1, localhost, [::1] and ${host.includes(":") ? `[${host}]` : host}`;
+}
+
+/**
+ * Answers one request: GET and HEAD only; only to a Host the viewer answers to (`allowedHosts`); a
+ * page, or JSON under /api/; a page that is not there 404, bad input 400, a query past its time 503,
+ * anything else 500; nothing for a client that has gone.
+ */
+async function handle(routes: Routes, allowed: { test: (hostHeader: string) => boolean; text: string }, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== "GET" && req.method !== "HEAD") {
     send(res, 405, "text/plain; charset=utf-8", "The viewer is read-only: GET only.\n", { allow: "GET, HEAD" });
     return;
   }
   // A page on another site must not reach the viewer through a name that resolves to 127.0.0.1.
   const hostHeader = req.headers.host ?? "";
-  if (loopbackOnly && !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/i.test(hostHeader)) {
-    send(res, 403, "text/plain; charset=utf-8", "The viewer answers only to 127.0.0.1, localhost and [::1].\n");
+  if (!allowed.test(hostHeader)) {
+    send(res, 403, "text/plain; charset=utf-8", `The viewer answers only to ${allowed.text}.\n`);
     return;
   }
   const url = new URL(req.url ?? "/", "http://viewer");
@@ -111,15 +159,19 @@ async function handle(routes: Routes, loopbackOnly: boolean, req: IncomingMessag
     parts = ["\u0000"];
   }
   const api = parts[0] === "api";
+  // A client that goes away before its answer (a page left, a filter changed) stops its slow reads.
+  const gone = new AbortController();
+  res.once("close", () => { if (!res.writableFinished) gone.abort(new Error("the request was abandoned")); });
   try {
-    const out = api ? await routes.api(parts.slice(1), url.searchParams) : await routes.page(parts, url.searchParams);
+    const out = api ? await routes.api(parts.slice(1), url.searchParams, gone.signal) : await routes.page(parts, url.searchParams, gone.signal);
     if (typeof out === "string") {
       send(res, 200, "text/html; charset=utf-8", out);
     } else {
       send(res, 200, "application/json; charset=utf-8", JSON.stringify(out));
     }
   } catch (error) {
-    const status = error instanceof NotFound ? 404 : error instanceof ValidationError ? 400 : 500;
+    if (gone.signal.aborted) return;
+    const status = error instanceof NotFound ? 404 : error instanceof ValidationError ? 400 : error instanceof QueryTimeout ? 503 : 500;
     const message = error instanceof Error ? error.message : String(error);
     if (api) send(res, status, "application/json; charset=utf-8", JSON.stringify({ error: message }));
     else send(res, status, "text/html; charset=utf-8", page(status === 404 ? "Not found" : "Error", routes.store.path, html`<h1>${status === 404 ? "Not found" : "Error"}</h1><p id="error">${message}</p><p><a href="/">runs</a></p>`));
@@ -140,16 +192,25 @@ function send(res: ServerResponse, status: number, type: string, body: string, e
   res.end(res.req.method === "HEAD" ? undefined : body);
 }
 
-/** `typelm view`: starts the viewer, prints its address, and serves until interrupted (Ctrl-C). */
+/**
+ * `typelm view`: starts the viewer, prints its address, and serves until interrupted (Ctrl-C, SIGTERM,
+ * SIGHUP) or, started by npx or npm, until npm and the shell it ran have ended.
+ */
 export async function serveCommand(options: ViewerOptions, io: { stdout: (text: string) => void; stderr: (text: string) => void }): Promise<number> {
   const viewer = await startViewer(options);
   // Listening for Ctrl-C before the address is announced: whoever reads it may stop the server at once.
+  // Started by npx or npm run (through a shell npm signals alone), it also stops when they have ended.
   const stopped = new Promise<void>((done) => {
-    const stop = () => { process.off("SIGINT", stop); process.off("SIGTERM", stop); done(); };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
+    const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+    const stop = () => { unwatch(); for (const s of signals) process.off(s, stop); done(); };
+    for (const s of signals) process.on(s, stop);
+    const unwatch = whenEnded(npmLaunchers(), stop);
   });
   io.stderr(`Serving ${viewer.store} read-only; Ctrl-C stops.\n`);
+  const host = options.host ?? "127.0.0.1";
+  if (!isLoopback(host)) {
+    io.stderr(`Warning: listening on ${host}, which other machines may reach: the viewer has no login, so whoever reaches it reads every run in the store. It answers only to ${hostsText(host)}.\n`);
+  }
   io.stdout(`typelm view: ${viewer.url}\n`);
   await stopped;
   await viewer.close();

@@ -32,12 +32,54 @@ export interface RowQuery {
   offset: number;
   /** Only rows written after this position (`ViewRow.seq`): what a live page has not shown yet. */
   after?: number;
+  /** Aborted when the request asking for the rows is gone: its query is stopped. */
+  signal?: AbortSignal;
+}
+
+/** Milliseconds one query of the viewer may take before it is stopped (`QueryTimeout`); default 20,000. */
+export const QUERY_TIMEOUT_MS = 20_000;
+
+/** A query of the viewer ran past its time and was stopped (answered 503). */
+export class QueryTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`the query took longer than ${ms / 1000} s, the viewer's limit for one query, and was stopped: narrow it (a longer text, a label, the failed rows only) or try again when the machine is less busy`);
+  }
 }
 
 /** One evaluated example as the viewer lists it: the stored row and its write position. */
 export interface ViewRow extends EvaluationRow {
   /** The order the row was written in: a live page asks for the rows after the last it saw. */
   seq: number;
+  /**
+   * In a page of rows, the values too long to list (more than `LISTED_CHARS` characters), each with
+   * its whole length in characters: such a value is a `CutValue` (the error, its start and "…");
+   * the example's own page and `/api/runs/<id>/rows/<index>` give it whole.
+   */
+  truncated?: Record<string, number>;
+}
+
+/** Characters of one value (inputs, expected values, prediction, error) a page of rows carries. */
+export const LISTED_CHARS = 4096;
+
+/** A value cut in a page of rows: the start of its stored JSON text and its whole length in characters. */
+export interface CutValue {
+  truncated: true;
+  characters: number;
+  start: string;
+}
+
+/** Whether `value` is a value cut in a page of rows. */
+export function isCut(value: unknown): value is CutValue {
+  const v = value as Partial<CutValue> | null;
+  return typeof v === "object" && v !== null && v.truncated === true && typeof v.start === "string" && typeof v.characters === "number";
+}
+
+/** The columns cut in a page of rows: each is read as at most `LISTED_CHARS` characters, with its length as `<column>_len`. */
+export const LISTED_COLUMNS = ["inputs_json", "expected_json", "prediction_json", "error"] as const;
+
+/** A column read for a page of rows, in SQL (`left` is the engine's function taking a text's first characters). */
+export function listedColumn(column: string, left: (column: string, n: number) => string): string {
+  return `CASE WHEN length(${column}) > ${LISTED_CHARS} THEN ${left(column, LISTED_CHARS)} ELSE ${column} END AS ${column}, length(${column}) AS ${column}_len`;
 }
 
 /** One stored registry version with what the viewer shows of it. */
@@ -252,6 +294,8 @@ export interface RunRaw {
 export interface RowRaw {
   seq: number | string; idx: number; example_id: string | null; inputs_json: string; expected_json: string; prediction_json: string | null;
   scores_json: string; error: string | null; duration_ms: number; input_tokens: number; output_tokens: number; cost: number;
+  /** Read for a page of rows (`listedColumn`): each cut column's whole length. */
+  inputs_json_len?: number | string | null; expected_json_len?: number | string | null; prediction_json_len?: number | string | null; error_len?: number | string | null;
 }
 export interface TrialRaw {
   idx: number; kind: string; parents_json: string; choices_json: string; instructions_json: string; demo_ids_json: string;
@@ -286,11 +330,29 @@ export function summary(raw: RunRaw): RunSummary {
 }
 
 export function row(r: RowRaw): ViewRow {
-  return {
-    seq: Number(r.seq), index: r.idx, exampleId: r.example_id, inputs: parse(r.inputs_json, {}), expected: parse(r.expected_json, {}),
-    prediction: r.prediction_json === null ? null : parse(r.prediction_json, {}), scores: parse(r.scores_json, {}),
-    error: r.error, durationMs: r.duration_ms, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cost: r.cost,
+  const cut: Record<string, number> = {};
+  const long = (field: string, length: number | string | null | undefined): number | undefined => {
+    const n = length == null ? undefined : Number(length);
+    if (n === undefined || n <= LISTED_CHARS) return undefined;
+    cut[field] = n;
+    return n;
   };
+  const json = <T>(field: string, text: string, length: number | string | null | undefined, fallback: T): T | CutValue => {
+    const n = long(field, length);
+    return n === undefined ? parse(text, fallback) : { truncated: true, characters: n, start: text };
+  };
+  const errorLength = long("error", r.error_len);
+  const shown: ViewRow = {
+    seq: Number(r.seq), index: r.idx, exampleId: r.example_id,
+    inputs: json("inputs", r.inputs_json, r.inputs_json_len, {}) as Record<string, unknown>,
+    expected: json("expected", r.expected_json, r.expected_json_len, {}) as Record<string, unknown>,
+    prediction: r.prediction_json === null ? null : json("prediction", r.prediction_json, r.prediction_json_len, {}) as Record<string, unknown>,
+    scores: parse(r.scores_json, {}),
+    error: r.error === null || errorLength === undefined ? r.error : `${r.error}…`,
+    durationMs: r.duration_ms, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cost: r.cost,
+  };
+  if (Object.keys(cut).length > 0) shown.truncated = cut;
+  return shown;
 }
 
 export function scoreRow(r: { idx: number; example_id: string | null; scores_json: string; error: string | null }): EvaluationRow {
