@@ -64,7 +64,7 @@ for c in root.iter("testcase"):
     expect(r.stderr).not.toContain("baseline: evaluating");
     expect(existsSync(join(dir, "fourth", "poem-sentiment", "results.json"))).toBe(false);
     const noBase = await runBuiltCli(["reproduce", "poem-sentiment", "--max-drop", "0.02"], dir);
-    expect(noBase.code).toBe(1);
+    expect(noBase.code).toBe(2);
     expect(noBase.stderr).toContain("--max-drop and --junit need --baseline");
     const badDrop = await runBuiltCli(["reproduce", "poem-sentiment", "--baseline", baselineFile, "--max-drop", "two"], dir);
     expect(badDrop.stderr).toContain('--max-drop expects a number between 0 and 1 (e.g. 0.02); received "two"');
