@@ -546,7 +546,7 @@ await new Evaluation({ concurrency: 1, progress: false }).evaluate({ moduleInsta
     });
 
     it("says what it takes when given something else", async () => {
-      expect(await cli("lab", "copy", "lab.sqlite")).toMatchObject({ code: 1, stderr: expect.stringContaining("lab copy <lab store file> <postgres://...>") });
+      expect(await cli("lab", "copy", "lab.sqlite")).toMatchObject({ code: 2, stderr: expect.stringContaining("lab copy <lab store file> <postgres://...>") });
       expect(await cli("lab", "copy", "missing.sqlite", fresh())).toMatchObject({ code: 1, stderr: expect.stringContaining(`no lab store at ${join(dir, "missing.sqlite")}`) });
       expect(await cli("lab", "copy", "lab.sqlite", "other.sqlite")).toMatchObject({ code: 1, stderr: expect.stringContaining("the destination must be a PostgreSQL URL") });
     });
