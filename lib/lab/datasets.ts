@@ -94,7 +94,8 @@ export async function loadDataset(nameOrPath: string, options: LoadDatasetOption
     const all = examplesFrom(rows, file, signature, "row", new Map(), header);
     // Nothing to split: say which file, not (later) that the test split is empty.
     if (all.length === 0) {
-      throw new ValidationError(`${file}: the file has no examples, only its header; add one row per example`, { field: "dataset" });
+      const what = header === undefined ? "no examples" : "no examples, only its header";
+      throw new ValidationError(`${file}: the file has ${what}; add one ${header === undefined ? "line" : "row"} per example`, { field: "dataset" });
     }
     const seed = options.seed ?? 0;
     const ranked = all.map((e) => [e, fraction(seed, e.id!)] as const).sort((a, b) => a[1] - b[1] || (a[0].id! < b[0].id! ? -1 : 1)).map(([e]) => e);

@@ -139,6 +139,8 @@ describe("loadDataset: what a newcomer's CSV gets wrong is named with its file a
     await expect(loadDataset(single, { signature: Ticket })).rejects.toThrow(`${join(single, "data.csv")}: the file is empty`);
     const headerOnly = folderWith("header-only-data", { "data.csv": `${HEADER}\n` });
     await expect(loadDataset(headerOnly, { signature: Ticket })).rejects.toThrow(`${join(headerOnly, "data.csv")}: the file has no examples, only its header; add one row per example`);
+    const noLines = folderWith("empty-data-jsonl", { "data.jsonl": "\n" });
+    await expect(loadDataset(noLines, { signature: Ticket })).rejects.toThrow(`${join(noLines, "data.jsonl")}: the file has no examples; add one line per example`);
   });
 
   it("a missing column points at the header's line and lists the columns found and expected (before: line 2, no columns)", async () => {
