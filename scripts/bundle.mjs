@@ -7,7 +7,9 @@
  *
  * Why a bundle: on Node 20 the ESM loader spends about half a millisecond per module resolving, reading
  * and linking; one file per entry point instead of ~150 modules is most of the cold-start gain (the
- * numbers are in bench/README.md). Source maps are written beside each file.
+ * numbers are in bench/README.md). No source maps: they were most of the package (823 kB for the main
+ * chunk of a 1.4 MB tarball), and the bundle is not minified, so a stack trace's file and line point
+ * at readable code that is the source with its types removed.
  */
 import { build } from "esbuild";
 import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -65,7 +67,7 @@ await build({
   platform: "node",
   target: "node20",
   packages: "external",
-  sourcemap: true,
+  sourcemap: false,
   // Not minified: before an uncaught error Node prints the source line of the frame that threw, and
   // the whitespace-minified bundle was one line of tens of KB. Syntax minification is off too: it joins
   // statements into comma expressions of up to 1,400 characters. The import time did not change
@@ -99,7 +101,7 @@ await build({
   absWorkingDir: root,
   entryPoints: { "view-interval-worker": "lib/view/interval-worker.ts", "view-query-worker": "lib/view/query-worker.ts" },
   outdir,
-  bundle: true, format: "esm", platform: "node", target: "node20", packages: "external", sourcemap: true, logLevel: "warning",
+  bundle: true, format: "esm", platform: "node", target: "node20", packages: "external", sourcemap: false, logLevel: "warning",
 });
 
 // temporal-polyfill and @toon-format/toon as CommonJS, for a require() that refuses ES modules (jest's

@@ -7,7 +7,7 @@ import { ValidationError } from "../errors.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
 import { isPlainObject } from "../plain-object.js";
-import { cellValue, parseCsv, type TableRow } from "./table.js";
+import { cellValue, parseCsv, type CsvTable, type TableRow } from "./table.js";
 
 /** The datasets shipped in `datasets/` (built by scripts/build-datasets.ts). */
 const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k", "squality-ratings"] as const;
@@ -89,9 +89,14 @@ export async function loadDataset(nameOrPath: string, options: LoadDatasetOption
         { field: "dataset" },
       );
     }
-    const { rows, sha256 } = await readRows(file);
+    const { rows, header, sha256 } = await readRows(file, signature);
     files[basename(file)] = sha256;
-    const all = examplesFrom(rows, file, signature, "row");
+    const all = examplesFrom(rows, file, signature, "row", new Map(), header);
+    // Nothing to split: say which file, not (later) that the test split is empty.
+    if (all.length === 0) {
+      const what = header === undefined ? "no examples" : "no examples, only its header";
+      throw new ValidationError(`${file}: the file has ${what}; add one ${header === undefined ? "line" : "row"} per example`, { field: "dataset" });
+    }
     const seed = options.seed ?? 0;
     const ranked = all.map((e) => [e, fraction(seed, e.id!)] as const).sort((a, b) => a[1] - b[1] || (a[0].id! < b[0].id! ? -1 : 1)).map(([e]) => e);
     const cut1 = Math.round(ranked.length * 0.6);
@@ -111,8 +116,8 @@ export async function loadDataset(nameOrPath: string, options: LoadDatasetOption
     // An id names one example: the same id in two splits would put one example in both (a test example trained on).
     const taken = new Map<string, string>();
     for (const [split, file] of perSplit) {
-      const { rows, sha256 } = await readRows(file!);
-      splits[split] = examplesFrom(rows, file!, signature, split, taken);
+      const { rows, header, sha256 } = await readRows(file!, signature);
+      splits[split] = examplesFrom(rows, file!, signature, split, taken, header);
       // The file's bytes, byte order mark included: what sha256sum prints.
       hashes[split] = { rows: splits[split].length, sha256 };
       files[basename(file!)] = sha256;
@@ -155,11 +160,22 @@ function dataFile(folder: string, name: string): string | undefined {
   return found[0];
 }
 
-async function readRows(file: string): Promise<{ rows: TableRow[]; sha256: string }> {
+/** A data file's rows (and a CSV file's header), and the sha256 of its bytes. A CSV file without a header is refused, naming the file. */
+async function readRows(file: string, signature: SignatureClass): Promise<{ rows: TableRow[]; header?: CsvTable["header"]; sha256: string }> {
   const bytes = await readBytes(file, `the data file`);
   const text = utf8Text(bytes, file);
-  const rows = file.endsWith(".csv") ? parseCsv(text, file) : jsonLines(text, file);
-  return { rows, sha256: nodeCrypto().createHash("sha256").update(bytes).digest("hex") };
+  const sha256 = nodeCrypto().createHash("sha256").update(bytes).digest("hex");
+  if (!file.endsWith(".csv")) return { rows: jsonLines(text, file), sha256 };
+  const { rows, header } = parseCsv(text, file);
+  if (header === undefined) {
+    throw new ValidationError(`${file}: the file is empty; a CSV file starts with a header row naming its columns: ${expectedColumns(signature)}`, { field: "dataset" });
+  }
+  return { rows, header, sha256 };
+}
+
+/** The columns a data file of this signature has: each field, then the optional id. */
+function expectedColumns(signature: SignatureClass): string {
+  return `${[...Object.keys(signature.input ?? {}), ...Object.keys(signature.output)].join(", ")} (and an optional id)`;
 }
 
 /** A seeded position in [0, 1) for an id: the data file's split does not depend on row order. */
@@ -326,12 +342,22 @@ function jsonLines(text: string, file: string): TableRow[] {
  */
 function examplesFrom(
   rows: readonly TableRow[], file: string, signature: SignatureClass, idPrefix: string, taken: Map<string, string> = new Map(),
+  header?: CsvTable["header"],
 ): FewShotExample[] {
   const inputs = Object.entries(signature.input ?? {});
   const outputs = Object.entries(signature.output);
   const seen = new Map<string, number>();
   const examples: FewShotExample[] = [];
   const fromSignatureJson = existsSync(join(dirname(file), "signature.json")) ? " (signature.json)" : "";
+  // A CSV file's columns are its header's: a missing one is the header's fault, whether or not rows follow.
+  const missing = header === undefined ? undefined : [...inputs, ...outputs].find(([name]) => !header.columns.includes(name));
+  if (header !== undefined && missing !== undefined) {
+    throw new ValidationError(
+      `${file}:${header.line}: the header has no column "${missing[0]}" the task signature declares${fromSignatureJson}; ` +
+        `columns found: ${header.columns.join(", ")}; expected: ${expectedColumns(signature)}`,
+      { field: missing[0] },
+    );
+  }
   rows.forEach((r, n) => {
     const at = `${file}:${r.line}`;
     const row = r.values;

@@ -17,26 +17,41 @@ export interface TableRow {
   fromText: boolean;
 }
 
+/** A CSV file's rows, and its header: the line it is on and the columns it names (undefined for a file of blank lines). */
+export interface CsvTable {
+  rows: TableRow[];
+  header: { line: number; columns: string[] } | undefined;
+}
+
 /**
  * Reads a CSV file's text (already decoded, BOM removed): a header row naming the columns, then one
  * record per row. RFC 4180 quoting: commas, quotes ("") and newlines inside quoted fields; CRLF or LF.
  */
-export function parseCsv(text: string, file: string): TableRow[] {
+export function parseCsv(text: string, file: string): CsvTable {
+  // Blank lines only (spaces, any line ends): no header, no rows.
+  if (text.trim() === "") return { rows: [], header: undefined };
   const lineEnds = text.split(/\r\n|\n|\r/);
+  const headerLine = lineEnds.findIndex((l) => l.trim() !== "") + 1;
+  let columns: string[] | undefined;
   let records: { record: Record<string, string>; info: { lines: number } }[];
   try {
     records = csv().parse(text, {
-      columns: (header: string[]) => uniqueColumns(header, `${file}:${lineEnds.findIndex((l) => l.trim() !== "") + 1}`),
+      columns: (header: string[]) => (columns = uniqueColumns(header, `${file}:${headerLine}`)),
       bom: true, skip_empty_lines: true, info: true, relax_column_count: false,
     }) as typeof records;
   } catch (error) {
     if (error instanceof ValidationError) throw error;
-    const e = error as { message?: string; lines?: number };
-    const line = typeof e.lines === "number" ? e.lines : undefined;
-    throw new ValidationError(`${file}${line === undefined ? "" : `:${line}`}: not valid CSV: ${(e.message ?? String(error)).replace(/\s+/g, " ")}`, { field: file, cause: error });
+    const e = error as { message?: string; lines?: number; code?: string };
+    // csv-parse finds an unclosed quote at the end of the file: name the line where it opened.
+    const opened = e.code === "CSV_QUOTE_NOT_CLOSED" ? unclosedQuoteLine(text) : undefined;
+    const line = opened ?? (typeof e.lines === "number" ? e.lines : undefined);
+    const message = opened !== undefined
+      ? `the quote that opens on line ${opened} is never closed; end the field with a quote (write "" for a quote inside it)`
+      : (e.message ?? String(error)).replace(/\s+/g, " ");
+    throw new ValidationError(`${file}${line === undefined ? "" : `:${line}`}: not valid CSV: ${message}`, { field: file, cause: error });
   }
   const rows: TableRow[] = [];
-  let previousEnd = 1; // the header
+  let previousEnd = headerLine;
   for (const { record, info } of records) {
     // A record starts on the first non-empty line after the previous one ended.
     let start = previousEnd + 1;
@@ -44,7 +59,35 @@ export function parseCsv(text: string, file: string): TableRow[] {
     rows.push({ line: start, values: record, fromText: true });
     previousEnd = info.lines;
   }
-  return rows;
+  return { rows, header: columns === undefined ? undefined : { line: headerLine, columns } };
+}
+
+/**
+ * The line (1-based) of the quote that opens the field still open at the end of the text, found as
+ * csv-parse reads quotes: a quote opens a field only at its start; inside, "" is a quote and a lone
+ * quote closes it. Undefined when no field is left open.
+ */
+function unclosedQuoteLine(text: string): number | undefined {
+  let quoting = false;
+  let fieldStart = true;
+  let opened = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoting) {
+      if (c === '"') {
+        if (text[i + 1] === '"') i++;
+        else quoting = false;
+      }
+      fieldStart = false;
+    } else if (c === '"' && fieldStart) {
+      quoting = true;
+      opened = i;
+    } else {
+      fieldStart = c === "," || c === "\n" || c === "\r";
+    }
+  }
+  if (!quoting) return undefined;
+  return text.slice(0, opened).split(/\r\n|\n|\r/).length;
 }
 
 /** The header's column names, each once: a name given twice would leave one column silently unread (the last one wins). */

@@ -73,7 +73,7 @@ describe("typelm rescore", () => {
     expect(out.stdout).toContain(rescored.id);
   });
 
-  it("says what a metric file must export, and exits 1", async () => {
+  it("says what a metric file must export, and exits 1 (2 without --metric: a usage error)", async () => {
     const cwd = project("bad");
     const source = await sourceRun(cwd);
     writeFileSync(join(cwd, "nothing.mjs"), "export default 42;\n");
@@ -81,7 +81,7 @@ describe("typelm rescore", () => {
     expect(out.code).toBe(1);
     expect(out.stderr).toMatch(/nothing\.mjs must default-export a metric function .* or a Judge/);
     const none = await runBuiltCli(["rescore", source], cwd);
-    expect(none.code).toBe(1);
+    expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/rescore needs at least one --metric <file>/);
   });
 });

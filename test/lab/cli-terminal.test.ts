@@ -60,7 +60,7 @@ describe("the command line shows stored and user-supplied text with its control 
     const command = await cli([HOSTILE], dir);
     expect(command.code).toBe(2);
     expect(command.stderr).not.toMatch(RAW_CONTROL);
-    expect(command.stderr).toContain(`Unknown command "${SHOWN}".`);
+    expect(command.stderr).toContain(`Unknown command "${SHOWN}"`);
 
     const option = await cli(["runs", `--${HOSTILE}`], dir);
     expect(option.code).toBe(2);
@@ -68,12 +68,13 @@ describe("the command line shows stored and user-supplied text with its control 
     expect(option.stderr).toContain("\\x1b[2J");
 
     const kind = await cli(["runs", "--kind", HOSTILE], dir);
-    expect(kind.code).toBe(1);
-    expect(kind.stderr).toBe(`typelm runs: --kind expects evaluation or optimization; received ${SHOWN}\n`);
+    expect(kind.code).toBe(2);
+    expect(kind.stderr.split("\n")[0]).toBe(`typelm runs: --kind expects evaluation or optimization; received ${SHOWN}`);
 
     const extra = await cli(["runs", HOSTILE], dir);
-    expect(extra.code).toBe(1);
+    expect(extra.code).toBe(2);
     expect(extra.stderr).not.toMatch(RAW_CONTROL);
-    expect(extra.stderr.trimEnd().split("\n")).toHaveLength(1);
+    // One line for the sentence (the newline in the argument shown escaped), then the usage.
+    expect(extra.stderr.split("\n").slice(0, 3)).toEqual([`typelm runs: runs takes no arguments; received ${SHOWN}`, "", "Usage:"]);
   });
 });

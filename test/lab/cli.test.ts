@@ -31,13 +31,13 @@ describe("typelm command line: usage and bad input", () => {
     expect(r.stderr).toContain('Unknown experiment "imdb": the known ones are poem-sentiment, banking77, gsm8k, restaurant8k');
   });
 
-  it("bad options and commands print the usage with exit code 2; bad numbers exit 1", async () => {
+  it("bad options, commands and numbers print the usage with exit code 2", async () => {
     expect(await cli(["reproduce", "--frobnicate"], dir)).toMatchObject({ code: 2, stderr: expect.stringContaining("Usage:") });
     expect(await cli(["fly"], dir)).toMatchObject({ code: 2, stderr: expect.stringContaining('Unknown command "fly"') });
     expect(await cli([], dir)).toMatchObject({ code: 2, stderr: expect.stringContaining("typelm reproduce") });
     expect(await cli(["help"], dir)).toMatchObject({ code: 0, stdout: expect.stringContaining("typelm runs") });
-    expect(await cli(["reproduce", "--limit", "ten"], dir)).toMatchObject({ code: 1, stderr: expect.stringContaining('--limit expects a whole number; received "ten"') });
-    expect(await cli(["reproduce", "--limit", "0"], join(dir, "zero"))).toMatchObject({ code: 1, stderr: expect.stringContaining("--limit expects a whole number ≥ 1; received 0") });
+    expect(await cli(["reproduce", "--limit", "ten"], dir)).toMatchObject({ code: 2, stderr: expect.stringContaining('--limit expects a whole number; received "ten"') });
+    expect(await cli(["reproduce", "--limit", "0"], join(dir, "zero"))).toMatchObject({ code: 2, stderr: expect.stringContaining("--limit expects a whole number ≥ 1; received 0") });
   });
 
   it("an unreachable --lm stops before the run with an error naming the model and what to check", async () => {
@@ -83,7 +83,7 @@ describe("typelm runs", () => {
     const r = await cli(["runs"], cwd);
     expect(r).toMatchObject({ code: 0, stdout: `No lab store at ${join(cwd, ".typelm/lab.sqlite")} (typelm reproduce creates it).\n` });
     expect(existsSync(join(cwd, ".typelm"))).toBe(false);
-    expect(await cli(["runs", "--limit", "0"], cwd)).toMatchObject({ code: 1, stderr: expect.stringContaining("--limit expects a whole number ≥ 1; received 0") });
+    expect(await cli(["runs", "--limit", "0"], cwd)).toMatchObject({ code: 2, stderr: expect.stringContaining("--limit expects a whole number ≥ 1; received 0") });
   });
 });
 

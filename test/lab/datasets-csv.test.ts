@@ -77,7 +77,7 @@ describe("loadDataset: CSV splits", () => {
       "train.csv": "id,text,priority,urgent,team,note\nt1,x,1,false,billing,\n",
       "dev.csv": `${HEADER}\n${simple("d1")}\n`, "test.csv": `${HEADER}\n${simple("x1")}\n`,
     });
-    await expect(loadDataset(missingColumn, { signature: Ticket })).rejects.toThrow(/train\.csv:2: has no column "tags"/);
+    await expect(loadDataset(missingColumn, { signature: Ticket })).rejects.toThrow(/train\.csv:1: the header has no column "tags"/);
     const badUtf8 = folderWith("bad-utf8", {
       "train.csv": Buffer.concat([Buffer.from(`${HEADER}\n${simple("t1")}\nt2,caf`), Buffer.from([0xe9]), Buffer.from(",1,false,billing,,[]\n")]),
       "dev.csv": `${HEADER}\n${simple("d1")}\n`, "test.csv": `${HEADER}\n${simple("x1")}\n`,
@@ -119,5 +119,56 @@ describe("loadDataset: one data file split 60/20/20", () => {
     const data = await loadDataset(path, { signature: Ticket });
     expect([data.train.length, data.dev.length, data.test.length]).toEqual([6, 2, 2]);
     expect([...data.train, ...data.dev, ...data.test].map((e) => e.id).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `row-${i + 1}`).sort());
+  });
+});
+
+describe("loadDataset: what a newcomer's CSV gets wrong is named with its file and the right line", () => {
+  const splits = (name: string, train: string) =>
+    folderWith(name, { "train.csv": train, "dev.csv": `${HEADER}\n${simple("d1")}\n`, "test.csv": `${HEADER}\n${simple("x1")}\n` });
+  const EXPECTED = "text, priority, urgent, team, note, tags (and an optional id)";
+
+  it("an empty file, or one of blank lines only, names the file and the columns it should start with (before: loaded as no rows)", async () => {
+    for (const [name, text] of [["empty-file", ""], ["blank-lines", "\n\r\n  \n"]] as const) {
+      const path = splits(name, text);
+      await expect(loadDataset(path, { signature: Ticket })).rejects.toThrow(
+        `${join(path, "train.csv")}: the file is empty; a CSV file starts with a header row naming its columns: ${EXPECTED}`,
+      );
+    }
+    // One data file to split: before, the run said only "The test split is empty".
+    const single = folderWith("empty-data", { "data.csv": "" });
+    await expect(loadDataset(single, { signature: Ticket })).rejects.toThrow(`${join(single, "data.csv")}: the file is empty`);
+    const headerOnly = folderWith("header-only-data", { "data.csv": `${HEADER}\n` });
+    await expect(loadDataset(headerOnly, { signature: Ticket })).rejects.toThrow(`${join(headerOnly, "data.csv")}: the file has no examples, only its header; add one row per example`);
+    const noLines = folderWith("empty-data-jsonl", { "data.jsonl": "\n" });
+    await expect(loadDataset(noLines, { signature: Ticket })).rejects.toThrow(`${join(noLines, "data.jsonl")}: the file has no examples; add one line per example`);
+  });
+
+  it("a missing column points at the header's line and lists the columns found and expected (before: line 2, no columns)", async () => {
+    const path = splits("misnamed", "id,txt,priority,urgent,team,note,tags\nt1,x,1,false,billing,,[]\n");
+    await expect(loadDataset(path, { signature: Ticket })).rejects.toThrow(
+      `${join(path, "train.csv")}:1: the header has no column "text" the task signature declares; columns found: id, txt, priority, urgent, team, note, tags; expected: ${EXPECTED}`,
+    );
+    // The header after two blank lines is on line 3; and it is checked even when no row follows it.
+    const late = splits("late-header", "\n\nid,text,priority,urgent,team,note\n");
+    await expect(loadDataset(late, { signature: Ticket })).rejects.toThrow(
+      `${join(late, "train.csv")}:3: the header has no column "tags" the task signature declares; columns found: id, text, priority, urgent, team, note; expected: ${EXPECTED}`,
+    );
+  });
+
+  it("an unclosed quote is reported on the line where it opens (before: the file's last line)", async () => {
+    const cases: [string, string, number][] = [
+      // The quote opens on line 3; two more lines follow it.
+      ["open-early", `${HEADER}\n${simple("t1")}\nt2,"open,1,false,billing,,[]\n${simple("t3")}\n${simple("t4")}\n`, 3],
+      // A quoted field over lines 2-3 is closed; the quote that is not opens on line 3, in the same record.
+      ["open-in-record", `${HEADER}\nt1,"two\nlines",1,false,billing,"note\n${simple("t2")}\n`, 3],
+      // CRLF line ends, a closed field over lines 2-3 before, the open quote on line 6.
+      ["open-crlf", [HEADER, 't1,"a\r\nb",1,false,billing,,[]', simple("t2"), simple("t3"), 't4,"x ""quoted"" and open,1,false,billing,,[]', simple("t5")].join("\r\n") + "\r\n", 6],
+    ];
+    for (const [name, text, line] of cases) {
+      const path = splits(name, text);
+      await expect(loadDataset(path, { signature: Ticket })).rejects.toThrow(
+        `${join(path, "train.csv")}:${line}: not valid CSV: the quote that opens on line ${line} is never closed; end the field with a quote (write "" for a quote inside it)`,
+      );
+    }
   });
 });

@@ -105,7 +105,7 @@ describe("fields named like the properties every object has", () => {
 
   it.each(["constructor", "__proto__"])("a CSV without a %s column says it has no such column", async (name) => {
     const path = folderWith(`no-column-${name}`, { "signature.json": signature(name), "train.csv": "id,label\nt1,a\n", "dev.csv": "id,label\nd1,a\n", "test.csv": "id,label\nx1,a\n" });
-    await expect(loadDataset(path)).rejects.toThrow(`${join(path, "train.csv")}:2: has no column "${name}" the task signature declares (signature.json)`);
+    await expect(loadDataset(path)).rejects.toThrow(`${join(path, "train.csv")}:1: the header has no column "${name}" the task signature declares (signature.json); columns found: id, label`);
   });
 
   it("a row that has the field is read as its value", async () => {

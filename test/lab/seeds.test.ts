@@ -57,7 +57,7 @@ describe("typelm reproduce --seeds N", () => {
   it("refuses a bad --seeds", async () => {
     const dir = mkdtempSync(join(tmpdir(), "typelm-seeds-bad-"));
     const zero = await runBuiltCli(["reproduce", "poem-sentiment", "--seeds", "0"], dir);
-    expect(zero.code).toBe(1);
+    expect(zero.code).toBe(2);
     expect(zero.stderr).toContain("--seeds expects a whole number ≥ 1; received 0");
   });
 });

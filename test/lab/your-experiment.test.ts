@@ -232,7 +232,6 @@ describe("typelm run, show and compare: bad input is one sentence and exit code 
       return ["run", "broken.ts"];
     }, /^typelm run: Cannot load the experiment file .*broken\.ts: .+\n$/],
     ["an unknown run id", () => ["show", "run-that-is-not-there"], /^typelm show: (no run whose id is or starts with "run-that-is-not-there" in .*lab\.sqlite; "typelm runs" lists the runs and their ids|no lab store at .*)\n$/],
-    ["compare with one id", () => ["compare", "only-one"], /^typelm compare: compare takes two evaluation run ids \(typelm runs --kind evaluation lists them\)\n$/],
     ["init with a bad name", () => ["init", "../escape"], /^typelm init: "\.\.\/escape" is not a usable name: .*\n$/],
   ];
   it.each(cases)("%s", async (_name, make, message) => {
@@ -241,5 +240,11 @@ describe("typelm run, show and compare: bad input is one sentence and exit code 
     expect(r.stderr).toMatch(message);
     expect(r.code).toBe(1);
     expect(r.stderr).not.toMatch(/^\s+at /m);
+  }, 60000);
+
+  it("compare with one id is a usage error: exit code 2, the sentence, then compare's usage", async () => {
+    const r = await runBuiltCli(["compare", "only-one"], project("bad-compare-with-one-id"));
+    expect(r.stderr).toMatch(/^typelm compare: compare takes two evaluation run ids \(typelm runs --kind evaluation lists them\)\n\nUsage:\n {2}typelm compare /);
+    expect(r.code).toBe(2);
   }, 60000);
 });

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { REPO, bareInstall, cleanEnv, type BareInstall } from "../helpers/bare-install.js";
@@ -28,7 +28,7 @@ function npmEnv(): NodeJS.ProcessEnv {
 }
 
 function npm(args: readonly string[], cwd: string): string {
-  const r = spawnSync("npm", [...args], { cwd, env: npmEnv(), encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 180_000 });
+  const r = spawnSync("npm", [...args], { cwd, env: npmEnv(), encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 420_000 });
   if (r.status !== 0) throw new Error(`npm ${args.join(" ")} exited ${r.status}\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
@@ -51,7 +51,7 @@ beforeAll(() => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe("npm pack in a fresh clone", () => {
-  let packed: { filename: string; entryCount: number; files: { path: string }[] };
+  let packed: { filename: string; size: number; entryCount: number; files: { path: string }[] };
   let bare: BareInstall | undefined;
   afterAll(() => bare?.remove());
 
@@ -68,7 +68,29 @@ describe("npm pack in a fresh clone", () => {
     expect([...paths].filter((p) => p.startsWith("dist/types/")).length).toBeGreaterThan(50);
     // tsc's JavaScript in dist/lib is for the repository's own scripts, not shipped.
     expect([...paths].filter((p) => p.startsWith("dist/lib/"))).toEqual([]);
-  }, 180_000);
+  }, 450_000);
+
+  test("ships no source map, nor a file pointing to one, and is the size the README gives", () => {
+    expect(packed).toBeDefined();
+    // A map (823 kB for the main chunk) was most of the tarball; a sourceMappingURL to a map not shipped makes bundlers warn.
+    expect(packed.files.map((f) => f.path).filter((p) => p.endsWith(".map"))).toEqual([]);
+    const unpacked = join(work, "listed");
+    mkdirSync(unpacked);
+    execFileSync("tar", ["-xzf", join(work, packed.filename), "-C", unpacked]);
+    const pointing = packed.files.map((f) => f.path).filter((p) => /\.(c|m)?js$/.test(p) && readFileSync(join(unpacked, "package", p), "utf8").includes("//# sourceMappingURL="));
+    expect(pointing).toEqual([]);
+    // "The tarball is 0.8 MB": the README's figure is this tarball's size to 0.1 MB.
+    const claimed = /The tarball is ([\d.]+) MB/.exec(readFileSync(join(REPO, "README.md"), "utf8"));
+    expect(claimed).not.toBeNull();
+    expect(Math.abs(packed.size / 1e6 - Number(claimed![1]))).toBeLessThanOrEqual(0.1);
+  });
+
+  test("the tarball npm pack leaves in a clone is ignored by git", () => {
+    expect(packed).toBeDefined();
+    // The README packs in the clone's root: `git status` must not list typelm-<version>.tgz.
+    const r = spawnSync("git", ["check-ignore", "--quiet", "--no-index", packed.filename], { cwd: REPO });
+    expect(r.status).toBe(0);
+  });
 
   test("the tarball, unpacked into a project, imports by name and runs the typelm command", async () => {
     expect(packed).toBeDefined();
@@ -96,5 +118,5 @@ describe("prepare (npm ci in a clone, npm install from a git URL)", () => {
     const built = statSync(index).mtimeMs;
     npm(["run", "prepare", "--silent"], clone);
     expect(statSync(index).mtimeMs).toBe(built);
-  }, 180_000);
+  }, 450_000);
 });

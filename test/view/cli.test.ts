@@ -43,7 +43,7 @@ describe("typelm view", () => {
   it("names what is wrong with its options", async () => {
     const cwd = dirname((await buildFixture()).path);
     let out = await runCliHere(["view", "--port", "http"], cwd);
-    expect(out).toMatchObject({ code: 1 });
+    expect(out).toMatchObject({ code: 2 });
     expect(out.stderr).toContain('--port expects a whole number; received "http"');
     out = await runCliHere(["view", "--port", "70000"], cwd);
     expect(out.stderr).toContain("--port expects a port number 0-65535; received 70000");
@@ -51,7 +51,7 @@ describe("typelm view", () => {
     expect(out.code).toBe(1);
     expect(out.stderr).toContain(`no lab store at ${join(cwd, "missing.sqlite")}`);
     out = await runCliHere(["runs", "--port", "5000"], cwd);
-    expect(out.stderr).toContain("--port and --host go with typelm view");
+    expect(out.stderr).toContain("--port is not an option of runs: it goes with typelm view");
     out = await runCliHere(["view", "extra"], cwd);
     expect(out.stderr).toContain("view takes no arguments");
   });
