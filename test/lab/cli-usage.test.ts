@@ -77,8 +77,8 @@ describe("typelm: every usage error exits 2 with one sentence and the command's 
     await expectUsageError(["reproduce", "--seeds", "0"], "reproduce", "--seeds expects a whole number ≥ 1; received 0");
     await expectUsageError(["runs", "--kind", "eval"], "runs", "--kind expects evaluation or optimization; received eval");
     await expectUsageError(["view", "--port", "70000"], "view", "--port expects a port number 0-65535; received 70000");
-    await expectUsageError(["run", "exp.ts", "--baseline", "r.json", "--max-drop", "5"], "run", '--max-drop expects a number between 0 and 1 (e.g. 0.02); received "5"');
-    await expectUsageError(["run", "exp.ts", "--junit", "x.xml"], "run", "--max-drop and --junit need --baseline <results.json | run id>: the gate compares this run with a baseline");
+    await expectUsageError(["run", "exp.ts", "--baseline", "r.json", "--max-drop", "5"], "run", '--max-drop expects the largest drop to tolerate, a number from 0 up to (not including) 1, e.g. 0.05 for 5 points; received "5"');
+    await expectUsageError(["run", "exp.ts", "--junit", "x.xml"], "run", "--tolerance (--max-drop), --allow-underpowered and --junit need --baseline <results.json | run id>: the gate compares this run with a baseline");
   });
 
   it("a missing or extra argument (before: exit 1)", async () => {
