@@ -4,7 +4,8 @@ import type { FewShotExample } from "../prompt/few-shot.js";
 import type { LanguageModel } from "../lm/types.js";
 import type { Metric, MetricResult } from "../evaluate/metric.js";
 import { Module, type CallOptions } from "../module.js";
-import { Predict } from "../predict/predict.js";
+import type { Predict } from "../predict/predict.js";
+import { JudgePredict } from "./judge-predict.js";
 import { withTrace } from "../predict/trace.js";
 import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
 import { isPlainObject } from "../plain-object.js";
@@ -99,9 +100,9 @@ export class Judge extends Module<JudgeInput, JudgeOutput> {
    * them in `outputOf`, `scoreOf` and `detailsOf`.
    */
   protected buildPredictor(options: JudgeOptions): Predict {
-    return new Predict(judgeSignature(this.scale, this.reference), {
+    return new JudgePredict(judgeSignature(this.scale, this.reference), {
       instruction: options.instruction ?? defaultInstruction(options.criteria, this.scale, this.reference),
-    });
+    }, [this.verdictField]);
   }
 
   /** The predictor's outputs as the judge's answer. */
