@@ -10,6 +10,7 @@ import { FewShotExample } from "../prompt/few-shot.js";
 import { noteScore } from "../store/module-score.js";
 import type { EvaluationRow } from "../store/records.js";
 import { checkExpectedFields, describeFields } from "./fields.js";
+import { checkJudgeModels, JUDGE_ONE_VERDICT, oneVerdictWarnings } from "../judge/judge-check.js";
 import { progressBar } from "./progress.js";
 import { AdaptiveConcurrency } from "./rate-limiter.js";
 import { isRecording, recordingStore, resumeRecording, startRecording, type RunRecorder } from "./recorder.js";
@@ -23,7 +24,10 @@ import { providerTransport } from "./batch-transport.js";
 import type { EvaluateArgs, Evaluation, ReportOf } from "./evaluation.js";
 
 /** `extraConfig` is merged into the run's recorded config (a rescore names its source run and module there). */
-export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: EvaluateArgs<M>, extraConfig: Record<string, unknown> = {}): Promise<ReportOf<M>> {
+/** `warnings` are the caller's (a rescore's remark on its source); the run adds its own (a judge's one verdict for every row). */
+export async function evaluateRun<M extends MetricSpec>(
+  ev: Evaluation, args: EvaluateArgs<M>, extraConfig: Record<string, unknown> = {}, warnings: readonly RunWarning[] = [],
+): Promise<ReportOf<M>> {
   const { onExample } = args;
   const moduleInstance = checkModule("Evaluation.evaluate", args.moduleInstance);
   const examples = checkExamples(args.testExamples);
@@ -32,6 +36,8 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
   if ((args.metrics ?? []).every((m) => typeof m === "string")) checkExpectedFields(moduleInstance, examples);
   const fields = describeFields(moduleInstance, examples);
   const metrics = resolveMetrics(args.metrics, fields);
+  // Each judge's model, before anything is recorded or called: none, or the offline stand-in, is refused.
+  checkJudgeModels(args.metrics);
   const metricNames = metrics.map((m) => m.name);
   const total = examples.length;
   const config = {
@@ -166,7 +172,13 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
   for (const metric of metrics) values[metric.name] = aggregate(metric, rows, fields);
   const durationMs = performance.now() - started;
   const failed = rows.filter((r) => r.error !== null);
-  const summary = { metrics: values, failures: failed.length, total, inputTokens, outputTokens, cost, durationMs, judge };
+  const runWarnings = [...warnings, ...oneVerdictWarnings(args.metrics, rows).map((message) => ({ code: JUDGE_ONE_VERDICT, message }))];
+  for (const w of runWarnings) warn(runId, ev.name, w);
+  const allWarnings = runWarnings.map((w) => w.message);
+  const summary = {
+    metrics: values, failures: failed.length, total, inputTokens, outputTokens, cost, durationMs, judge,
+    ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
+  };
   const headline = values[metricNames[0]!]!;
   await recorder.finish({ ok: true, score: headline, summary });
   // The registry stores it with the module's next version.
@@ -176,9 +188,24 @@ export async function evaluateRun<M extends MetricSpec>(ev: Evaluation, args: Ev
     recordError: recorder.failure,
   });
   return new EvaluationReport(
-    { metrics: values, results: rows, failures: failed, feedback, inputTokens, outputTokens, cost, durationMs, runId, name: ev.givenName, judge },
+    { metrics: values, results: rows, failures: failed, feedback, inputTokens, outputTokens, cost, durationMs, runId, name: ev.givenName, judge, warnings: allWarnings },
     fields,
   ) as ReportOf<M>;
+}
+
+/**
+ * A warning of the run: on the event bus (`evaluation.warning`, which the logger writes at level
+ * warn) and as a Node process warning (the terminal); the report and the stored summary keep it.
+ */
+function warn(runId: string | null, name: string, { code, message }: RunWarning): void {
+  Instrumentation.emit("evaluation.warning", { runId, name, code, message });
+  process.emitWarning(message, { type: "TypelmWarning", code });
+}
+
+/** A warning of the run: its code (as Node process warnings have) and its sentence. */
+export interface RunWarning {
+  code: string;
+  message: string;
 }
 
 /** The ids of the models the module's predictors call (`typelm show` names them); [] when none is configured. */

@@ -67,6 +67,8 @@ export interface EvaluationSummary {
   ci?: Record<string, Interval>;
   /** Metric name → how its interval was computed: `"wilson"` or `"bootstrap-bca"`. Computed when not given. */
   ciMethod?: Record<string, CiMethod>;
+  /** What the run warns of, one sentence each (a judge that gave every row one verdict; a rescore's failed source). */
+  warnings?: string[];
 }
 
 /** What `Evaluation.evaluate` returns. */
@@ -83,6 +85,8 @@ export class EvaluationReport implements EvaluationSummary {
   readonly judge: JudgeUsage;
   readonly runId: string | null;
   readonly name: string | undefined;
+  /** What the run warns of, one sentence each ([] when nothing): a judge that gave every row one verdict, a rescore's failed source. */
+  readonly warnings: string[];
   /** Set for a built-in metric when it was asked for (every metric is also `report[name]`). */
   declare readonly accuracy?: number;
   declare readonly f1_score?: number;
@@ -104,6 +108,7 @@ export class EvaluationReport implements EvaluationSummary {
     this.judge = summary.judge ?? { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
     this.runId = summary.runId;
     this.name = summary.name;
+    this.warnings = summary.warnings ?? [];
     this.#fields = fields;
     this.#ci = summary.ci;
     this.#ciMethod = summary.ciMethod;

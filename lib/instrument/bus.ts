@@ -8,7 +8,7 @@ export type EventName =
   | "prediction.start" | "prediction.end" | "module.forward.start" | "module.forward.end"
   | "react.iteration" | "codeact.iteration" | "programofthought.attempt" | "tool.call.start" | "tool.call"
   | "sandbox.run.start" | "sandbox.run.end"
-  | "evaluation.start" | "evaluation.example" | "evaluation.end" | "optimizer.start" | "optimizer.trial" | "optimizer.warning" | "optimizer.end"
+  | "evaluation.start" | "evaluation.example" | "evaluation.end" | "evaluation.warning" | "optimizer.start" | "optimizer.trial" | "optimizer.warning" | "optimizer.end"
   | (string & {});
 
 /** One event as listeners get it: its name, its redacted payload (with `traceId`, `spanId`, `parentSpanId`) and when it was emitted. */

@@ -4,7 +4,8 @@ import type { FewShotExample } from "../prompt/few-shot.js";
 import type { LanguageModel } from "../lm/types.js";
 import type { Metric, MetricResult } from "../evaluate/metric.js";
 import { Module, type CallOptions } from "../module.js";
-import { Predict } from "../predict/predict.js";
+import type { Predict } from "../predict/predict.js";
+import { JudgePredict } from "./judge-predict.js";
 import { withTrace } from "../predict/trace.js";
 import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
 import { isPlainObject } from "../plain-object.js";
@@ -22,7 +23,10 @@ export interface JudgeOptions {
   scale?: JudgeScale;
   /** Show the judge the example's expected outputs (default false: only inputs and prediction). */
   reference?: boolean;
-  /** The judge's model (default: the configured one). */
+  /**
+   * The judge's model (default: the one configured for the run). An evaluation refuses a judge with
+   * none, or whose model is the offline stand-in (`simulated/stand-in`), before any call.
+   */
   lm?: LanguageModel;
   /** The judge's instruction (default: one written from the criteria and the scale). */
   instruction?: string;
@@ -51,7 +55,9 @@ const VERDICTS = ["pass", "fail"] as const;
  * An LM-as-judge metric that is a typed program. Its inner predictor (`predictor`) has a signature
  * whose outputs are a rationale and a verdict (`"pass" | "fail"`) or a whole-number score on
  * `{ min, max }`, so a reply either parses into one of those or the call fails with an `OutputError`:
- * in an evaluation that row is an error row carrying the judge's error, never a silent 0.
+ * in an evaluation that row is an error row carrying the judge's error, never a silent 0. Of the JSON
+ * objects in a reply that hold the verdict, the last one counts (the judge's own, not one it quotes
+ * from the answer). An evaluation warns (`report.warnings`) when the judge gave every row one verdict.
  *
  * As a metric (`metrics: [judge]`, or `judge.metric` where a function is wanted, e.g. an optimizer's
  * `metric`) it scores in [0, 1]: pass = 1, fail = 0, a score s maps to (s − min)/(max − min). Its
@@ -99,9 +105,9 @@ export class Judge extends Module<JudgeInput, JudgeOutput> {
    * them in `outputOf`, `scoreOf` and `detailsOf`.
    */
   protected buildPredictor(options: JudgeOptions): Predict {
-    return new Predict(judgeSignature(this.scale, this.reference), {
+    return new JudgePredict(judgeSignature(this.scale, this.reference), {
       instruction: options.instruction ?? defaultInstruction(options.criteria, this.scale, this.reference),
-    });
+    }, [this.verdictField]);
   }
 
   /** The predictor's outputs as the judge's answer. */

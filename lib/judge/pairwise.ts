@@ -2,7 +2,8 @@ import { z } from "zod";
 import { ValidationError } from "../errors.js";
 import type { LanguageModel } from "../lm/types.js";
 import { Module, type CallOptions } from "../module.js";
-import { Predict } from "../predict/predict.js";
+import type { Predict } from "../predict/predict.js";
+import { JudgePredict } from "./judge-predict.js";
 import { Signature, type SignatureClass } from "../signature/signature.js";
 import type { Interval } from "../evaluate/stats/methods.js";
 import type { JudgeUsage } from "../evaluate/report.js";
@@ -113,7 +114,8 @@ export class PairwiseJudge extends Module<PairwiseInput, PairwiseOutput> {
     this.name = options.name ?? "pairwise";
     this.criteria = options.criteria;
     this.reference = options.reference ?? false;
-    this.predictor = new Predict(pairwiseSignature(this.reference), { instruction: options.instruction ?? defaultInstruction(options.criteria, this.reference) });
+    // Its own (last) winner counts, not one quoted from an answer (see JudgePredict).
+    this.predictor = new JudgePredict(pairwiseSignature(this.reference), { instruction: options.instruction ?? defaultInstruction(options.criteria, this.reference) }, ["winner"]);
     if (options.lm !== undefined) this.config.lm = options.lm;
   }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { LanguageModel } from "../lm/types.js";
-import { Predict } from "../predict/predict.js";
+import type { Predict } from "../predict/predict.js";
+import { JudgePredict } from "./judge-predict.js";
 import { Signature } from "../signature/signature.js";
 import { Judge, type JudgeOptions, type JudgeOutput } from "./judge.js";
 
@@ -56,7 +57,7 @@ export class SemanticF1 extends Judge {
   }
 
   protected override buildPredictor(options: JudgeOptions): Predict {
-    return new Predict(SemanticRecallPrecision, { instruction: options.instruction ?? INSTRUCTION });
+    return new JudgePredict(SemanticRecallPrecision, { instruction: options.instruction ?? INSTRUCTION }, ["recall", "precision"]);
   }
 
   protected override outputOf(out: Record<string, unknown>): JudgeOutput {

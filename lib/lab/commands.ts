@@ -93,6 +93,8 @@ function showEvaluation(run: EvaluationRun): string[] {
   if (typeof judge?.calls === "number" && judge.calls > 0) {
     out.push(`judge calls ${judge.calls}, tokens ${String(judge.inputTokens)} in / ${String(judge.outputTokens)} out, cost $${Number(judge.cost).toFixed(4)}`);
   }
+  const warnings = run.summary["warnings"];
+  if (Array.isArray(warnings)) for (const w of warnings) out.push(`warning: ${printable(String(w))}`);
   if (Object.keys(metrics).length > 0) {
     const report = storedReport(run, metrics);
     out.push("", ...table(["metric", "value", "95% CI", "method"], Object.entries(metrics).map(([m, v]) => {

@@ -160,6 +160,14 @@ export function renderReport(input: ReportInput): string {
     if (models.some((m) => Object.keys(m.comparison).length > 0)) out.push(PAIRED_NOTE, "");
   }
 
+  // The evaluations' warnings (a judge that gave every row one verdict), each under the table.
+  for (const m of models) {
+    const tag = several ? ` (${markdownCode(m.model.id)})` : "";
+    for (const [which, result] of [["baseline", m.baseline], ["optimized", m.optimized]] as const) {
+      for (const w of result?.warnings ?? []) out.push(`**Warning** (${which}${tag}): ${markdownCell(w)}`, "");
+    }
+  }
+
   const split = (s: string) => {
     const x = r.dataset.splits[s]!;
     return `${s} ${x.used} of ${x.rows} rows (sha256 \`${x.sha256}\`)`;

@@ -60,6 +60,8 @@ export interface EvaluationResult {
   perLabel: Record<string, { precision: number; recall: number; f1: number; support: number }> | null;
   /** Every test example: its id, expected and predicted outputs and per-example scores (what `--baseline` pairs). */
   rows: ResultRow[];
+  /** The evaluation's warnings (`report.warnings`), only when it gave some. */
+  warnings?: string[];
 }
 
 /** Optimized against baseline on one metric, paired by example: `compare(baseline, optimized)`. */

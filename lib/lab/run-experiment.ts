@@ -26,6 +26,7 @@ import { checkLabelField, isExperiment } from "./define.js";
 import type { LoadedExperiment } from "./load-experiment.js";
 import { resultRows } from "./gate.js";
 import { chooseModel, type ModelChoice } from "./model-choice.js";
+import { checkJudgeModels, checkJudgesAnswer } from "../judge/judge-check.js";
 import { recordedOptions } from "./recorded-options.js";
 import { evaluateInRun } from "./resume-run.js";
 import { waitingFor } from "./pending.js";
@@ -185,6 +186,18 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
   try {
     globalConfig.lab = team === undefined ? { path: labPath } : { url: team };
     const lab: Lab = teamLab ?? LabStore.open(labPath);
+    // The judges' models first, with no call: a judge with none, or judged by the offline stand-in, stops it here.
+    for (const choice of choices) {
+      globalConfig.lm = choice.lm;
+      checkJudgeModels(metrics);
+    }
+    // Then one call of each judge (on the first test example, its expected outputs as the answer), before
+    // any call of the program: a judge's missing package, key or server stops the run as the program's would.
+    const judgesChecked = new Set<unknown>();
+    for (const choice of choices) {
+      globalConfig.lm = choice.lm;
+      if (dataset.test[0] !== undefined) await checkJudgesAnswer(metrics, dataset.test[0], dataset.test[0].output, options.modelCheckMs ?? MODEL_CHECK_MS, judgesChecked);
+    }
     // Every model answers the check before anything runs: one that cannot be used stops the command
     // before another model's run has been paid for.
     const programs: Module[] = [];
@@ -444,6 +457,7 @@ export function evaluationResult(report: EvaluationReport, field: string | undef
     confusion: field === undefined ? null : report.confusion(field),
     perLabel: field === undefined ? null : report.perLabel(field),
     rows: resultRows(report.results),
+    ...(report.warnings.length > 0 ? { warnings: [...report.warnings] } : {}),
   };
 }
 

@@ -2,7 +2,8 @@ import { currentSampling, resolveLM, resolveStrategy } from "../config.js";
 import { convertOutputs } from "../convert/output.js";
 import { validateInputs } from "../convert/input.js";
 import { describeError, Instrumentation, inSpan } from "../instrument/bus.js";
-import type { LanguageModel } from "../lm/types.js";
+import type { LanguageModel, LMResponse } from "../lm/types.js";
+import type { StrategyInterface } from "../strategy/strategy.js";
 import { Module, withCallSampling, type CallOptions, type Tunable } from "../module.js";
 import { Prompt } from "../prompt/prompt.js";
 import { parseToonReply } from "../prompt/toon-data.js";
@@ -97,6 +98,14 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
     return inSpan(() => this.predictInSpan(values, lm));
   }
 
+  /**
+   * The value a reply holds: its TOON (data format "toon"), else the JSON the strategy extracts. A
+   * judge's predictor reads its own, last verdict here (see `Judge`).
+   */
+  protected replyValue(response: LMResponse, dataFormat: LanguageModel["dataFormat"], strategy: StrategyInterface): unknown {
+    return dataFormat === "toon" ? parseToonReply(response.content) : strategy.extractJson(this.signature, response);
+  }
+
   private async predictInSpan(values: Record<string, unknown>, lm: LanguageModel): Promise<Prediction> {
     const sig = this.compiledSignature;
     const strategy = resolveStrategy(this.config.strategy);
@@ -116,7 +125,7 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
         ...(temperature === undefined ? {} : { temperature }),
         ...(rolloutId === undefined ? {} : { rolloutId }),
       });
-      const json = dataFormat === "toon" ? parseToonReply(response.content) : strategy.extractJson(this.signature, response);
+      const json = this.replyValue(response, dataFormat, strategy);
       const outputs = convertOutputs(sig, json, response.content);
       const prediction = new Prediction(outputs, {
         raw: response.content, usage: response.usage, model: `${response.provider}/${response.model}`, cached: response.cached,

@@ -99,6 +99,25 @@ function fencedBlocks(text: string): string[] {
   return [...json, ...other];
 }
 
+/**
+ * Every JSON object written in `text`, in order of appearance: each balanced `{...}` span (string-aware,
+ * an object's interior not searched again) that parses, after the usual repairs, to an object. No
+ * limit on their number, unlike `extractJson`, which takes the first usable value.
+ */
+export function jsonObjectsIn(text: string): Record<string, unknown>[] {
+  const found: Record<string, unknown>[] = [];
+  for (let start = text.indexOf("{"); start !== -1; start = text.indexOf("{", start + 1)) {
+    const end = matchingClose(text, start);
+    if (end < start) continue;
+    const parsed = tryParse(text.slice(start, end + 1));
+    if (parsed.ok && parsed.value !== null && typeof parsed.value === "object" && !Array.isArray(parsed.value)) {
+      found.push(parsed.value as Record<string, unknown>);
+      start = end; // its interior is part of it
+    }
+  }
+  return found;
+}
+
 /** Each balanced `{...}` / `[...]` span in prose (string-aware), in order of appearance. */
 function balancedCandidates(text: string): string[] {
   const found: string[] = [];

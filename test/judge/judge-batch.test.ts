@@ -76,7 +76,8 @@ describe("a Judge with batch: true", () => {
     const before = { batches: fake.batches.length, live: fake.requests.length };
     const judge = new Judge({ name: "loud", criteria: "The word is shouted.", lm: lm() });
     const again = await rescore(source.runId!, { metrics: [judge], lab, batch: { pollInterval: 0.01 }, progress: false });
-    expect(fake.requests.length).toBe(before.live);
+    // One live request: the judge's check before the run (its model answers); the four judgements go as one batch.
+    expect(fake.requests.length).toBe(before.live + 1);
     expect(fake.batches.slice(before.batches).map((b) => b.customIds.length)).toEqual([4]);
     expect(again.results.map((r) => r.scores["loud"])).toEqual([1, 1, 0, 1]);
     expect(again.judge.calls).toBe(4);

@@ -73,6 +73,32 @@ describe("typelm rescore", () => {
     expect(out.stdout).toContain(rescored.id);
   });
 
+  it("warns on the terminal and in what it prints when the judge gave every row one verdict", async () => {
+    const cwd = project("one-verdict");
+    const source = await sourceRun(cwd);
+    writeFileSync(join(cwd, "judge.mjs"), JUDGE.replace(/verdict: req[^\n]*/, 'verdict: "pass",'));
+    const out = await runBuiltCli(["rescore", source, "--metric", "judge.mjs"], cwd);
+    expect(out.code).toBe(0);
+    const sentence = 'Judge "correct" gave every one of the 4 rows it judged the same verdict (pass)';
+    expect(out.stderr).toContain(`TypelmWarning: ${sentence}`);
+    expect(out.stdout).toContain(`warning: ${sentence}`);
+  });
+
+  it("refuses a source run that is still running, and exits 1", async () => {
+    const cwd = project("running");
+    const lab = LabStore.open(join(cwd, ".typelm", "lab.sqlite"));
+    const id = lab.startRun({ kind: "evaluation", name: "capitals", config: { examples: 4 } });
+    lab.recordExample(id, {
+      index: 0, exampleId: "c-0", inputs: { country: "country 0" }, expected: { answer: "Capital 0" }, prediction: { answer: "Capital 0" },
+      scores: { accuracy: 1 }, error: null, durationMs: 1, inputTokens: 0, outputTokens: 0, cost: 0,
+    });
+    writeFileSync(join(cwd, "judge.mjs"), JUDGE);
+    const out = await runBuiltCli(["rescore", id, "--metric", "judge.mjs"], cwd);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain(`typelm rescore: evaluation run ${id} is still running (started `);
+    expect(lab.runs()).toHaveLength(1);
+  });
+
   it("says what a metric file must export, and exits 1 (2 without --metric: a usage error)", async () => {
     const cwd = project("bad");
     const source = await sourceRun(cwd);

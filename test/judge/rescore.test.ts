@@ -68,7 +68,9 @@ describe("rescore", () => {
     expect(again.inputTokens).toBe(0);
     expect(again.cost).toBe(0);
     expect(again.judge.calls).toBe(5);
-    expect(judgeLM.requests).toHaveLength(5);
+    // Its model was checked before the run with one call on the first stored answer, then the five.
+    expect(judgeLM.requests).toHaveLength(6);
+    expect(judgeLM.requests[0]!.inputs).toEqual({ inputs: { country: "country 0" }, reference: { answer: "Capital 0" }, answer: { answer: "Capital 0" } });
   });
 
   it("refuses an unknown run and an optimization run, naming the id", async () => {
