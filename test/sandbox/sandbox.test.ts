@@ -323,7 +323,8 @@ describe("Sandbox: lifecycle and options", () => {
     } finally {
       off();
     }
-  });
+    // 30 sandboxes and a memory bomb: 5-6.5 s under load alone, past 20 s in a whole jest run on a busy 2-core machine.
+  }, 90_000);
 
   it("compiles QuickJS's WebAssembly at most once per process and instantiates it per sandbox", async () => {
     (await Sandbox.create()).dispose(); // compiled by now, whatever ran before
