@@ -7,7 +7,7 @@ import { RunState } from "./run-state.js";
 export interface Guest {
   runtime: QuickJSRuntime;
   context: QuickJSContext;
-  /** The prelude's `{ encode, decode }` helper object. */
+  /** The prelude's `{ encode, decode, outputFull }` helper object. */
   helpers: QuickJSHandle;
 }
 
@@ -35,6 +35,8 @@ export function createGuest(module: QuickJSWASMModule, options: ResolvedSandboxO
   const write = context.newFunction(WRITE_FUNCTION, (_level, text) => {
     const output = hooks.run().output;
     if (!output.full && text) output.write(context.getString(text));
+    // Once the run's output is full the guest's console stops formatting and calling here (see the prelude).
+    return output.full ? context.true : undefined;
   });
   context.setProp(context.global, WRITE_FUNCTION, write);
   write.dispose();

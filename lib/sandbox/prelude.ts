@@ -33,31 +33,32 @@ export function preludeSource(maxOutputChars: number): string {
     }
     return toText(v);
   };
+  // The host sets helpers.outputFull to false at the start of each run; write() answers true once the
+  // run's output is full, and from then on a log costs nothing (no formatting, no call out of the guest).
+  const helpers = { outputFull: false };
   // Slicing before the host call keeps one huge log line from being copied out of the guest.
   const make = (level) => (...args) => {
+    if (helpers.outputFull) return;
     let text = args.map(format).join(" ");
     if (text.length > limit) text = text.slice(0, limit + 1);
-    write(level, text);
+    if (write(level, text) === true) helpers.outputFull = true;
   };
   globalThis.console = {
     log: make("log"), info: make("info"), warn: make("warn"), error: make("error"), debug: make("debug"),
   };
 
-  return {
-    // Tagged so that undefined, bigint and functions survive the trip as JSON.
-    encode(v) {
-      if (typeof v === "function") return stringify({ v: describeFunction(v) });
-      if (typeof v === "bigint") return stringify({ big: toText(v) });
-      if (typeof v === "symbol") return stringify({ v: toText(v) });
-      try {
-        return stringify({ v });
-      } catch (e) {
-        return stringify({ v: toText(v) });
-      }
-    },
-    decode(text) {
-      return parse(text);
-    },
+  // Tagged so that undefined, bigint and functions survive the trip as JSON.
+  helpers.encode = (v) => {
+    if (typeof v === "function") return stringify({ v: describeFunction(v) });
+    if (typeof v === "bigint") return stringify({ big: toText(v) });
+    if (typeof v === "symbol") return stringify({ v: toText(v) });
+    try {
+      return stringify({ v });
+    } catch (e) {
+      return stringify({ v: toText(v) });
+    }
   };
+  helpers.decode = (text) => parse(text);
+  return helpers;
 })()`;
 }

@@ -28,6 +28,8 @@ export interface RunContext {
 export async function execute(code: string, ctx: RunContext): Promise<unknown> {
   const { guest, run, calls } = ctx;
   const { context, runtime } = guest;
+  // A new run's output is empty: the guest's console writes again (it stops once the output is full).
+  context.setProp(guest.helpers, "outputFull", context.false);
   const evaluated = context.evalCode(code, FILENAME, JS_EVAL_FLAG_ASYNC);
   if (evaluated.error) throw stop(evaluated.error, ctx);
   const promise = evaluated.value;

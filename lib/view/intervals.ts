@@ -142,7 +142,7 @@ export class IntervalWorker {
       else waiting.fail(answer.validation ? new ValidationError(answer.error, { field: answer.field }) : new Error(`the viewer's statistics failed: ${answer.error}`));
       if (running.waiting.size > 0) return;
       if (running.retired) void worker.terminate();
-      else running.idle = setTimeout(() => { if (running.waiting.size === 0) void worker.terminate(); }, this.#idleMs).unref();
+      else running.idle = setTimeout(() => { if (running.waiting.size === 0) this.#retire(running); }, this.#idleMs).unref();
     });
     let failure: Error | undefined;
     worker.on("error", (error) => {
@@ -163,6 +163,16 @@ export class IntervalWorker {
       running.waiting.clear();
     });
     return running;
+  }
+
+  /**
+   * Ends an idle worker. It stops being the one jobs go to at once: a job asked before its exit is seen
+   * would otherwise be posted to it and fail with it ("the interval worker stopped").
+   */
+  #retire(running: Running): void {
+    running.retired = true;
+    if (this.#running === running) this.#running = undefined;
+    void running.worker.terminate();
   }
 
   /** The workers running now (for tests): their old-generation limits, in MB. */

@@ -62,11 +62,13 @@ describe("typelm show and compare take the start of a run id", () => {
     expect(compared.stdout).toContain(`A: ${idA} first`);
     expect(compared.stdout).toContain(`B: ${idB} second`);
 
-    // Two runs whose ids begin alike (uuids do, now and then): give both the same first 8 characters.
+    // Two runs whose ids begin alike (uuids do, now and then): give both the same first 8 characters,
+    // and different 10th ones (copied from the uuids, they were the same one time in 16: the 10-character
+    // prefix below was then ambiguous too).
     const c = lab.startRun({ kind: "evaluation", name: "third" });
     const d = lab.startRun({ kind: "optimization", name: "MIPROv2" });
-    const twinC = `abcdef12${c.slice(8)}`;
-    const twinD = `abcdef12${d.slice(8)}`;
+    const twinC = `abcdef12-c${c.slice(10)}`;
+    const twinD = `abcdef12-d${d.slice(10)}`;
     openStoreSync(path).prepare("UPDATE lab_runs SET id = ? WHERE id = ?").run(twinC, c);
     openStoreSync(path).prepare("UPDATE lab_runs SET id = ? WHERE id = ?").run(twinD, d);
     const ambiguous = await cli(["show", "abcdef12"], cwd);

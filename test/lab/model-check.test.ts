@@ -125,6 +125,10 @@ describe("the check before the run has a time limit", () => {
     fake = await startFakeProvider({ defaultReply: { team: "billing" } });
     process.env.OPENAI_BASE_URL = fake.openaiBaseURL;
     process.env.OPENAI_API_KEY = "sk-fake-timeout";
+    // The first openai call of this process loads the provider's package (1-2 s on a busy machine under
+    // the test runner), which the check's 0.5 s below would count: the request never left. Load it here.
+    await new LM("openai/model-a", { apiKey: "sk-fake-timeout", baseURL: fake.openaiBaseURL }).chat({ messages: [{ role: "user", content: "warm up" }] });
+    fake.reset();
   });
   afterAll(async () => {
     await fake.close();

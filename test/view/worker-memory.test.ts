@@ -32,6 +32,18 @@ describe("the viewer's statistics worker's memory", () => {
     expect(worker.limits).toEqual([Math.ceil(64 + (4000 * 500) / 2 ** 20)]);
   }, 60000);
 
+  it("a job asked just after an idle worker was told to end goes to a new worker, not to the ending one", async () => {
+    const worker = new IntervalWorker({ idleMs: 0 });
+    workers.push(worker);
+    const scores = () => Float64Array.from({ length: 1000 }, (_, i) => i % 2);
+    const first = await worker.meanInterval(scores());
+    // The idle timer was set when the answer came; this timer fires after it, once the worker was told
+    // to end and before it has exited (its exit is seen later, in the event loop's poll phase).
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // The ending worker would exit with this job waiting: "the interval worker stopped (exit code 1)".
+    expect(await worker.meanInterval(scores())).toEqual(first);
+  }, 60000);
+
   it("a job that runs out of its memory fails with a clear error; asked again with more, it is answered", async () => {
     const tight = new IntervalWorker({ baseMb: 4, bytesPerRow: 4 });
     const ample = new IntervalWorker();
