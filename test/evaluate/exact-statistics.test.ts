@@ -14,6 +14,7 @@ import { holm } from "../../lib/evaluate/stats/holm.js";
 import { normalCdf, normalQuantile } from "../../lib/evaluate/stats/normal.js";
 import { meanStatistic } from "../../lib/evaluate/stats/statistic.js";
 import type { EvaluationRow } from "../../lib/store/records.js";
+import { LABEL, evaluationReport, ownMacroF1, row } from "../helpers/stats-reports.js";
 
 // ---------------------------------------------------------------------------------------------
 // Exact arithmetic of the test's own
@@ -58,43 +59,10 @@ function exactPower(m: number, p: number, alpha: number): number {
   return power;
 }
 
-/** Macro-F1 over the labels seen in gold or predictions; null prediction = no label. */
-function ownMacroF1(gold: readonly string[], predicted: readonly (string | null)[]): number {
-  const labels = new Set<string>(gold);
-  for (const p of predicted) if (p !== null) labels.add(p);
-  let sum = 0;
-  for (const label of labels) {
-    let tp = 0, fp = 0, fn = 0;
-    gold.forEach((g, i) => {
-      const p = predicted[i];
-      if (g === label && p === label) tp++;
-      else if (p === label) fp++;
-      else if (g === label) fn++;
-    });
-    const precision = tp + fp === 0 ? 0 : tp / (tp + fp);
-    const recall = tp + fn === 0 ? 0 : tp / (tp + fn);
-    sum += precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
-  }
-  return labels.size === 0 ? 0 : sum / labels.size;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Reports
 // ---------------------------------------------------------------------------------------------
 
-const LABEL: FieldInfo[] = [{ name: "label", label: true, labels: undefined }];
-
-function row(index: number, expected: string, predicted: string | null, scores: Record<string, number>): EvaluationRow {
-  return {
-    index, exampleId: `ex-${index}`, inputs: { text: `t${index}` }, expected: { label: expected },
-    prediction: predicted === null ? null : { label: predicted }, scores, error: predicted === null ? "LMError: failed" : null,
-    durationMs: 1, inputTokens: 0, outputTokens: 0, cost: 0,
-  };
-}
-
-function evaluationReport(metrics: Record<string, number>, results: EvaluationRow[], fields: FieldInfo[] = LABEL): EvaluationReport {
-  return new EvaluationReport({ metrics, results, failures: results.filter((r) => r.error !== null), feedback: [], inputTokens: 0, outputTokens: 0, cost: 0, durationMs: 0, runId: null }, fields);
-}
 
 /** A report of n examples with k right on `metric` (0/1 scores), the right ones first. */
 function shareReport(k: number, n: number, metric = "accuracy"): EvaluationReport {

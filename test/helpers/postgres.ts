@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { freePort } from "./redis.js";
 
 export const POSTGRES_INSTALL_HINT = "apt-get install -y --no-install-recommends postgresql";
@@ -128,4 +129,15 @@ function uid(user: string): number {
 
 function gid(user: string): number {
   return Number(spawnSync("id", ["-g", user], { encoding: "utf8" }).stdout.trim());
+}
+
+/** The rows of one statement, on a connection of its own that is closed afterwards. */
+export async function queryRows(url: string, text: string, params: unknown[] = []) {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows;
+  } finally {
+    await client.end();
+  }
 }

@@ -1,7 +1,6 @@
 // The lab store on PostgreSQL, against a real server this suite starts (test/helpers/postgres.ts).
 // The SIGKILL test runs the built package in a child process: `npm run build` first.
 import { afterAll, afterEach, beforeAll, describe, expect, it, test } from "@jest/globals";
-import pg from "pg";
 import { z } from "zod";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -28,6 +27,7 @@ import { LM } from "../../lib/lm/lm.js";
 import { Upper, answerFor } from "../evaluate/batch-task.js";
 import { prompts, SentimentProgram, tunedProgram } from "./registry-fixture.js";
 import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
+import { queryRows } from "../helpers/postgres.js";
 
 const installed = postgresInstalled();
 if (!installed && process.env.CI === "true") {
@@ -60,15 +60,7 @@ suite("the lab store on PostgreSQL", () => {
   let databases = 0;
   /** A fresh empty database on the test server. */
   const fresh = () => server.createDatabase(`lab_${++databases}`);
-  const sql = async (url: string, text: string, params: unknown[] = []) => {
-    const client = new pg.Client(url);
-    await client.connect();
-    try {
-      return (await client.query(text, params)).rows;
-    } finally {
-      await client.end();
-    }
-  };
+  const sql = queryRows;
 
   beforeAll(async () => { server = await startPostgresServer(); }, 60_000);
   afterEach(() => resetConfiguration());

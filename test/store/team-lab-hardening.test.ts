@@ -4,7 +4,6 @@
 // the same registry versions again is no conflict. The LM cache keeps no registered secret on either
 // engine, and the viewer's sessions stay read-only whatever the URL carries.
 import { afterAll, beforeAll, describe, expect, it, test } from "@jest/globals";
-import pg from "pg";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +25,7 @@ import { startFakeProvider } from "../../lib/testing/index.js";
 import { PostgresViewSource, readOnlyPool } from "../../lib/view/pg-source.js";
 import { SqliteViewSource } from "../../lib/view/queries.js";
 import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
+import { queryRows } from "../helpers/postgres.js";
 
 const installed = postgresInstalled();
 if (!installed && process.env.CI === "true") {
@@ -65,15 +65,7 @@ suite("a team's lab on PostgreSQL: lab copy, the LM cache, the viewer's sessions
     opened.push(join(dir, name));
     return { name, store: LabStore.open(join(dir, name)) };
   };
-  const sql = async (url: string, text: string, params: unknown[] = []) => {
-    const client = new pg.Client(url);
-    await client.connect();
-    try {
-      return (await client.query(text, params)).rows;
-    } finally {
-      await client.end();
-    }
-  };
+  const sql = queryRows;
   const cli = async (...argv: string[]) => {
     let stdout = "", stderr = "";
     const code = await runCli(argv, { stdout: (t) => { stdout += t; }, stderr: (t) => { stderr += t; }, cwd: dir, env: {} });
