@@ -80,7 +80,9 @@ describe("Evaluation against a rate-limited provider", () => {
     expect(limits[0]).toEqual(expect.objectContaining({ limit: 8, cause: "decrease", retryAfterMs: expect.any(Number) }));
     expect(limits.filter((l) => l.cause === "decrease")).toHaveLength(1);
     expect(limits.at(-1)).toEqual(expect.objectContaining({ limit: 16, cause: "increase" }));
-  });
+    // 400 calls paced at the provider's real rate (about 5 s idle): on a loaded machine that takes
+    // longer than jest's default 20 s, and a timed-out run would keep calling into the next test.
+  }, 120_000);
 
   it("re-runs an example whose LM gave up on 429, so the run ends with no failure", async () => {
     LM.configure((c) => { c.maxRetries = 0; });
