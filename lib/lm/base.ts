@@ -1,6 +1,6 @@
 import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { recordUsage } from "./usage-scope.js";
-import type { DataFormat, LanguageModel, LMRequest, LMResponse, SchemaFormat } from "./types.js";
+import type { ChatOptions, DataFormat, LanguageModel, LMRequest, LMResponse, SchemaFormat } from "./types.js";
 
 export interface BaseLMOptions {
   schemaFormat?: SchemaFormat;
@@ -36,15 +36,19 @@ export abstract class BaseLM implements LanguageModel {
   }
 
   abstract supportsStructuredOutputs(): boolean;
-  /** Does the actual work of one call (a provider request, a script): subclasses implement it; `chat` wraps it. */
-  protected abstract complete(request: LMRequest): Promise<LMResponse>;
+  /**
+   * Does the actual work of one call (a provider request, a script): subclasses implement it; `chat`
+   * wraps it. A subclass that streams hands text to `options.onDelta` as it arrives; one that does
+   * not may ignore it, and `chat` hands the whole reply over once.
+   */
+  protected abstract complete(request: LMRequest, options?: ChatOptions): Promise<LMResponse>;
 
-  /** Sends one request, in a span of its own, between `lm.chat.start` and `lm.chat.end` events, and emits `lm.tokens.used` with the reply's usage and estimated cost. */
-  chat(request: LMRequest): Promise<LMResponse> {
-    return inSpan(() => this.chatInSpan(request));
+  /** Sends one request, in a span of its own, between `lm.chat.start` and `lm.chat.end` events, and emits `lm.tokens.used` with the reply's usage and estimated cost; streams through `options.onDelta` when given. */
+  chat(request: LMRequest, options?: ChatOptions): Promise<LMResponse> {
+    return inSpan(() => this.chatInSpan(request, options));
   }
 
-  private async chatInSpan(request: LMRequest): Promise<LMResponse> {
+  private async chatInSpan(request: LMRequest, options: ChatOptions | undefined): Promise<LMResponse> {
     const { provider, model } = this;
     const started = performance.now();
     Instrumentation.emit("lm.chat.start", {
@@ -54,7 +58,16 @@ export abstract class BaseLM implements LanguageModel {
     });
     let response: LMResponse;
     try {
-      response = await this.complete(request);
+      options?.signal?.throwIfAborted();
+      if (options?.onDelta === undefined) {
+        response = await this.complete(request, options);
+      } else {
+        const onDelta = options.onDelta;
+        let delivered = false;
+        response = await this.complete(request, { ...options, onDelta: (text) => { delivered = true; onDelta(text); } });
+        // A model that does not stream: the whole reply at once.
+        if (!delivered && response.content !== "") onDelta(response.content);
+      }
     } catch (error) {
       Instrumentation.emit("lm.chat.end", {
         provider, model, ok: false, durationMs: performance.now() - started,

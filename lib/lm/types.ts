@@ -56,6 +56,20 @@ export interface LMResponse {
   cached: boolean;
   /** Provider-specific stop reason, when given. */
   finishReason?: string | undefined;
+  /** Streamed calls: milliseconds from the request to the first text chunk (for a cache hit, to the first replayed chunk). */
+  firstTokenMs?: number | undefined;
+}
+
+/**
+ * Options of one call. With `onDelta` the call streams: each piece of reply text is handed to
+ * `onDelta` as it arrives, in order, and their concatenation equals the resolved `content`.
+ * When `onDelta` throws, the provider request is aborted at once and `chat` rejects with what it
+ * threw; when `signal` aborts, the request is aborted and `chat` rejects with an `AbortError`.
+ * A model that cannot stream calls `onDelta` once with the whole reply.
+ */
+export interface ChatOptions {
+  signal?: AbortSignal | undefined;
+  onDelta?: ((text: string) => void) | undefined;
 }
 
 /** Settings every language model exposes to the predictors that use it. */
@@ -75,6 +89,6 @@ export interface LanguageModel extends LMSettings {
   readonly id: string;
   /** Whether this provider/model can produce native structured output for `responseSchema`. */
   supportsStructuredOutputs(): boolean;
-  /** Sends one request (messages, optional response schema and sampling) and resolves with the reply, its usage and estimated cost. */
-  chat(request: LMRequest): Promise<LMResponse>;
+  /** Sends one request (messages, optional response schema and sampling) and resolves with the reply, its usage and estimated cost; streams it through `options.onDelta` when given. */
+  chat(request: LMRequest, options?: ChatOptions): Promise<LMResponse>;
 }
