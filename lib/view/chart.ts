@@ -13,6 +13,9 @@ import { html, Markup } from "./html.js";
 export const CHART_WIDTH = 640;
 export const CHART_HEIGHT = 220;
 
+/** Pixels kept free at both ends of each axis (more than the returned trial's ring's radius, 9.1). */
+export const EDGE_PADDING = 12;
+
 /** The name of the trials' point layer: its marks are the group `<g class="... trials_marks">` of the SVG. */
 export const TRIALS_LAYER = "trials";
 
@@ -23,9 +26,11 @@ export function trialsChartSpec(trials: readonly Trial[], best: number | null): 
   // Each point's label (its aria-label in the SVG): "trial 3 (candidate): 0.610".
   const points = candidatePoints(trials).map((p) => ({ ...p, returned: p.trial === best, label: `trial ${p.trial} (${p.kind}): ${p.score.toFixed(3)}` }));
   const scores = points.map((p) => p.score);
-  const x = { field: "trial", type: "quantitative", title: "trial", axis: { tickMinStep: 1, format: "d" } };
+  // Each scale keeps EDGE_PADDING pixels at both ends: a point at the first or last trial, or at a score
+  // of 0 or 1, is drawn whole (the returned trial's ring too) rather than cut by the axes.
+  const x = { field: "trial", type: "quantitative", title: "trial", axis: { tickMinStep: 1, format: "d" }, scale: { padding: EDGE_PADDING, nice: false, zero: false } };
   // Scores are in [0, 1]; a metric outside it widens the axis rather than being drawn off the chart.
-  const y = { field: "score", type: "quantitative", title: "score", scale: { domain: [Math.min(0, ...scores), Math.max(1, ...scores)] } };
+  const y = { field: "score", type: "quantitative", title: "score", scale: { domain: [Math.min(0, ...scores), Math.max(1, ...scores)], padding: EDGE_PADDING } };
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v5.json",
     width: CHART_WIDTH,

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import type { Trial } from "../../lib/store/records.js";
+import { CHART_HEIGHT, CHART_WIDTH, chartSvg, trialsChartSpec } from "../../lib/view/chart.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
 
 const IMG = `<img src=x onerror=alert(1)>`;
@@ -119,6 +120,30 @@ describe("the trials chart", () => {
       const p = at.get(index)!;
       expect(p.y).toBeCloseTo(pLo.y + (score - lo[2]) * yPerScore, 0);
       expect(p.x).toBeCloseTo(pLo.x + (index - lo[0]) * xPerTrial, 0);
+    }
+  });
+
+  it("keeps every point and the ring whole inside the plot: the edge trials and scores are not cut by the axes", () => {
+    // A symbol of area s (vega's size) has radius sqrt(s / pi); its translate is its centre in the plot's frame.
+    const inside = (p: { x: number; y: number }, size: number) => {
+      const r = Math.sqrt(size / Math.PI);
+      return p.x - r >= 0 && p.x + r <= CHART_WIDTH && p.y - r >= 0 && p.y + r <= CHART_HEIGHT;
+    };
+    const points = symbols(group(svg, "trials_marks"));
+    expect(points.length).toBe(4);
+    expect(points.filter((p) => !inside(p, 60)).map((p) => p.label)).toEqual([]);
+    const rings = [...svg.matchAll(/<path\b[^>]*aria-label="the returned trial"[^>]*>/g)].map((m) => symbols(m[0])[0]!);
+    expect(rings.filter((p) => !inside(p, 260))).toEqual([]);
+  });
+
+  it("keeps points at the score axis' ends whole too (scores 0 and 1, the first and last trial)", async () => {
+    const edge = [trial(0, "baseline", 0), trial(1, "candidate", 1), trial(2, "candidate", 0.5)];
+    const drawn = await chartSvg(trialsChartSpec(edge, 1));
+    const points = symbols(group(drawn, "trials_marks"));
+    expect(points).toHaveLength(3);
+    const r = Math.sqrt(260 / Math.PI);
+    for (const p of points) {
+      expect([p.label, p.x - r >= 0 && p.x + r <= CHART_WIDTH && p.y - r >= 0 && p.y + r <= CHART_HEIGHT]).toEqual([p.label, true]);
     }
   });
 
