@@ -70,7 +70,7 @@ main{padding:12px 16px;max-width:1400px}
 h1{font-size:20px;margin:8px 0}h2{font-size:16px;margin:18px 0 6px}
 table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid #d4d4d4;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f1f3f6}td.cell{white-space:pre-wrap;word-break:break-word;max-width:420px;font-family:ui-monospace,monospace;font-size:12px}
-tr.failed td{background:#fff1f0}.num{text-align:right;font-variant-numeric:tabular-nums}
+tr[data-failed] td{background:#fff1f0}tr[data-failed] td:first-child{box-shadow:inset 4px 0 0 #cf222e}tr[data-failed=wrong] td{background:#fff8e6}tr[data-failed=wrong] td:first-child{box-shadow:inset 4px 0 0 #bf8700}.num{text-align:right;font-variant-numeric:tabular-nums}
 pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:8px;border:1px solid #e1e4e8;margin:4px 0}
 form.filters{display:flex;gap:10px;flex-wrap:wrap;align-items:end;margin:8px 0;padding:8px;background:#f6f8fa;border:1px solid #e1e4e8}
 form.filters label{display:flex;flex-direction:column;font-size:12px}
@@ -78,13 +78,17 @@ form.filters label{display:flex;flex-direction:column;font-size:12px}
 .status-running{color:#9a6700}.status-failed{color:#a40e26}.status-completed{color:#116329}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:12px}.del{background:#ffebe9}.ins{background:#dafbe1}
 .call{border:1px solid #d4d4d4;margin:8px 0;padding:6px 10px}.msg{margin:4px 0}.role{font-weight:600;font-size:12px;color:#555}
+.fields{display:block}.field{margin:1px 0}.field>.name{font-weight:600;color:#444}
+.field>.fields,.field>ol.items{margin:2px 0 2px 1.4em}ol.items{margin:2px 0;padding-left:1.6em}
+.v{white-space:pre-wrap;word-break:break-word}details.fold,details.fold>summary{display:inline}details.fold>summary{cursor:pointer;list-style:none}details.fold>summary .muted{text-decoration:underline dotted}details.fold[open]>summary>.v{display:none}
+div.block{background:#f6f8fa;padding:8px;border:1px solid #e1e4e8;margin:4px 0}td.cell .fields{font-family:inherit}
 `;
 
 /** A whole page: the header, `body`, and (with a nonce) the page's one inline script. */
 export function page(title: string, storePath: string, body: Markup, script?: { nonce: string; code: string }): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${title} · typelm view</title>
-<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="viewport" content="width=device-width,initial-scale=1"><link rel="icon" href="/favicon.ico" type="image/svg+xml">
 <style>${new Markup(STYLE)}</style></head>
 <body><header><a href="/">typelm view</a><a href="/">Runs</a><a href="/registry">Registry</a><span class="store">${storePath}</span></header>
 <main>${body}</main>${script === undefined ? "" : new Markup(`<script nonce="${escapeHtml(script.nonce)}">${script.code}</script>`)}</body></html>`.text;

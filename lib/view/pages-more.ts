@@ -1,37 +1,15 @@
-// The pages of an optimization, a comparison of two evaluations and the registry.
+// The pages of a comparison of two evaluations and of the registry (values shown as fields).
 import type { Comparison } from "../evaluate/compare.js";
-import type { EvaluationRow, RunSummary, Trial } from "../store/records.js";
-import { trialsChart } from "./chart.js";
-import { clip, html, Markup, num, valueText } from "./html.js";
+import type { EvaluationRow, RunSummary } from "../store/records.js";
+import { fields } from "./fields.js";
+import { html, Markup, num } from "./html.js";
 import { models } from "./pages.js";
 import type { ViewVersion } from "./queries.js";
 
-/** `/runs/<id>` of an optimization: the chart, the trials, each candidate's instructions and demos, the lineage. */
-export async function optimizationPage(run: RunSummary & { bestTrial: number | null }, trials: Trial[], header: Markup): Promise<Markup> {
-  const chart = await trialsChart(trials, run.bestTrial);
-  const onTraining = (run.summary as { validation?: unknown }).validation === "training";
-  const lineage = trials.filter((t) => t.parents.length > 0);
-  return html`${header}
-<p>${trials.length} trials${run.bestTrial === null ? "" : html`, returned trial <a href="#trial-${run.bestTrial}">${run.bestTrial}</a>`}.
-Scores are on the ${onTraining ? "training" : "validation"} examples; the returned trial was chosen on them, so its score is optimistic.</p>
-<h2>Scores</h2>${chart}
-<h2>Trials</h2>
-<table id="trials"><thead><tr><th>trial</th><th>kind</th><th>score</th><th>parents</th><th>reused</th><th>choices</th><th>LM calls</th><th>error</th></tr></thead><tbody>
-${trials.map((t) => html`<tr data-trial="${t.index}"${new Markup(t.index === run.bestTrial ? ' class="best"' : "")}><td class="num"><a href="#trial-${t.index}">${t.index}${t.index === run.bestTrial ? " *" : ""}</a></td>
-<td>${t.kind}</td><td class="num">${num(t.score)}</td><td>${t.parents.join(", ")}</td><td class="num">${t.reused}</td>
-<td class="cell">${Object.keys(t.choices).length === 0 ? "" : clip(JSON.stringify(t.choices), 120)}</td><td class="num">${t.lmCalls}</td><td class="cell">${t.error === null ? "" : clip(t.error, 200)}</td></tr>`)}
-</tbody></table>
-${lineage.length === 0 ? "" : html`<h2>Lineage</h2><ul id="lineage">${lineage.map((t) => html`<li data-lineage="${t.index}">trial ${t.index} (${t.kind}, ${num(t.score)}) ← ${t.parents.map((p, i) => html`${i > 0 ? ", " : ""}<a href="#trial-${p}">trial ${p}</a>`)}</li>`)}</ul>`}
-<h2>Candidates</h2>
-${trials.map((t) => html`<section id="trial-${t.index}" class="call"><div><b>trial ${t.index}</b> · ${t.kind} · score ${num(t.score)}${t.index === run.bestTrial ? " · returned" : ""}</div>
-${Object.entries(t.instructions).map(([path, text]) => html`<div class="role">${path} · instruction</div><pre>${text}</pre>
-<div class="role">${path} · demos</div><div>${(t.demoIds[path] ?? []).length === 0 ? "none" : (t.demoIds[path] ?? []).join(", ")}</div>`)}</section>`)}`;
-}
-
-function predictionText(row: EvaluationRow | undefined): string {
-  if (row === undefined) return "—";
-  if (row.error !== null) return `failed: ${row.error}`;
-  return valueText(row.prediction);
+function predictionFields(row: EvaluationRow | undefined): Markup {
+  if (row === undefined) return html`—`;
+  if (row.error !== null) return html`<span class="worse">failed:</span> ${fields(row.error)}`;
+  return fields(row.prediction);
 }
 
 /** `/compare/<a>/<b>`: each shared metric paired by example, then the examples that changed side by side. */
@@ -55,8 +33,8 @@ ${shown.length === 0 ? "" : html`<table id="changed"><thead><tr><th></th><th>exa
 ${shown.map(([how, id]) => {
     const ra = rowsA.get(id), rb = rowsB.get(id);
     return html`<tr data-example-id="${id}" class="${how}"><td class="${how}">${how === "better" ? "+" : "−"} ${score(ra)} → ${score(rb)}</td>
-<td>${ra === undefined ? id : html`<a href="/runs/${encodeURIComponent(a.id)}/rows/${ra.index}">${id}</a>`}</td><td class="cell">${clip(valueText(ra?.inputs), 300)}</td>
-<td class="cell">${clip(valueText(ra?.expected), 200)}</td><td class="cell">${clip(predictionText(ra), 300)}</td><td class="cell">${clip(predictionText(rb), 300)}</td></tr>`;
+<td>${ra === undefined ? id : html`<a href="/runs/${encodeURIComponent(a.id)}/rows/${ra.index}">${id}</a>`}</td><td class="cell">${fields(ra?.inputs)}</td>
+<td class="cell">${fields(ra?.expected)}</td><td class="cell">${predictionFields(ra)}</td><td class="cell">${predictionFields(rb)}</td></tr>`;
   })}</tbody></table>`}`;
 }
 
@@ -101,7 +79,7 @@ export function registryNamePage(name: string, versions: ViewVersion[], a: ViewV
   const paths = [...new Set([...Object.keys(a?.predictors ?? {}), ...Object.keys(b?.predictors ?? {})])];
   return html`<p><a href="/registry">← registry</a></p><h1>${name}</h1>
 <table id="versions"><thead><tr><th>version</th><th>stored</th><th>score</th><th>class</th><th>metadata</th></tr></thead><tbody>
-${versions.map((v) => html`<tr data-version="${v.version}"><td class="num">v${v.version}</td><td>${v.createdAt}</td><td class="num">${num(v.score)}</td><td>${v.moduleClass}</td><td class="cell">${clip(valueText(v.metadata), 300)}</td></tr>`)}
+${versions.map((v) => html`<tr data-version="${v.version}"><td class="num">v${v.version}</td><td>${v.createdAt}</td><td class="num">${num(v.score)}</td><td>${v.moduleClass}</td><td class="cell">${fields(v.metadata)}</td></tr>`)}
 </tbody></table>
 ${a === undefined || b === undefined ? "" : html`<h2>v${a.version} → v${b.version}</h2>
 <form class="filters" method="get" action="${base}"><label>from<select name="a">${versions.map((v) => html`<option value="${v.version}"${new Markup(v.version === a.version ? " selected" : "")}>v${v.version}</option>`)}</select></label>
@@ -113,6 +91,6 @@ ${paths.map((path) => {
     return html`<section class="call" data-predictor="${path}"><div class="role">${path} · instruction</div>
 <pre class="diff">${lineDiff(pa?.instruction ?? "", pb?.instruction ?? "").map((l) => html`<span class="${l.kind}">${l.kind === "del" ? "- " : l.kind === "ins" ? "+ " : "  "}${l.text}\n</span>`)}</pre>
 <div class="role">${path} · demos: ${demosB.size} in v${b.version}, ${added.length} added, ${removed.length} removed</div>
-${removed.map((k) => html`<pre class="del">- ${clip(valueText(demosA.get(k)), 600)}</pre>`)}${added.map((k) => html`<pre class="ins">+ ${clip(valueText(demosB.get(k)), 600)}</pre>`)}</section>`;
+${removed.map((k) => html`<div class="block del" data-demo="removed">${fields(demosA.get(k))}</div>`)}${added.map((k) => html`<div class="block ins" data-demo="added">${fields(demosB.get(k))}</div>`)}</section>`;
   })}`}`;
 }

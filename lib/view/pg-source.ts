@@ -224,6 +224,7 @@ export class PostgresViewSource implements ViewSource {
   async rows(runId: string, query: RowQuery): Promise<{ rows: ViewRow[]; total: number }> {
     const params: unknown[] = [];
     const byScore = query.metric !== undefined && (query.maxScore !== undefined || (query.sort === "score" && query.after === undefined));
+    const details = query.text !== undefined && query.text !== "" && (await this.#columns("lab_rows")).has("details_json");
     const build = (json: Json, page: boolean) => {
       params.length = 0;
       params.push(runId);
@@ -242,9 +243,12 @@ export class PostgresViewSource implements ViewSource {
       if (query.text !== undefined && query.text !== "") {
         params.push(query.text);
         const t = `lower($${params.length})`;
+        // A judge's rationale too (`details_json`, where the lab keeps it): the text of each metric's `rationale`.
+        const rationale = details ? ` OR EXISTS (SELECT 1 FROM (SELECT ${json("details_json")} AS d OFFSET 0) x, ` +
+          `jsonb_each(CASE WHEN jsonb_typeof(x.d) = 'object' THEN x.d ELSE '{}'::jsonb END) kv WHERE strpos(lower(kv.value ->> 'rationale'), ${t}) > 0)` : "";
         where.push(`(strpos(lower(inputs_json), ${t}) > 0 OR strpos(lower(expected_json), ${t}) > 0 OR ` +
           `strpos(lower(coalesce(prediction_json, '')), ${t}) > 0 OR strpos(lower(coalesce(error, '')), ${t}) > 0 OR ` +
-          `strpos(lower(coalesce(example_id, '')), ${t}) > 0)`);
+          `strpos(lower(coalesce(example_id, '')), ${t}) > 0${rationale})`);
       }
       if (query.maxScore !== undefined && query.metric !== undefined) {
         params.push(query.maxScore);

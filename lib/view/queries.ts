@@ -165,7 +165,7 @@ export class SqliteViewSource implements ViewSource {
     const slow = (query.text !== undefined && query.text !== "") || (query.label !== undefined && query.label !== "") ||
       query.maxScore !== undefined || (query.after === undefined && (query.sort === "score" || query.sort === "duration"));
     return this.#reading(async (json) => {
-      const sql = rowsSql(runId, query, json, slow);
+      const sql = rowsSql(runId, query, json, slow, this.#hasColumn("details_json"));
       if (!slow) return { rows: this.#all<RowRaw>(sql.page, sql.pageParams).map(row), total: this.#get<{ n: number }>(sql.count, sql.params)!.n };
       try {
         const [counted] = await this.#thread.read<{ n: number }>(sql.count, sql.params, true, query.signal);
@@ -333,8 +333,11 @@ export class SqliteViewSource implements ViewSource {
   }
 }
 
-/** The SQL of one page of a run's rows (for the query thread with `onThread`) (`page`, `pageParams`) and of how many match (`count`, `params`). */
-function rowsSql(runId: string, query: RowQuery, json: Json, onThread: boolean): { count: string; params: Record<string, unknown>; page: string; pageParams: Record<string, unknown> } {
+/**
+ * The SQL of one page of a run's rows (for the query thread with `onThread`) (`page`, `pageParams`) and of
+ * how many match (`count`, `params`); with `details` (the store keeps them), text search covers the judges' rationales.
+ */
+function rowsSql(runId: string, query: RowQuery, json: Json, onThread: boolean, details: boolean): { count: string; params: Record<string, unknown>; page: string; pageParams: Record<string, unknown> } {
   // On the query thread each row visited calls typelm_live, which ends the query once it is to stop.
   const where = onThread ? ["run_id = @run", "typelm_live(idx)"] : ["run_id = @run"];
   const params: Record<string, unknown> = { run: runId };
@@ -346,7 +349,8 @@ function rowsSql(runId: string, query: RowQuery, json: Json, onThread: boolean):
   if (query.text !== undefined && query.text !== "") {
     where.push("(instr(lower(inputs_json), lower(@text)) > 0 OR instr(lower(expected_json), lower(@text)) > 0 OR " +
       "instr(lower(coalesce(prediction_json, '')), lower(@text)) > 0 OR instr(lower(coalesce(error, '')), lower(@text)) > 0 OR " +
-      "instr(lower(coalesce(example_id, '')), lower(@text)) > 0)");
+      "instr(lower(coalesce(example_id, '')), lower(@text)) > 0" +
+      (details ? ` OR EXISTS (SELECT 1 FROM json_each(${json("details_json")}) d WHERE d.type = 'object' AND instr(lower(coalesce(json_extract(d.value, '$.rationale'), '')), lower(@text)) > 0)` : "") + ")");
     params["text"] = query.text;
   }
   const scorePath = query.metric === undefined ? undefined : `$.${JSON.stringify(query.metric)}`;

@@ -1,4 +1,4 @@
-// The viewer's routes over one store: each page (pages.ts, pages-more.ts) and the same data as JSON
+// The viewer's routes over one store: each page (pages*.ts) and the same data as JSON
 // under /api/, from the URL's path and query. A run's metric lines come from metric-lines.ts; a
 // comparison is computed on the interval worker (intervals.ts). server.ts is the HTTP server around them.
 import { randomBytes } from "node:crypto";
@@ -7,8 +7,12 @@ import { pValueText } from "../evaluate/compare.js";
 import { metricsOf, runTitle } from "../lab/commands.js";
 import type { EvaluationRow, RunSummary } from "../store/records.js";
 import { html, page } from "./html.js";
-import { callsSection, evaluationPage, KINDS, LIVE_SCRIPT, rowPage, runsPage, STATUSES, type MetricLine } from "./pages.js";
-import { comparePage, optimizationPage, registryNamePage, registryPage } from "./pages-more.js";
+import { evaluationPage, KINDS, runsPage, STATUSES, type MetricLine } from "./pages.js";
+import { comparePage, registryNamePage, registryPage } from "./pages-more.js";
+import { optimizationPage } from "./pages-optimization.js";
+import { callsSection, rowPage } from "./pages-row.js";
+import { LIVE_SCRIPT } from "./live-script.js";
+import { checkMetric } from "./metric-filter.js";
 import { IntervalWorker } from "./intervals.js";
 import { MetricLines, recordedMetrics } from "./metric-lines.js";
 import type { RowQuery, RunQuery, ScoreColumns, ViewSource } from "./source.js";
@@ -84,6 +88,7 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       }
       if (parts[2] === "rows" && parts.length === 3) {
         const query = rowQuery(q, run);
+        await checkMetric(this.store, run, text(q, "metric"), metricNames(run, []));
         const after = q.get("after");
         if (after !== null) query.after = whole(after, "after");
         // The counts after the rows: a row written in between is counted, and the next poll brings it.
@@ -116,6 +121,7 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
   async #evaluation(run: RunSummary, q: URLSearchParams, signal?: AbortSignal) {
     const metrics = await this.#metricLines.of(run);
     const query = rowQuery(q, run, metrics.map((m) => m.name));
+    await checkMetric(this.store, run, text(q, "metric"), metricNames(run, metrics));
     // The last position before the rows: a row written in between comes with the first poll (the page adds it once, by index).
     const lastSeq = run.status === "running" ? await this.store.lastSeq(run.id) : 0;
     const [counts, rows, labels] = await Promise.all([this.store.rowCounts(run.id), this.store.rows(run.id, { ...query, signal }), this.store.labels(run.id)]);

@@ -152,6 +152,11 @@ async function handle(routes: Routes, allowed: { test: (hostHeader: string) => b
     return;
   }
   const url = new URL(req.url ?? "/", "http://viewer");
+  // The browser's icon request: a small inline SVG (no 404 logged for every page).
+  if (url.pathname === "/favicon.ico") {
+    send(res, 200, FAVICON_TYPE, FAVICON, { "cache-control": "max-age=86400" });
+    return;
+  }
   let parts: string[];
   try {
     parts = url.pathname.split("/").filter((p) => p !== "").map((p) => decodeURIComponent(p));
@@ -177,6 +182,11 @@ async function handle(routes: Routes, allowed: { test: (hostHeader: string) => b
     else send(res, status, "text/html; charset=utf-8", page(status === 404 ? "Not found" : "Error", routes.store.path, html`<h1>${status === 404 ? "Not found" : "Error"}</h1><p id="error">${message}</p><p><a href="/">runs</a></p>`));
   }
 }
+
+/** The viewer's icon at /favicon.ico: an SVG (a bar chart on the header's blue), served as `FAVICON_TYPE`. */
+export const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#23395d"/><rect x="3" y="8" width="2" height="5" fill="#fff"/><rect x="7" y="5" width="2" height="8" fill="#fff"/><rect x="11" y="3" width="2" height="10" fill="#fff"/></svg>`;
+/** The content type of `FAVICON`. */
+export const FAVICON_TYPE = "image/svg+xml";
 
 function send(res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
   const nonce = /<script nonce="([^"]+)"/.exec(type.startsWith("text/html") ? body : "")?.[1];

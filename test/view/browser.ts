@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { closeStoreSync } from "../../lib/store/db.js";
+import type { LabStore } from "../../lib/store/lab-store.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
 import { CHROMIUM, fixtureOn, hasChromium, removeFixtures, type Engine, type Fixture } from "./fixture.js";
 
@@ -49,9 +50,9 @@ export interface BrowsedLab {
   close(): Promise<void>;
 }
 
-/** Builds the fixture on `engine`, runs `beforeViewer` on its lab (a snapshot), then starts the viewer and a page. */
-export async function browseFixture(engine: Engine, beforeViewer?: (location: string) => Promise<void>): Promise<BrowsedLab> {
-  const { fixture, location, stop } = await fixtureOn(engine);
+/** Builds the fixture on `engine` (with `extend`'s runs), runs `beforeViewer` on its lab (a snapshot), then starts the viewer and a page. */
+export async function browseFixture(engine: Engine, beforeViewer?: (location: string) => Promise<void>, extend?: (lab: LabStore) => void): Promise<BrowsedLab> {
+  const { fixture, location, stop } = await fixtureOn(engine, extend);
   await beforeViewer?.(location);
   const viewer = await startViewer({ store: location, port: 0 });
   const { browser, close: closeBrowser } = await launch();

@@ -63,8 +63,8 @@ export function removeFixtures(): void {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-/** Builds the store in a new temporary folder and closes it (the viewer opens it read-only). */
-export async function buildFixture(): Promise<Fixture> {
+/** Builds the store in a new temporary folder and closes it (the viewer opens it read-only); `extend` adds runs of a suite's own first. */
+export async function buildFixture(extend?: (lab: LabStore) => void): Promise<Fixture> {
   const dir = mkdtempSync(join(tmpdir(), "typelm-view-"));
   made.push(dir);
   const path = join(dir, "lab.sqlite");
@@ -115,6 +115,7 @@ export async function buildFixture(): Promise<Fixture> {
   const tuned = tunedProgram();
   tuned.classify.instruction = `Label the sentence; irony counts as negative. ${HOSTILE[1]}`;
   await registry.store({ moduleInstance: tuned, name: "sentiment", metadata: { score: 0.8 } });
+  extend?.(lab);
   lab.close();
   closeStoreSync(path);
   return { path, evalA, evalB, optimization, graded, running };
@@ -188,9 +189,9 @@ export function viewerEngines(): Engine[] {
   return ["sqlite"];
 }
 
-/** The fixture on `engine`: the file, or a fresh PostgreSQL server with the file's lab copied into it. */
-export async function fixtureOn(engine: Engine): Promise<{ fixture: Fixture; location: string; stop: () => Promise<void> }> {
-  const fixture = await buildFixture();
+/** The fixture on `engine` (with `extend`'s runs): the file, or a fresh PostgreSQL server with the file's lab copied into it. */
+export async function fixtureOn(engine: Engine, extend?: (lab: LabStore) => void): Promise<{ fixture: Fixture; location: string; stop: () => Promise<void> }> {
+  const fixture = await buildFixture(extend);
   if (engine === "sqlite") return { fixture, location: fixture.path, stop: async () => undefined };
   const server = await startPostgresServer();
   try {

@@ -44,7 +44,7 @@ for (const engine of engines) maybe(`live update of a running run (${engine})`, 
     const written = Date.now();
     // Rows finish out of order under concurrency: 5 before 3 and 4.
     writer.recordExample(fixture.running, row(5, { inputs: { sentence: HOSTILE[1]! } }));
-    writer.recordExample(fixture.running, row(3));
+    writer.recordExample(fixture.running, row(3, { prediction: { sentiment: "wrong" }, scores: { accuracy: 0 } }));
     writer.recordExample(fixture.running, row(4, { error: "ProviderError: 503", prediction: null, scores: { accuracy: 0 } }));
     await writer.flush();
     await page.waitForFunction(() => document.querySelectorAll("tr[data-example-id]").length === 6, { timeout: 2000, polling: 50 });
@@ -53,8 +53,10 @@ for (const engine of engines) maybe(`live update of a running run (${engine})`, 
     expect(await page.$eval("#row-count", (e) => e.textContent)).toBe("6");
     expect(await page.$eval("#failed-count", (e) => e.textContent)).toBe("1");
     expect(await page.$eval('tr[data-example-id="ex-4"]', (e) => e.className)).toBe("failed");
-    // The hostile input arrived through JSON and went in as text.
-    expect(await page.$eval('tr[data-example-id="ex-5"]', (e) => e.textContent)).toContain(HOSTILE[1]!.replace(/"/g, '\\"'));
+    // The added rows are marked as the server marks them: ex-3 scored 0 (wrong), ex-4 failed.
+    expect(await page.$$eval("tr[data-example-id]", (rows) => rows.map((r) => r.getAttribute("data-failed")))).toEqual([null, null, null, "wrong", "error", null]);
+    // The hostile input arrived through JSON and went in as text, as a field.
+    expect(await page.$eval('tr[data-example-id="ex-5"] td:nth-child(3) .field[data-field="sentence"]', (e) => e.innerText)).toBe(`sentence: ${HOSTILE[1]}`);
     const state = await page.evaluate(() => ({
       same: window.__same, pwned: window.__pwned,
       images: document.querySelectorAll("img").length,
