@@ -32,7 +32,7 @@ function bestOf(trials: readonly Trial[]): number | null {
 
 function candidates(trials: readonly Trial[], returned: number | null): Markup {
   const groups = instructionGroups(trials);
-  return html`<h2>Instructions (${groups.length} distinct in ${trials.length} trials)</h2>
+  return html`<h2 id="instructions">Instructions (${groups.length} distinct in ${trials.length} trials)</h2>
 ${groups.map((g, i) => html`<section class="call" data-instruction="${i}"><div><b>instruction ${i + 1}</b> · used by ${g.trials.length} trial${g.trials.length === 1 ? "" : "s"} · best score ${num(bestOf(g.trials))}${g.trials.some((t) => t.index === returned) ? " · returned" : ""}</div>
 ${Object.entries(g.instructions).map(([path, text]) => html`<div class="role">${path} · instruction</div><pre>${text}</pre>`)}
 <table class="uses"><thead><tr><th>trial</th><th>kind</th><th>score</th><th>demos</th></tr></thead><tbody>

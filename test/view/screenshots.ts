@@ -4,25 +4,31 @@ import { join } from "node:path";
 import { startViewer } from "../../lib/view/server.js";
 import { launch } from "./browser.js";
 import { buildFixture } from "./fixture.js";
+import { addJudgedRuns, type JudgedRuns } from "./judged-fixture.js";
 
 async function main(): Promise<void> {
-  const fixture = await buildFixture();
+  const judged: Partial<JudgedRuns> = {};
+  const fixture = await buildFixture(addJudgedRuns(judged));
   const viewer = await startViewer({ store: fixture.path, port: 0 });
   const { browser, close } = await launch();
   try {
     const page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 800 });
-    const shots: [string, string][] = [
+    // [file, path, the id of an element to scroll to the top first, or "whole" for the whole page].
+    const shots: [string, string, string?][] = [
       ["viewer-runs.png", ""],
       ["viewer-evaluation.png", `runs/${fixture.evalA}?size=12`],
-      ["viewer-example.png", `runs/${fixture.evalA}/rows/7`],
+      ["viewer-rescored.png", `runs/${judged.rescored}`],
+      ["viewer-example.png", `runs/${judged.source}/rows/0`, "whole"],
       ["viewer-optimization.png", `runs/${fixture.optimization}`],
+      ["viewer-instructions.png", `runs/${judged.repeats}`, "instructions"],
       ["viewer-compare.png", `compare/${fixture.evalA}/${fixture.evalB}`],
       ["viewer-registry.png", "registry/sentiment"],
     ];
-    for (const [file, path] of shots) {
+    for (const [file, path, scrollTo] of shots) {
       await page.goto(viewer.url + path, { waitUntil: "load" });
-      await page.screenshot({ path: join(process.cwd(), "docs", file) as `${string}.png`, fullPage: false });
+      if (scrollTo !== undefined && scrollTo !== "whole") await page.$eval(`#${scrollTo}`, (e) => e.scrollIntoView());
+      await page.screenshot({ path: join(process.cwd(), "docs", file) as `${string}.png`, fullPage: scrollTo === "whole" });
     }
   } finally {
     await close();
