@@ -48,7 +48,7 @@ describe("a judge's verdict and rationale are kept with the recorded run", () =>
     const viewer = await startViewer({ store: lab.path, port: 0 });
     try {
       const html = await (await fetch(`${viewer.url}runs/${report.runId}/rows/2`)).text();
-      expect(html).toContain(`<tr data-details="correct"><td>correct</td><td>pass</td>`);
+      expect(html).toContain(`<tr data-details="correct"><td>correct</td><td><span class="v">pass</span></td>`);
       expect(html).toContain("said Paris &lt;script&gt;window.__pwned = 1&lt;/script&gt;");
       expect(html).not.toContain(HOSTILE);
     } finally {
