@@ -3,6 +3,7 @@
 // first `FOLD_CHARS` characters. Everything goes through `html`, so a stored value is only ever text.
 // `FIELDS_SCRIPT` is the same rendering in the browser, for the rows a live page adds.
 import { html, Markup, valueText } from "./html.js";
+import { partialJson } from "./partial-json.js";
 import { isCut } from "./source.js";
 
 /** Characters of a text shown before the rest is folded (opened with a click). */
@@ -20,8 +21,11 @@ function render(value: unknown, fold: number, depth: number): Markup {
   if (value === null || value === undefined) return html`<span class="muted">—</span>`;
   if (typeof value === "string") return text(value, fold);
   if (typeof value !== "object") return html`<span class="v">${String(value)}</span>`;
-  // A value cut in a page of rows: the start of its JSON text; the example's page shows it whole.
-  if (isCut(value)) return html`<span class="v">${value.start.slice(0, fold)}</span>… <span class="muted">(${value.characters} characters in all: the example's page shows it whole)</span>`;
+  // A value cut in a page of rows: its start, read as far as it goes (else as text); the example's page shows it whole.
+  if (isCut(value)) {
+    const read = partialJson(value.start);
+    return html`${read === undefined ? html`<span class="v">${value.start.slice(0, fold)}</span>` : render(read, fold, depth + 1)}… <span class="muted">(${value.characters} characters in all: the example's page shows it whole)</span>`;
+  }
   if (depth >= MAX_DEPTH) return text(valueText(value), fold);
   if (Array.isArray(value)) {
     if (value.length === 0) return html`<span class="muted">no items</span>`;

@@ -38,6 +38,11 @@ describe.each(viewerEngines())("long values in a page of rows (%s)", (engine) =>
       const pageText = await pageRes.text();
       expect(pageRes.status).toBe(200);
       expect(pageText.length).toBeLessThan(100_000);
+      // The cut input is shown as fields too (its start read as far as it goes), not as JSON text.
+      const cut = /<tr data-example-id="ex-1"[\s\S]*?<\/tr>/.exec(pageText)![0];
+      expect(cut).toContain('<div class="field" data-field="text"><span class="name">text:</span> <details class="fold"><summary><span class="v">xxxx');
+      expect(cut).toContain(`(${wholeInputs.length} characters in all: the example's page shows it whole)`);
+      expect(cut).not.toContain("{&quot;text");
       const failed = await fetch(`${viewer.url}runs/${runId}?failed=1&text=xxxx`);
       expect((await failed.text()).length).toBeLessThan(100_000);
 
