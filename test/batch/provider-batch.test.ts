@@ -1,11 +1,23 @@
 // program.batch({ via: "provider-batch" }) through the real OpenAI and Anthropic SDKs against the fake
 // provider's batch services on loopback: a two-call module runs in two rounds, at the batch price.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import { Instrumentation, LM, LMError, Predict, resetConfiguration } from "../../lib/index.js";
+import { ChainOfThought, Instrumentation, LM, LMError, Module, Predict, resetConfiguration } from "../../lib/index.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
-import { ShoutAndCount, Upper, answerFor } from "../evaluate/batch-task.js";
+import { Count, Upper, answerFor } from "../evaluate/batch-task.js";
 
-const answer = (request: FakeRequest) => answerFor(String(request.messages[request.messages.length - 1]?.content ?? ""));
+/** The model's answer, with a line of reasoning for ChainOfThought (Predict ignores the extra field). */
+const answer = (request: FakeRequest) => ({ reasoning: "read the word", ...answerFor(String(request.messages[request.messages.length - 1]?.content ?? "")) });
+
+/** Two calls per input, the second made from the first one's answer: ChainOfThought, then Predict. */
+class ThinkThenCount extends Module<{ word: string }, { loud: string; letters: number }> {
+  shout = new ChainOfThought(Upper);
+  count = new Predict(Count);
+  async forward(inputs: { word: string }) {
+    const { loud } = await this.shout.call(inputs);
+    const { letters } = await this.count.call({ loud });
+    return { loud, letters };
+  }
+}
 const words = ["ant", "bee", "yak", "dog", "eel"];
 const fast = { pollInterval: 0.01 };
 
@@ -30,10 +42,10 @@ function endCost(): () => number {
 }
 
 describe.each(Object.keys(models) as (keyof typeof models)[])("program.batch via provider-batch (%s)", (provider) => {
-  it("a two-call module runs in two rounds: two batches, the second holding the second calls, no live request; results in order; half the live cost", async () => {
+  it("a two-call module (ChainOfThought then Predict) runs in two rounds: two batches, the second holding the second calls, no live request; results in order; half the live cost", async () => {
     const before = { batches: fake.batches.length, live: fake.requests.length };
     const cost = endCost();
-    const program = new ShoutAndCount().configure((c) => { c.lm = models[provider](); });
+    const program = new ThinkThenCount().configure((c) => { c.lm = models[provider](); });
     const results = await program.batch(words.map((word) => ({ word })), { via: "provider-batch", providerBatch: fast, progress: false });
     expect(results).toEqual(words.map((w) => ({ ok: true, value: { loud: w.toUpperCase(), letters: 3 } })));
     const batches = fake.batches.slice(before.batches);
@@ -45,7 +57,7 @@ describe.each(Object.keys(models) as (keyof typeof models)[])("program.batch via
     const batchCost = cost();
 
     // The same inputs live: the same values, twice the cost.
-    const live = await new ShoutAndCount().configure((c) => { c.lm = models[provider](); }).batch(words.map((word) => ({ word })), { progress: false });
+    const live = await new ThinkThenCount().configure((c) => { c.lm = models[provider](); }).batch(words.map((word) => ({ word })), { progress: false });
     expect(fake.requests.length - before.live).toBe(10);
     expect(live).toEqual(results);
     expect(cost()).toBeGreaterThan(0);
