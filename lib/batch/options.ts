@@ -104,7 +104,7 @@ export function checkBatchOptions(program: string, inputsList: unknown, options:
   if (o.rolloutId !== undefined) call.rolloutId = o.rolloutId;
   return {
     concurrency, via, signal: o.signal, progress: o.progress ?? true, name: o.name ?? program, call,
-    providerBatch: via === "provider-batch" ? batchSettings(`${OWNER}`, o.providerBatch ?? true) : null,
+    providerBatch: via === "provider-batch" ? batchSettings(`${program}.batch`, o.providerBatch ?? true, "providerBatch") : null,
   };
 }
 

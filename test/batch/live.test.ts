@@ -155,6 +155,7 @@ describe("program.batch (live calls)", () => {
       [[{ n: 1 }], { concurrancy: 4 }, /Predict\.batch: unknown option "concurrancy"; expected concurrency, via, signal/],
       [[{ n: 1 }], { signal: "stop" }, /signal must be an AbortSignal; received "stop"/],
       [[{ n: 1 }], { providerBatch: { pollInterval: 1 } }, /providerBatch applies only with via: "provider-batch"/],
+      [[{ n: 1 }], { via: "provider-batch", providerBatch: { maxWait: -1 } }, /Predict\.batch option providerBatch\.maxWait must be a positive number; received -1/],
       [[{ n: 1 }], { temperature: -1 }, /temperature must be a finite number >= 0; received -1/],
       [{ n: 1 }, {}, /Predict\.batch: inputsList must be an array of inputs; received object/],
     ];
