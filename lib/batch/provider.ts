@@ -2,6 +2,7 @@
 // provider's batch service (transport.ts), as `Evaluation({ batch })` runs its examples: a one-call
 // program takes one batch, a two-call program two rounds, and the program's code does not change.
 // Nothing is recorded in the lab store. Never throws for an input: its error is its result.
+import { ConfigurationError } from "../errors.js";
 import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
 import type { Module } from "../module.js";
 import { abortedInput, type BatchPlan, type BatchResult } from "./options.js";
@@ -15,7 +16,8 @@ const MIN_ROUND_CONCURRENCY = 64;
 /**
  * Calls `program` on every input through provider batches and resolves with each input's result at
  * its position. A batch that fails as a whole (or a wait past `maxWait`) is the result of every
- * input still waiting on it; inputs already answered keep their results. Once `plan.signal` aborts,
+ * input still waiting on it; inputs already answered keep their results. A model that has no batch
+ * service is a `ConfigurationError` (rejected). Once `plan.signal` aborts,
  * the run stops waiting and the inputs without a result resolve with an `AbortError` (a batch
  * already submitted stays at the provider).
  */
@@ -45,6 +47,9 @@ export async function runViaProviderBatch<I, O>(
       },
     });
   } catch (error) {
+    // A model with no batch service (Ollama) or no key is the batch's mistake, not an input's: it
+    // rejects, as Evaluation({ batch }) does.
+    if (error instanceof ConfigurationError && plan.signal?.aborted !== true) throw error;
     for (let i = 0; i < inputs.length; i++) {
       if (results[i] !== undefined) continue;
       const reason = plan.signal?.aborted === true ? abortedInput(plan.signal, "before this input's calls were answered") : error;

@@ -1,7 +1,7 @@
 // program.batch({ via: "provider-batch" }) through the real OpenAI and Anthropic SDKs against the fake
 // provider's batch services on loopback: a two-call module runs in two rounds, at the batch price.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import { ChainOfThought, Instrumentation, LM, LMError, Module, Predict, resetConfiguration } from "../../lib/index.js";
+import { ChainOfThought, ConfigurationError, Instrumentation, LM, LMError, Module, Predict, resetConfiguration } from "../../lib/index.js";
 import { startFakeProvider, type FakeProvider, type FakeRequest } from "../../lib/testing/index.js";
 import { Count, Upper, answerFor } from "../evaluate/batch-task.js";
 
@@ -88,6 +88,13 @@ describe("program.batch via provider-batch: failures and abort", () => {
       expect(r.ok === false && r.error).toBeInstanceOf(LMError);
       expect(r.ok === false && (r.error as Error).message).toContain("input file has an invalid line");
     }
+  });
+
+  it("a model with no batch service (Ollama) rejects the batch with a ConfigurationError, as Evaluation does", async () => {
+    const program = new Predict(Upper).configure((c) => { c.lm = new LM("ollama/llama3.2", { baseURL: fake.url }); });
+    const error = await program.batch([{ word: "owl" }], { via: "provider-batch", providerBatch: fast, progress: false }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as Error).message).toMatch(/Ollama has no batch service; run without batch/);
   });
 
   it("the signal aborts the wait for a batch: the inputs without a result resolve as AbortError, and the provider's status is reported while waiting", async () => {
