@@ -113,3 +113,6 @@ export type { TypelmEvent } from "./instrument/bus.js";
 export {
   TypelmError, ValidationError, ConfigurationError, LMError, OutputError, ToonDecodeError, MaxIterationsError,
 } from "./errors.js";
+
+// Many calls at once: program.batch (lib/batch/).
+export type { BatchCallOptions, BatchResult, BatchVia } from "./batch/options.js";

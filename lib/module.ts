@@ -3,6 +3,7 @@ import { ValidationError } from "./errors.js";
 import { describeError, Instrumentation, inSpan } from "./instrument/bus.js";
 import type { LanguageModel } from "./lm/types.js";
 import { FewShotExample } from "./prompt/few-shot.js";
+import type { BatchCallOptions, BatchResult } from "./batch/options.js";
 
 /** Options accepted by every `call`. */
 export interface CallOptions {
@@ -174,6 +175,20 @@ export abstract class Module<I = any, O = any> {
    */
   clone(): this {
     return cloneValue(this, new Map()) as this;
+  }
+
+  // --- many calls at once (lib/batch/) ---
+
+  /**
+   * Calls this program on every input of `inputsList` and resolves with one result per input, in
+   * the order of `inputsList`: `{ ok: true, value }` or `{ ok: false, error }`; one failed input
+   * never rejects the batch. Live calls run `concurrency` at once (default 8), adapting to the
+   * provider's rate limit as an evaluation does; `via: "provider-batch"` sends them through the
+   * OpenAI / Anthropic batch services by rounds, at their batch price. `signal` aborts what is left.
+   * Rejects only for a bad argument (`ValidationError`), before any call.
+   */
+  batch(inputsList: readonly I[], options: BatchCallOptions = {}): Promise<BatchResult<O>[]> {
+    return import("./batch/run.js").then(({ runBatch }) => runBatch(this, inputsList, options));
   }
 }
 

@@ -1,4 +1,6 @@
-import { createRequire } from "node:module";
+import { terminalBar } from "../batch/terminal-bar.js";
+
+export { terminalBar, type TerminalBar } from "../batch/terminal-bar.js";
 
 /** What a progress display is told as an evaluation goes. */
 export interface ProgressSink {
@@ -6,34 +8,6 @@ export interface ProgressSink {
   /** A provider batch's status and counts while the run waits on it ("" when none). */
   batch(text: string): void;
   stop(): void;
-}
-
-/** One cli-progress bar on standard error, shared by Evaluation and the optimizers. */
-export interface TerminalBar {
-  update(done: number, values: Record<string, string | number>): void;
-  setTotal(total: number): void;
-  stop(): void;
-}
-
-/**
- * A terminal progress bar (cli-progress, on standard error) when standard error is a terminal and
- * `progress` is not false; otherwise `null` and nothing is drawn (notebooks and logs follow the
- * `evaluation.*` and `optimizer.*` events instead). `format` is cli-progress's, with `values`' keys.
- */
-export function terminalBar(progress: boolean | undefined, total: number, format: string, values: Record<string, string | number>): TerminalBar | null {
-  if (progress === false || process.stderr.isTTY !== true) return null;
-  // Loaded only here: most runs (tests, CI, notebooks) never draw a bar.
-  const cliProgress = createRequire(import.meta.url)("cli-progress") as typeof import("cli-progress");
-  const bar = new cliProgress.SingleBar(
-    { stream: process.stderr, format, hideCursor: true, clearOnComplete: false },
-    cliProgress.Presets.shades_classic,
-  );
-  bar.start(total, 0, values);
-  return {
-    update: (done, v) => bar.update(done, v),
-    setTotal: (n) => bar.setTotal(n),
-    stop: () => bar.stop(),
-  };
 }
 
 const NONE: ProgressSink = { update() {}, batch() {}, stop() {} };

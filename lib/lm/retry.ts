@@ -68,7 +68,7 @@ export async function withRetry<T>(target: RetryTarget, policy: Readonly<LMPolic
           durationMs: performance.now() - started, failure: failure.kind, retryable: failure.retryable,
           willRetry, delayMs, error: failure.message,
         });
-        // An evaluation listening in lowers its concurrency and paces (lib/evaluate/rate-limiter.ts).
+        // An evaluation listening in lowers its concurrency and paces (lib/batch/rate-limiter.ts).
         if (refused) listener?.limited(failure.retryAfterMs, paced);
         // Our own errors (e.g. an OutputError for a reply without the forced tool call) pass through.
         if (error instanceof TypelmError) throw error;

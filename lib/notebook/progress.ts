@@ -2,9 +2,9 @@ import { Instrumentation, type TypelmEvent } from "../instrument/bus.js";
 import { liveDisplay, type LiveDisplay, type MimeBundle } from "./bundle.js";
 import { escapeHtml, formatNumber } from "./html.js";
 
-/** What one running evaluation or optimization has reported so far. */
+/** What one running evaluation, optimization or `program.batch` has reported so far. */
 export interface ProgressState {
-  kind: "evaluation" | "optimizer";
+  kind: "evaluation" | "optimizer" | "batch";
   name: string;
   /** Examples (evaluation) or trials (optimizer) finished. */
   done: number;
@@ -44,7 +44,7 @@ function firstScore(p: Payload): number | undefined {
  * Optimizer trials carry no cost: it is summed from `lm.tokens.used` while the run is active.
  */
 export function applyEvent(state: ProgressState, name: string, p: Payload, scoreSum: { sum: number }): void {
-  if (name.endsWith(".batch")) {
+  if (name.endsWith(".batch") || name === "batch.provider") {
     const counts = (p.counts ?? {}) as Payload;
     const status = typeof p.status === "string" ? p.status : "?";
     state.batch = `round ${num(p, "round") ?? 0}: ${status} ${num(counts, "completed") ?? 0} / ${num(counts, "total") ?? 0}, ${num(counts, "failed") ?? 0} failed`;
@@ -88,7 +88,7 @@ export function applyEvent(state: ProgressState, name: string, p: Payload, score
 
 /** The progress display: a bar, counts, running score, failures and cost. */
 export function progressBundle(s: ProgressState): MimeBundle {
-  const unit = s.kind === "evaluation" ? "examples" : "trials";
+  const unit = s.kind === "evaluation" ? "examples" : s.kind === "batch" ? "inputs" : "trials";
   const progressed = s.kind === "optimizer" ? s.searched : s.done;
   const share = s.finished ? 1 : s.total ? Math.min(1, progressed / s.total) : 0;
   // A best score chose its configuration on the examples it was measured on: it is optimistic.
@@ -97,7 +97,9 @@ export function progressBundle(s: ProgressState): MimeBundle {
   const counts = s.kind === "optimizer"
     ? `${s.done} ${unit}${s.total ? ` (${s.searched} / ${s.total} search trials)` : ""}`
     : `${s.done}${s.total ? ` / ${s.total}` : ""} ${unit}`;
-  const line = `${s.name} (${status}): ${counts} · ${label} ${formatNumber(s.score)} · failures ${s.failures} · cost $${s.cost.toFixed(4)}` +
+  // A batch of calls has no score.
+  const scored = s.kind === "batch" ? "" : ` · ${label} ${formatNumber(s.score)}`;
+  const line = `${s.name} (${status}): ${counts}${scored} · failures ${s.failures} · cost $${s.cost.toFixed(4)}` +
     (s.batch && !s.finished ? ` · batch ${s.batch}` : "");
   const bar =
     `<div style="width:320px;height:10px;background:#eee;border-radius:3px;overflow:hidden">` +
@@ -112,8 +114,8 @@ const WATCHING = Symbol.for("typelm.notebook.progress");
 const THROTTLE_MS = 250;
 
 /**
- * Shows every evaluation and optimizer run in the notebook as one display updated in place, driven by
- * the `evaluation.*` and `optimizer.*` events. Outside a notebook it shows nothing (the terminal has
+ * Shows every evaluation, optimizer run and `program.batch` in the notebook as one display updated in
+ * place, driven by the `evaluation.*`, `optimizer.*` and `batch.*` events. Outside a notebook it shows nothing (the terminal has
  * the Evaluation's progress bar). Returns a function that stops watching. Called once when
  * `typelm/notebook` is imported inside tslab; calling it again does not add a second display.
  */
@@ -123,8 +125,10 @@ export function watchProgress(): () => void {
   const runs = new Map<string, { state: ProgressState; display: LiveDisplay; sum: { sum: number }; shownAt: number }>();
   const onEvent = (event: TypelmEvent) => {
     const p = (event.payload ?? {}) as Payload;
-    const kind = event.name.startsWith("evaluation.") ? "evaluation" : "optimizer";
-    const key = `${kind}:${typeof p.runId === "string" ? p.runId : ""}`;
+    const kind = event.name.startsWith("evaluation.") ? "evaluation" : event.name.startsWith("batch.") ? "batch" : "optimizer";
+    // `program.batch` records no run: its events carry their own id.
+    const id = kind === "batch" ? p.id : p.runId;
+    const key = `${kind}:${typeof id === "string" ? id : ""}`;
     let run = runs.get(key);
     if (event.name.endsWith(".start")) {
       if (p.progress === false) return;
@@ -132,7 +136,7 @@ export function watchProgress(): () => void {
       if (kind === "evaluation" && [...runs.values()].some((r) => r.state.kind === "optimizer")) return;
       const display = liveDisplay();
       if (!display) return;
-      const name = typeof p.name === "string" ? p.name : kind === "evaluation" ? "Evaluation" : "Optimizer";
+      const name = typeof p.name === "string" ? p.name : kind === "evaluation" ? "Evaluation" : kind === "batch" ? "batch" : "Optimizer";
       run = { state: { kind, name, done: 0, total: null, searched: 0, score: null, failures: 0, cost: 0, finished: false, error: null }, display, sum: { sum: 0 }, shownAt: 0 };
       runs.set(key, run);
     }
@@ -152,6 +156,7 @@ export function watchProgress(): () => void {
   const offs = [
     Instrumentation.subscribe(/^evaluation\.(start|example|batch|end)$/, onEvent),
     Instrumentation.subscribe(/^optimizer\.(start|trial|end)$/, onEvent),
+    Instrumentation.subscribe(/^batch\.(start|input|provider|end)$/, onEvent),
     Instrumentation.subscribe("lm.tokens.used", onTokens),
   ];
   const stop = () => {

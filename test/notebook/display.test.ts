@@ -128,3 +128,31 @@ describe("in a tslab kernel", () => {
     expect(sent).toHaveLength(0);
   });
 });
+
+describe("program.batch in a tslab kernel", () => {
+  beforeEach(fakeKernel);
+
+  it("follows a real program.batch in one display (inputs done, failures, cost; no score), and none with progress: false", async () => {
+    const Echo = Signature.define({ name: "Echo", description: "Echo.", input: { x: z.string() }, output: { y: z.enum(["a", "b"]) } });
+    const program = new Predict(Echo);
+    program.configure((c) => { c.lm = new ScriptedLM((r) => (r.inputs?.x === "c" ? { y: "c" } : { y: "a" })); });
+    const stop = watchProgress();
+    await program.batch([{ x: "a" }, { x: "b" }], { progress: false });
+    expect(sent).toHaveLength(0);
+    await program.batch([{ x: "a" }, { x: "c" }, { x: "b" }], { name: "echoes" });
+    stop();
+    expect(new Set(sent.map((s) => s.message.transient.display_id)).size).toBe(1);
+    expect(sent[0]!.message.data["text/plain"]).toBe("echoes (running): 0 / 3 inputs · failures 0 · cost $0.0000");
+    expect(sent.at(-1)!.message.data["text/plain"]).toBe("echoes (done): 3 / 3 inputs · failures 1 · cost $0.0000");
+  });
+
+  it("shows a provider batch's status while the inputs wait on it", async () => {
+    // The display redraws at most every 250 ms: the state is folded and drawn directly here.
+    const { applyEvent, progressBundle } = await import("../../lib/notebook/progress.js");
+    const state = { kind: "batch" as const, name: "batch", done: 0, total: null, searched: 0, score: null, failures: 0, cost: 0, finished: false, error: null };
+    const sum = { sum: 0 };
+    applyEvent(state, "batch.start", { id: "b1", name: "via batch", total: 4, concurrency: 8, via: "provider-batch" }, sum);
+    applyEvent(state, "batch.provider", { id: "b1", name: "via batch", round: 1, batchId: "batch_1", status: "in_progress", counts: { total: 4, completed: 1, failed: 0 }, waited: 3 }, sum);
+    expect(progressBundle(state)["text/plain"]).toBe("via batch (running): 0 / 4 inputs · failures 0 · cost $0.0000 · batch round 1: in_progress 1 / 4, 0 failed");
+  });
+});
