@@ -1,0 +1,142 @@
+// What a streamed call reports besides its text: time to first token on lm.request.end and
+// lm.chat.end, in the calls an evaluation records (and their stored form), on the OpenTelemetry chat
+// span; the timeout policy and an abort before the first byte; ScriptedLM and SimulatedLM streaming.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
+import { trace } from "@opentelemetry/api";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { configure, resetConfiguration } from "../../lib/config.js";
+import { LMError } from "../../lib/errors.js";
+import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
+import { LM } from "../../lib/lm/lm.js";
+import { emptyUsage, trackUsage, type ModelCall } from "../../lib/lm/usage-scope.js";
+import { decodeCalls, encodeCalls } from "../../lib/store/stored-calls.js";
+import type { FakeProvider } from "../../lib/testing/fake-provider.js";
+import { ScriptedLM } from "../../lib/testing/scripted-lm.js";
+import { SimulatedLM } from "../../lib/testing/simulated-lm.js";
+import { lmFor, withFakeProvider } from "./helpers.js";
+
+let fake: FakeProvider;
+withFakeProvider((f) => (fake = f));
+beforeEach(() => LM.resetConfiguration());
+afterEach(() => {
+  Instrumentation.reset();
+  resetConfiguration();
+});
+
+const messages = [{ role: "user" as const, content: "Say something long." }];
+const reply = "A reply long enough to come in several chunks of eight characters.";
+
+function events(name: string): TypelmEvent[] {
+  const seen: TypelmEvent[] = [];
+  Instrumentation.subscribe(name, (e) => seen.push(e));
+  return seen;
+}
+
+describe("time to first token", () => {
+  it("is on lm.request.end (from the attempt's start) and lm.chat.end (from the call's start), and not on an unstreamed call's", async () => {
+    const requestEnds = events("lm.request.end");
+    const chatEnds = events("lm.chat.end");
+    fake.reply(reply);
+    const r = await lmFor("openai", fake).chat({ messages }, { onDelta: () => {} });
+    expect(requestEnds).toHaveLength(1);
+    const attempt = requestEnds[0]!.payload as { firstTokenMs: number; durationMs: number };
+    const chat = chatEnds[0]!.payload as { firstTokenMs: number; durationMs: number };
+    expect(attempt.firstTokenMs).toBeGreaterThanOrEqual(0);
+    expect(attempt.firstTokenMs).toBeLessThanOrEqual(attempt.durationMs);
+    expect(chat.firstTokenMs).toBe(r.firstTokenMs);
+    expect(chat.firstTokenMs).toBeGreaterThanOrEqual(attempt.firstTokenMs);
+    expect(chat.firstTokenMs).toBeLessThanOrEqual(chat.durationMs);
+    fake.reply(reply);
+    const plain = await lmFor("openai", fake).chat({ messages });
+    expect(plain.firstTokenMs).toBeUndefined();
+    expect(requestEnds[1]!.payload).not.toHaveProperty("firstTokenMs");
+    expect(chatEnds[1]!.payload).not.toHaveProperty("firstTokenMs");
+  });
+
+  it("is in the calls a usage scope records, and survives the lab store's compact form", async () => {
+    const usage = { ...emptyUsage(), log: [] as ModelCall[] };
+    fake.reply(reply, { usage: { inputTokens: 10, outputTokens: 20 } });
+    const r = await trackUsage(usage, () => lmFor("anthropic", fake).chat({ messages }, { onDelta: () => {} }));
+    expect(usage).toMatchObject({ calls: 1, inputTokens: 10, outputTokens: 20 });
+    expect(usage.log[0]).toMatchObject({ reply, firstTokenMs: r.firstTokenMs, cached: false });
+    const stored = decodeCalls(encodeCalls(usage.log, () => {}), () => undefined);
+    expect(stored[0]!.firstTokenMs).toBe(r.firstTokenMs);
+  });
+
+  describe("on the OpenTelemetry chat span", () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    beforeAll(() => trace.setGlobalTracerProvider(provider));
+    afterAll(async () => {
+      trace.disable();
+      await provider.shutdown();
+    });
+
+    it("as gen_ai.response.time_to_first_token, in seconds", async () => {
+      configure((c) => {
+        c.instrumentation.enabled = true;
+        c.instrumentation.subscribers = ["otel"];
+      });
+      fake.reply(reply);
+      const r = await lmFor("ollama", fake).chat({ messages }, { onDelta: () => {} });
+      const span = exporter.getFinishedSpans().find((s) => s.name === "chat llama3.2:3b");
+      expect(span?.attributes["gen_ai.response.time_to_first_token"]).toBe(r.firstTokenMs! / 1000);
+    });
+  });
+});
+
+describe("the timeout policy and aborts before the first byte", () => {
+  it("times out a stream that stalls after its first chunk, and does not retry it", async () => {
+    LM.configure((c) => { c.httpTimeout = 1; c.retryDelay = 0.01; });
+    fake.reply(reply, { stream: { chunkChars: 8, delayMs: 60_000 } });
+    const deltas: string[] = [];
+    const error = await lmFor("openai", fake).chat({ messages }, { onDelta: (t) => deltas.push(t) }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(LMError);
+    expect((error as LMError).message).toContain("within httpTimeout 1s");
+    expect(deltas).toEqual([reply.slice(0, 8)]);
+    await fake.whenClosedEarly(1);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it.each(["openai", "anthropic", "ollama"] as const)("%s: a signal that aborts before any byte rejects with an AbortError, without retry", async (provider) => {
+    const controller = new AbortController();
+    // Aborted once the server has the request, before it answers a byte.
+    fake.reply(() => {
+      controller.abort();
+      return "never seen";
+    });
+    const error = await lmFor(provider, fake).chat({ messages }, { signal: controller.signal, onDelta: () => {} }).then(() => undefined, (e: unknown) => e);
+    expect((error as Error).name).toBe("AbortError");
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it("a signal already aborted sends nothing", async () => {
+    const error = await lmFor("openai", fake).chat({ messages }, { signal: AbortSignal.abort(), onDelta: () => {} }).then(() => undefined, (e: unknown) => e);
+    expect((error as Error).name).toBe("AbortError");
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("test doubles stream in chunks", () => {
+  it("ScriptedLM hands its reply over in chunks of the configured size", async () => {
+    const lm = new ScriptedLM([reply], { stream: { chunkChars: 10 } });
+    const deltas: string[] = [];
+    const r = await lm.chat({ messages }, { onDelta: (t) => deltas.push(t) });
+    expect(deltas).toHaveLength(Math.ceil(reply.length / 10));
+    expect(deltas.every((d, i) => d === reply.slice(i * 10, i * 10 + 10))).toBe(true);
+    expect(r.content).toBe(reply);
+    expect(typeof r.firstTokenMs).toBe("number");
+  });
+
+  it("SimulatedLM streams its answer, and stops with an AbortError when the signal aborts between chunks", async () => {
+    const lm = new SimulatedLM({ stream: { chunkChars: 4, delayMs: 5 } });
+    const controller = new AbortController();
+    const deltas: string[] = [];
+    const error = await lm.chat({ messages }, {
+      signal: controller.signal,
+      onDelta: (t) => { deltas.push(t); if (deltas.length === 2) controller.abort(); },
+    }).then(() => undefined, (e: unknown) => e);
+    expect((error as Error).name).toBe("AbortError");
+    expect(deltas).toHaveLength(2);
+  });
+});
