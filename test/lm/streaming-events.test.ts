@@ -117,6 +117,34 @@ describe("the timeout policy and aborts before the first byte", () => {
   });
 });
 
+describe("the response cache and in-flight coalescing", () => {
+  it("identical calls at once, streamed and not, each get the whole reply (a streamed call does not join nor lead coalescing)", async () => {
+    fake.stream({ chunkChars: 8, delayMs: 5 });
+    const lm = lmFor("openai", fake, { cache: { path: ":memory:" } });
+    const a: string[] = [];
+    const b: string[] = [];
+    const [ra, rb, rc] = await Promise.all([
+      lm.chat({ messages }, { onDelta: (t) => a.push(t) }),
+      lm.chat({ messages }, { onDelta: (t) => b.push(t) }),
+      lm.chat({ messages }),
+    ]);
+    expect(fake.requests).toHaveLength(3);
+    const expected = `echo: ${messages[0]!.content}`;
+    expect([ra.content, rb.content, rc.content]).toEqual([expected, expected, expected]);
+    expect(a.join("")).toBe(expected);
+    expect(b.join("")).toBe(expected);
+  });
+
+  it("a stream its consumer stopped leaves nothing in the cache: the next call asks the provider", async () => {
+    fake.reply(reply, { stream: { chunkChars: 4, delayMs: 200 } }).reply(reply);
+    const lm = lmFor("anthropic", fake, { cache: { path: ":memory:" } });
+    await expect(lm.chat({ messages }, { onDelta: () => { throw new Error("enough"); } })).rejects.toThrow("enough");
+    const r = await lm.chat({ messages });
+    expect(r).toMatchObject({ content: reply, cached: false });
+    expect(fake.requests).toHaveLength(2);
+  });
+});
+
 describe("test doubles stream in chunks", () => {
   it("ScriptedLM hands its reply over in chunks of the configured size", async () => {
     const lm = new ScriptedLM([reply], { stream: { chunkChars: 10 } });
