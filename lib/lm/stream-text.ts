@@ -23,7 +23,7 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
 export interface ChunkPacing {
   /** Characters per chunk (at least 1; a surrogate pair is never split). */
   chunkChars?: number;
-  /** Milliseconds between two chunks (0: no pause; the chunks are handed out at once). */
+  /** Milliseconds between two chunks (0: no pause, but the event loop turns between chunks, as with a network stream). */
   delayMs?: number;
 }
 
@@ -46,16 +46,18 @@ export function textChunks(text: string, chunkChars: number): string[] {
 }
 
 /**
- * Hands `text` to `onDelta` in chunks (see `ChunkPacing`), stopping with an `AbortError` as soon as
+ * Hands `text` to `onDelta` in chunks (see `ChunkPacing`), the event loop turning between two, stopping with an `AbortError` as soon as
  * `signal` aborts; what `onDelta` throws stops the replay and is thrown. An empty text hands nothing.
  */
 export async function replayText(text: string, onDelta: (text: string) => void, pacing: ChunkPacing = {}, signal?: AbortSignal): Promise<void> {
   const delayMs = pacing.delayMs ?? 0;
   let first = true;
   for (const chunk of textChunks(text, pacing.chunkChars ?? REPLAY_CHUNK_CHARS)) {
-    if (!first && delayMs > 0) {
+    if (!first) {
       try {
-        await sleep(delayMs, undefined, signal === undefined ? undefined : { signal });
+        // A pause, or one turn of the event loop, so consumers see each chunk's effects (and may abort) before the next.
+        if (delayMs > 0) await sleep(delayMs, undefined, signal === undefined ? undefined : { signal });
+        else await new Promise<void>((resolve) => setImmediate(resolve));
       } catch (error) {
         if (signal?.aborted) throw abortError(signal);
         throw error;

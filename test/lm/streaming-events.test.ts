@@ -156,6 +156,18 @@ describe("test doubles stream in chunks", () => {
     expect(typeof r.firstTokenMs).toBe("number");
   });
 
+  it("ScriptedLM lets the event loop turn between chunks, so an abort from outside onDelta stops the replay", async () => {
+    const lm = new ScriptedLM([reply], { stream: { chunkChars: 4 } });
+    const controller = new AbortController();
+    const deltas: string[] = [];
+    const error = await lm.chat({ messages }, {
+      signal: controller.signal,
+      onDelta: (t) => { deltas.push(t); if (deltas.length === 1) setImmediate(() => controller.abort()); },
+    }).then(() => undefined, (e: unknown) => e);
+    expect((error as Error).name).toBe("AbortError");
+    expect(deltas.length).toBeLessThan(Math.ceil(reply.length / 4));
+  });
+
   it("SimulatedLM streams its answer, and stops with an AbortError when the signal aborts between chunks", async () => {
     const lm = new SimulatedLM({ stream: { chunkChars: 4, delayMs: 5 } });
     const controller = new AbortController();
