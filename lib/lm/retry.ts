@@ -164,6 +164,7 @@ function describe(target: RetryTarget, failure: Failure, policy: Readonly<LMPoli
     case "timeout": return `no reply${target.endpoint === undefined ? "" : ` from ${target.endpoint}`} within httpTimeout ${policy.httpTimeout}s`;
     case "connection": return target.endpoint === undefined ? "connection failed" : `connection to ${target.endpoint} failed`;
     case "invalid-response": return "malformed response body";
+    case "stream-error": return "an error event in the streamed reply";
     default: return "request error";
   }
 }

@@ -5,9 +5,9 @@ import {
   errorBody, fakeRequest, lastUserText, parseBody, readBody, sendJson, successBody,
   type FakeReply, type FakeReplyOptions, type FakeRequest, type FakeWire,
 } from "./fake-wire.js";
-import { wantsStream, writeStream, type FakeStream, type FakeStreamOptions } from "./fake-stream.js";
+import { wantsStream, writeStream, type FakeStream, type FakeStreamError, type FakeStreamOptions } from "./fake-stream.js";
 
-export type { FakeStream, FakeStreamOptions } from "./fake-stream.js";
+export type { FakeStream, FakeStreamError, FakeStreamOptions } from "./fake-stream.js";
 export type { FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FakeWire } from "./fake-wire.js";
 export type { FakeBatch, FakeBatchLineMatch, FakeBatchScript, FakeBatchWire } from "./fake-batches.js";
 
@@ -91,6 +91,12 @@ export interface FakeProvider {
    * `truncateBody()` cuts a streamed reply off after about half its chunks.
    */
   stream(options: FakeStreamOptions): FakeProvider;
+  /**
+   * The next `times` streamed replies (default 1) send `afterChunks` chunks of text (default 0), then
+   * the wire's error event (Anthropic `event: error`, an OpenAI `error` chunk, an Ollama `error` line).
+   * The text before the error is `text` (queued replies are kept for the requests that follow).
+   */
+  failStream(options?: FakeStreamError): FakeProvider;
   /** Every streamed reply, in order, with how far it got and whether the client closed the connection early. */
   readonly streams: readonly FakeStream[];
   /** How many streamed replies the client closed the connection of before their end (an abort that reached the socket). */
@@ -109,7 +115,8 @@ export interface FakeProvider {
 type Fault =
   | { kind: "fail"; remaining: number; options: FailOptions }
   | { kind: "delay"; remaining: number; ms: number }
-  | { kind: "hang" | "drop" | "truncate"; remaining: number };
+  | { kind: "hang" | "drop" | "truncate"; remaining: number }
+  | { kind: "stream-error"; remaining: number; options: FakeStreamError };
 
 const ROUTES: Record<string, FakeWire> = {
   "/v1/chat/completions": "openai",
@@ -169,9 +176,11 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   };
   const answer = async (request: FakeRequest): Promise<unknown> => (await answerWith(request)).body;
   /** Streams the answer to `request`, records it, and wakes the `whenClosedEarly` waiters once it is over. */
-  const stream = async (request: FakeRequest, req: IncomingMessage, res: ServerResponse, truncate: boolean): Promise<void> => {
-    const { body, options: replyOptions } = truncate
-      ? { body: successBody(request.wire, request.body, "truncated reply, cut off", request, {}), options: {} as FakeReplyOptions }
+  const stream = async (request: FakeRequest, req: IncomingMessage, res: ServerResponse, truncate: boolean, failure?: FakeStreamError): Promise<void> => {
+    // A reply cut off or failed on purpose has its own text: queued replies stay for the next request.
+    const own = failure !== undefined ? failure.text ?? "partial reply before an error" : truncate ? "truncated reply, cut off" : undefined;
+    const { body, options: replyOptions } = own !== undefined
+      ? { body: successBody(request.wire, request.body, own, request, {}), options: {} as FakeReplyOptions }
       : await answerWith(request);
     const record: FakeStream = { wire: request.wire, chunks: 0, sent: 0, ended: false, closedEarly: false, truncated: false };
     streams.push(record);
@@ -181,7 +190,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
         else closeWaiters.push(waiter);
       }
     };
-    await writeStream(res, req.socket, request.wire, request.body, body, replyOptions.stream ?? pacing, record, truncate, wake);
+    await writeStream(res, req.socket, request.wire, request.body, body, replyOptions.stream ?? pacing, record, truncate, wake, failure);
   };
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -242,7 +251,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     if (fault?.kind === "delay") await new Promise((resolve) => setTimeout(resolve, fault.ms));
     if (res.destroyed || req.socket.destroyed) return;
 
-    if (wantsStream(body)) return stream(request, req, res, false);
+    if (wantsStream(body)) return stream(request, req, res, false, fault?.kind === "stream-error" ? fault.options : undefined);
     sendJson(res, 200, await answer(request));
   }
 
@@ -297,6 +306,10 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     batches: batches.batches,
     get uploads() {
       return batches.uploads;
+    },
+    failStream(failOptions = {}) {
+      faults.push({ kind: "stream-error", remaining: failOptions.times ?? 1, options: failOptions });
+      return fake;
     },
     stream(streamOptions) {
       pacing = streamOptions;

@@ -28,8 +28,28 @@ export interface FakeStream {
   ended: boolean;
   /** The client closed the connection before the reply ended (an abort that reached the socket). */
   closedEarly: boolean;
-  /** The fake cut the reply off on purpose (`truncateBody`): not counted as closed early. */
+  /** The fake cut the reply off on purpose (`truncateBody`, `failStream`): not counted as closed early. */
   truncated: boolean;
+}
+
+/** An error event sent inside a streamed reply (`fake.failStream(...)`), after some chunks of text. */
+export interface FakeStreamError {
+  /** Chunks of reply text sent before the error (default 0: before any text). */
+  afterChunks?: number;
+  /** The error's type (default "overloaded_error" for Anthropic, "server_error" otherwise). */
+  type?: string;
+  /** How many streamed requests in a row get it (default 1). */
+  times?: number;
+  /** The reply text streamed before the error (default "partial reply before an error"); queued replies are not used. */
+  text?: string;
+}
+
+/** The error event `wire` writes inside a stream, ending it. */
+function errorFrame(wire: FakeWire, type: string | undefined): string {
+  const message = "fake provider: injected error in the stream";
+  if (wire === "anthropic") return sse({ type: "error", error: { type: type ?? "overloaded_error", message } }, "error");
+  if (wire === "openai") return sse({ error: { message, type: type ?? "server_error", param: null, code: null } });
+  return JSON.stringify({ error: message }) + "\n";
 }
 
 /** Whether a chat request asked for a streamed reply (`stream: true` in the body, as each SDK sends it). */
@@ -123,13 +143,14 @@ function frames(wire: FakeWire, parts: ReplyParts, includeUsage: boolean): { hea
 /**
  * Writes `success` (a non-streamed success body of `wire`) as a streamed reply, paced by `pacing`,
  * and records it in `record` as it goes. Stops writing as soon as the client closes the connection.
+ * With `failure`, writes `failure.afterChunks` text chunks, then an error event, and ends the reply.
  * With `truncate`, writes about half the text chunks (at least one) and then ends the connection
  * without the rest. Resolves when the reply is written or the connection has closed; `onClose` is
  * called once the connection has closed (after `record` says whether early).
  */
 export async function writeStream(
   res: ServerResponse, socket: Socket, wire: FakeWire, requestBody: any, success: unknown,
-  pacing: FakeStreamOptions, record: FakeStream, truncate: boolean, onClose: () => void,
+  pacing: FakeStreamOptions, record: FakeStream, truncate: boolean, onClose: () => void, failure?: FakeStreamError,
 ): Promise<void> {
   const parts = partsOf(wire, success);
   const { head, chunk, tail } = frames(wire, parts, requestBody?.stream_options?.include_usage === true);
@@ -147,12 +168,19 @@ export async function writeStream(
     "cache-control": "no-cache",
   });
   for (const frame of head) res.write(frame);
-  const stopAt = truncate ? Math.max(1, Math.floor(chunks.length / 2)) : chunks.length;
+  const stopAt = failure !== undefined ? Math.min(chunks.length, failure.afterChunks ?? 0)
+    : truncate ? Math.max(1, Math.floor(chunks.length / 2)) : chunks.length;
   for (let i = 0; i < stopAt; i++) {
     if (i > 0 && delayMs > 0) await sleep(delayMs);
     if (closed) return;
     res.write(chunk(chunks[i]!));
     record.sent++;
+  }
+  if (failure !== undefined) {
+    if (closed) return;
+    record.truncated = true;
+    res.end(errorFrame(wire, failure.type));
+    return;
   }
   if (truncate) {
     record.truncated = true;

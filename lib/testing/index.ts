@@ -3,7 +3,7 @@ export type { ScriptedLMOptions, ScriptedReplies, ScriptedReply, ScriptedRequest
 export { startFakeProvider } from "./fake-provider.js";
 export type {
   FakeProvider, FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FailOptions, FakeProviderOptions, FakeWire,
-  FakeBatch, FakeBatchScript, FakeBatchLineMatch, FakeBatchWire, FakeStream, FakeStreamOptions,
+  FakeBatch, FakeBatchScript, FakeBatchLineMatch, FakeBatchWire, FakeStream, FakeStreamError, FakeStreamOptions,
 } from "./fake-provider.js";
 export { SimulatedLM } from "./simulated-lm.js";
 export type { SimulatedLMOptions, SimulatedRule, SimulatedRequest } from "./simulated-lm.js";

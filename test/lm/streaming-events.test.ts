@@ -66,7 +66,9 @@ describe("time to first token", () => {
   describe("on the OpenTelemetry chat span", () => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-    beforeAll(() => trace.setGlobalTracerProvider(provider));
+    beforeAll(() => {
+      trace.setGlobalTracerProvider(provider);
+    });
     afterAll(async () => {
       trace.disable();
       await provider.shutdown();
@@ -114,6 +116,28 @@ describe("the timeout policy and aborts before the first byte", () => {
     const error = await lmFor("openai", fake).chat({ messages }, { signal: AbortSignal.abort(), onDelta: () => {} }).then(() => undefined, (e: unknown) => e);
     expect((error as Error).name).toBe("AbortError");
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("an error event inside the stream", () => {
+  it.each(["openai", "anthropic"] as const)("%s: a transient one before any text is retried; the caller sees the reply once", async (provider) => {
+    LM.configure((c) => { c.retryDelay = 0.01; });
+    fake.failStream({ afterChunks: 0 }).reply(reply);
+    const deltas: string[] = [];
+    const r = await lmFor(provider, fake).chat({ messages }, { onDelta: (t) => deltas.push(t) });
+    expect(fake.requests).toHaveLength(2);
+    expect(deltas.join("")).toBe(reply);
+    expect(r.content).toBe(reply);
+  });
+
+  it.each(["openai", "anthropic", "ollama"] as const)("%s: one after text was handed out is not retried", async (provider) => {
+    LM.configure((c) => { c.retryDelay = 0.01; });
+    fake.failStream({ afterChunks: 2, text: reply }).reply(reply);
+    const deltas: string[] = [];
+    const error = await lmFor(provider, fake).chat({ messages }, { onDelta: (t) => deltas.push(t) }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(LMError);
+    expect(deltas).toEqual([reply.slice(0, 8), reply.slice(8, 16)]);
+    expect(fake.requests).toHaveLength(1);
   });
 });
 
