@@ -2,11 +2,13 @@
 // lm.chat.end, in the calls an evaluation records (and their stored form), on the OpenTelemetry chat
 // span; the timeout policy and an abort before the first byte; ScriptedLM and SimulatedLM streaming.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
+import * as otelApi from "@opentelemetry/api";
 import { trace } from "@opentelemetry/api";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { configure, resetConfiguration } from "../../lib/config.js";
 import { LMError } from "../../lib/errors.js";
 import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
+import { createSpanListener } from "../../lib/instrument/otel-spans.js";
 import { LM } from "../../lib/lm/lm.js";
 import { emptyUsage, trackUsage, type ModelCall } from "../../lib/lm/usage-scope.js";
 import { decodeCalls, encodeCalls } from "../../lib/store/stored-calls.js";
@@ -83,6 +85,19 @@ describe("time to first token", () => {
       const r = await lmFor("ollama", fake).chat({ messages }, { onDelta: () => {} });
       const span = exporter.getFinishedSpans().find((s) => s.name === "chat llama3.2:3b");
       expect(span?.attributes["gen_ai.response.time_to_first_token"]).toBe(r.firstTokenMs! / 1000);
+    });
+
+    it("and for Langfuse as the completion's start time: the call's start plus firstTokenMs", () => {
+      const listener = createSpanListener(otelApi, provider.getTracer("t"), { content: false, langfuse: true });
+      const ids = { traceId: "t1", spanId: "s1", parentSpanId: null };
+      listener({ name: "lm.chat.start", payload: { ...ids, provider: "openai", model: "m" }, timestamp: 0 });
+      const before = Date.now();
+      listener({ name: "lm.chat.end", payload: { ...ids, provider: "openai", model: "m", ok: true, durationMs: 5000, firstTokenMs: 1200 }, timestamp: 0 });
+      const after = Date.now();
+      const span = exporter.getFinishedSpans().find((x) => x.name === "chat m")!;
+      const start = Date.parse(span.attributes["langfuse.observation.completion_start_time"] as string);
+      expect(start).toBeGreaterThanOrEqual(before - 5000 + 1200);
+      expect(start).toBeLessThanOrEqual(after - 5000 + 1200);
     });
   });
 });
