@@ -104,12 +104,13 @@ describe("time to first token", () => {
 
 describe("the timeout policy and aborts before the first byte", () => {
   it("times out a stream that stalls after its first chunk, and does not retry it", async () => {
-    LM.configure((c) => { c.httpTimeout = 1; c.retryDelay = 0.01; });
+    // 3 s for the first chunk even on a loaded machine; the stall after it is 60 s.
+    LM.configure((c) => { c.httpTimeout = 3; c.retryDelay = 0.01; });
     fake.reply(reply, { stream: { chunkChars: 8, delayMs: 60_000 } });
     const deltas: string[] = [];
     const error = await lmFor("openai", fake).chat({ messages }, { onDelta: (t) => deltas.push(t) }).then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(LMError);
-    expect((error as LMError).message).toContain("within httpTimeout 1s");
+    expect((error as LMError).message).toContain("within httpTimeout 3s");
     expect(deltas).toEqual([reply.slice(0, 8)]);
     await fake.whenClosedEarly(1);
     expect(fake.requests).toHaveLength(1);
