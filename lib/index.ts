@@ -50,6 +50,7 @@ export type { CacheOptions } from "./lm/cache.js";
 export { estimateCost } from "./lm/prices.js";
 export { BaseLM } from "./lm/base.js";
 export type { LanguageModel, LMRequest, LMResponse, ChatMessage, SchemaFormat, DataFormat, TokenUsage } from "./lm/types.js";
+export type { ChatOptions } from "./lm/types.js";
 
 export { Evaluation } from "./evaluate/evaluation.js";
 export type { EvaluationOptions, EvaluateArgs, EvaluateInput, ReportOf } from "./evaluate/evaluation.js";

@@ -53,6 +53,8 @@ const SPANS: SpanKindSpec[] = [
       "gen_ai.usage.output_tokens": num(p.outputTokens),
       "gen_ai.response.finish_reasons": typeof p.finishReason === "string" ? [p.finishReason] : undefined,
       "gen_ai.response.model": typeof p.responseModel === "string" ? p.responseModel : undefined,
+      // Streamed calls: time to the first text chunk, in seconds (as Sentry's GenAI conventions name it).
+      "gen_ai.response.time_to_first_token": num(p.firstTokenMs) === undefined ? undefined : (p.firstTokenMs as number) / 1000,
     }),
   },
   { start: "lm.request.start", end: "lm.request.end", observation: "span", client: true, name: (p) => `request ${str(p.model)}`,
@@ -115,6 +117,10 @@ function contentAttributes(spec: SpanKindSpec, p: Payload, phase: "start" | "end
     }
     if (options.langfuse && phase === "start") out["langfuse.observation.input"] = JSON.stringify(p.messages ?? []);
     if (options.langfuse && phase === "end" && typeof p.content === "string") out["langfuse.observation.output"] = p.content;
+    // Langfuse computes time to first token from when the completion started (the first chunk).
+    if (options.langfuse && phase === "end" && num(p.firstTokenMs) !== undefined && num(p.durationMs) !== undefined) {
+      out["langfuse.observation.completion_start_time"] = new Date(Date.now() - (p.durationMs as number) + (p.firstTokenMs as number)).toISOString();
+    }
   }
   if (spec.start === "tool.call.start" && phase === "start" && options.langfuse) out["langfuse.observation.input"] = JSON.stringify(p.args ?? null);
   if (options.langfuse && phase === "start") out["langfuse.observation.type"] = spec.observation;

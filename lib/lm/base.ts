@@ -1,4 +1,5 @@
 import { Instrumentation, inSpan } from "../instrument/bus.js";
+import { throwIfAborted } from "./stream-text.js";
 import { recordUsage } from "./usage-scope.js";
 import type { ChatOptions, DataFormat, LanguageModel, LMRequest, LMResponse, SchemaFormat } from "./types.js";
 
@@ -43,7 +44,12 @@ export abstract class BaseLM implements LanguageModel {
    */
   protected abstract complete(request: LMRequest, options?: ChatOptions): Promise<LMResponse>;
 
-  /** Sends one request, in a span of its own, between `lm.chat.start` and `lm.chat.end` events, and emits `lm.tokens.used` with the reply's usage and estimated cost; streams through `options.onDelta` when given. */
+  /**
+   * Sends one request, in a span of its own, between `lm.chat.start` and `lm.chat.end` events, and emits
+   * `lm.tokens.used` with the reply's usage and estimated cost; streams through `options.onDelta` when
+   * given, and then sets `firstTokenMs` (from the call's start to the first chunk) on the response and
+   * on `lm.chat.end` (each provider attempt's own time to first token is on its `lm.request.end`).
+   */
   chat(request: LMRequest, options?: ChatOptions): Promise<LMResponse> {
     return inSpan(() => this.chatInSpan(request, options));
   }
@@ -57,21 +63,28 @@ export abstract class BaseLM implements LanguageModel {
       ...(request.rolloutId === undefined ? {} : { rolloutId: request.rolloutId }),
     });
     let response: LMResponse;
+    // Streamed calls: from the call's start to the first text chunk handed out (retries and waits included).
+    let firstTokenMs: number | undefined;
     try {
-      options?.signal?.throwIfAborted();
+      throwIfAborted(options?.signal);
       if (options?.onDelta === undefined) {
         response = await this.complete(request, options);
       } else {
         const onDelta = options.onDelta;
-        let delivered = false;
-        response = await this.complete(request, { ...options, onDelta: (text) => { delivered = true; onDelta(text); } });
+        const first = (): void => { firstTokenMs ??= performance.now() - started; };
+        response = await this.complete(request, { ...options, onDelta: (text) => { first(); onDelta(text); } });
         // A model that does not stream: the whole reply at once.
-        if (!delivered && response.content !== "") onDelta(response.content);
+        if (firstTokenMs === undefined && response.content !== "") {
+          first();
+          onDelta(response.content);
+        }
+        if (firstTokenMs !== undefined) response = { ...response, firstTokenMs: response.firstTokenMs ?? firstTokenMs };
       }
     } catch (error) {
       Instrumentation.emit("lm.chat.end", {
         provider, model, ok: false, durationMs: performance.now() - started,
         error: error instanceof Error ? error.message : String(error),
+        ...(firstTokenMs === undefined ? {} : { firstTokenMs }),
       });
       throw error;
     }
@@ -81,7 +94,7 @@ export abstract class BaseLM implements LanguageModel {
       provider, model, ok: true, durationMs, cached: response.cached,
       inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens,
       estimatedCost: response.estimatedCost, finishReason: response.finishReason, responseModel: response.model,
-      content: response.content,
+      content: response.content, ...(response.firstTokenMs === undefined ? {} : { firstTokenMs: response.firstTokenMs }),
     });
     Instrumentation.emit("lm.tokens.used", {
       inputTokens: response.usage.inputTokens,

@@ -2,7 +2,7 @@ import { redactError } from "../instrument/redact.js";
 
 /** What went wrong in one provider attempt, in provider-neutral terms. */
 export interface Failure {
-  kind: "http" | "connection" | "timeout" | "invalid-response" | "other";
+  kind: "http" | "connection" | "timeout" | "invalid-response" | "stream-error" | "other";
   /** HTTP status, for `http` failures. */
   status: number | undefined;
   /** Whether trying again may succeed. */
@@ -12,6 +12,12 @@ export interface Failure {
   /** A short description with every registered secret, anything shaped like a key and URL credentials masked. */
   message: string;
 }
+
+/** Error types the providers send inside a stream; the transient ones are worth retrying (before the first byte). */
+const STREAM_ERROR_TYPES = new Set([
+  "overloaded_error", "rate_limit_error", "api_error", "server_error", "invalid_request_error", "authentication_error", "permission_error",
+]);
+const TRANSIENT_STREAM_ERRORS = new Set(["overloaded_error", "rate_limit_error", "api_error", "server_error"]);
 
 /** Statuses worth retrying: request timeout, conflict, rate limit and server errors. */
 function isRetryableStatus(status: number): boolean {
@@ -42,6 +48,12 @@ export function classifyFailure(error: unknown, timedOut: boolean): Failure {
       kind: "http", status, retryable: isRetryableStatus(status),
       retryAfterMs: retryAfterFrom(err["headers"] as HeaderSource | undefined), message,
     };
+  }
+  // An error event inside a streamed reply (HTTP said 200): Anthropic's `event: error`, an OpenAI
+  // `error` chunk. The provider's error type says whether it is transient.
+  const type = typeof err["type"] === "string" ? err["type"] : undefined;
+  if (type !== undefined && STREAM_ERROR_TYPES.has(type)) {
+    return { kind: "stream-error", status: undefined, retryable: TRANSIENT_STREAM_ERRORS.has(type), retryAfterMs: undefined, message };
   }
   // Stainless wraps network failures in APIConnectionError; plain fetch (Ollama) throws TypeError
   // ("fetch failed", or "terminated" when the body is cut off mid-read).

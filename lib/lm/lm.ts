@@ -9,8 +9,9 @@ import { configurePolicy, currentPolicy, resetPolicy, type LMPolicy } from "./po
 import { estimateCost } from "./prices.js";
 import { loadProvider, PROVIDER_INFO, type ProviderInfo } from "./providers/info.js";
 import type { Provider, ProviderReply } from "./providers/index.js";
-import { withRetry } from "./retry.js";
-import type { LMRequest, LMResponse } from "./types.js";
+import { callProvider } from "./provider-call.js";
+import { replayText } from "./stream-text.js";
+import type { ChatOptions, LMRequest, LMResponse } from "./types.js";
 
 /** Options of `new LM(id, options)`: key, server, response cache, and the prompt and sampling settings every LM has. */
 export interface LMOptions extends BaseLMOptions {
@@ -130,9 +131,11 @@ export class LM extends BaseLM {
   /**
    * One call. Inside a batch round: the reply a batch brought, else the response cache, else the
    * request waits for the next batch. Otherwise: the response cache when it is on, else the provider,
-   * under the retry and timeout policy.
+   * under the retry and timeout policy. With `options.onDelta` the provider call streams, and a
+   * cached reply is replayed as a stream; a streamed call does not join (nor lead) in-flight
+   * coalescing of identical calls, whose callers would otherwise wait for the whole reply.
    */
-  protected async complete(request: LMRequest): Promise<LMResponse> {
+  protected async complete(request: LMRequest, options: ChatOptions = {}): Promise<LMResponse> {
     const { provider, model } = this;
     const temperature = request.temperature ?? this.temperature;
     const maxTokens = request.maxTokens ?? this.maxTokens;
@@ -151,8 +154,7 @@ export class LM extends BaseLM {
       const client = await (this.#client ??= this.#newClient());
       // Loading the SDK is not part of any attempt: a slow first import must not count as a timeout.
       await client.ready();
-      return withRetry({ provider, model, endpoint: this.#shownEndpoint }, currentPolicy(), (signal, timeoutMs) =>
-        client.complete(request, { model, temperature, maxTokens, timeoutMs }, signal));
+      return callProvider(client, request, { model, temperature, maxTokens }, { provider, model, endpoint: this.#shownEndpoint }, options);
     };
 
     const cache = this.#cacheInForce();
@@ -181,6 +183,16 @@ export class LM extends BaseLM {
       if (cache !== undefined) await cache.set(key, parts, requestJson, reply);
     } else if (cache === undefined) {
       reply = await call();
+    } else if (options.onDelta !== undefined) {
+      const requestJson = cacheRequestJson(parts);
+      const key = cacheKey(requestJson);
+      const hit = await cache.get(key);
+      if (hit !== undefined) {
+        await replayText(hit.content, options.onDelta, {}, options.signal);
+        return { ...hit, provider, model, estimatedCost: 0, cached: true };
+      }
+      reply = await call();
+      await cache.set(key, parts, requestJson, reply);
     } else {
       const requestJson = cacheRequestJson(parts);
       const outcome = await cache.getOrCall(cacheKey(requestJson), parts, requestJson, call);

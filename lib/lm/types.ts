@@ -68,7 +68,9 @@ export interface LMResponse {
  * A model that cannot stream calls `onDelta` once with the whole reply.
  */
 export interface ChatOptions {
+  /** Aborts the call (and its provider request); the call then rejects with an `AbortError`. */
   signal?: AbortSignal | undefined;
+  /** Streams the call: receives each piece of reply text as it arrives; throwing aborts the provider request. */
   onDelta?: ((text: string) => void) | undefined;
 }
 

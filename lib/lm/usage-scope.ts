@@ -17,6 +17,8 @@ export interface ModelCall {
   latencyMs: number;
   /** Answered from the response cache. */
   cached: boolean;
+  /** Streamed calls: from the request to the first text chunk, in milliseconds; absent for a call that did not stream. */
+  firstTokenMs?: number;
 }
 
 /** What the language-model calls made inside one `withUsage` scope cost. */
@@ -64,6 +66,7 @@ export function recordUsage(response: LMResponse, sent?: { messages: ChatMessage
         provider: response.provider, model: response.model, messages: sent.messages, reply: response.content,
         inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens, cost: response.estimatedCost,
         latencyMs: sent.latencyMs, cached: response.cached,
+        ...(response.firstTokenMs === undefined ? {} : { firstTokenMs: response.firstTokenMs }),
       });
     }
     u.calls++;

@@ -7,7 +7,8 @@
 //     q: messages, each "<role letter>:<content>" or "<role letter>#<hash of the content in lab_texts>"
 //        (role letters s, u, a: system, user, assistant),
 //     r: the reply (inline), i, o: input and output tokens, c: cost (left out when unknown),
-//     t: latency in ms, k: 1 when answered from the cache (left out otherwise) }
+//     t: latency in ms, k: 1 when answered from the cache (left out otherwise),
+//     f: ms to the first text chunk of a streamed call (left out otherwise) }
 // Texts a later row may send again (system prompts, demo turns: every message but the call's last
 // user message, when longer than 128 characters) are stored once by hash; the last user message
 // and the reply are the example's own and stay in the row, as do short texts.
@@ -26,7 +27,7 @@ export interface StoredCall {
 
 /** A call as `calls_json` keeps it now (see the top of this file). */
 interface CompactCall {
-  m?: string; p?: string; q: string[]; r: string; i: number; o: number; c?: number; t: number; k?: 1;
+  m?: string; p?: string; q: string[]; r: string; i: number; o: number; c?: number; t: number; k?: 1; f?: number;
 }
 
 type Role = ModelCall["messages"][number]["role"];
@@ -89,6 +90,7 @@ export function encodeCalls(calls: readonly ModelCall[], keep: (hash: string, te
     if (call.cost !== null && Number.isFinite(call.cost)) compact.c = call.cost;
     compact.t = call.latencyMs;
     if (call.cached) compact.k = 1;
+    if (call.firstTokenMs !== undefined && Number.isFinite(call.firstTokenMs)) compact.f = call.firstTokenMs;
     previous = apart ? undefined : model;
     out.push(compact);
   }
@@ -129,6 +131,7 @@ export function decodeCalls(json: string, textOf: (hash: string) => string | und
       provider: model[0], model: model[1],
       messages: c.q.map((m) => ({ role: ROLE[m[0]!] ?? "user", content: m[1] === "#" ? read(m.slice(2)) : m.slice(2) })),
       reply: c.r, inputTokens: c.i, outputTokens: c.o, cost: c.c ?? null, latencyMs: c.t, cached: c.k === 1,
+      ...(c.f === undefined ? {} : { firstTokenMs: c.f }),
     };
   });
 }

@@ -5,7 +5,9 @@ import {
   errorBody, fakeRequest, lastUserText, parseBody, readBody, sendJson, successBody,
   type FakeReply, type FakeReplyOptions, type FakeRequest, type FakeWire,
 } from "./fake-wire.js";
+import { wantsStream, writeStream, type FakeStream, type FakeStreamError, type FakeStreamOptions } from "./fake-stream.js";
 
+export type { FakeStream, FakeStreamError, FakeStreamOptions } from "./fake-stream.js";
 export type { FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FakeWire } from "./fake-wire.js";
 export type { FakeBatch, FakeBatchLineMatch, FakeBatchScript, FakeBatchWire } from "./fake-batches.js";
 
@@ -37,6 +39,8 @@ export interface FakeProviderOptions {
   rateLimit?: FakeRateLimit;
   /** How batches behave when no script is queued with `batch()` (default `{}`: each ends on its first poll). */
   batch?: FakeBatchScript;
+  /** Pacing of streamed replies (a reply's own `stream` option wins); default 8 characters a chunk, no pause. */
+  stream?: FakeStreamOptions;
 }
 
 /** A running fake provider (what `startFakeProvider` resolves with): its URLs, the requests it recorded, and methods that script replies, faults, rate limits and batches. */
@@ -80,8 +84,28 @@ export interface FakeProvider {
   /** How many files were uploaded to `POST /v1/files`. */
   readonly uploads: number;
   /**
-   * Forgets recorded requests and batches, queued replies, faults and batch scripts, and zeroes
-   * `uploads`. Submitted batches and files stay retrievable, as they would at a provider.
+   * Paces the streamed replies that follow (a reply's own `stream` option wins). A request that asks
+   * for a stream (`stream: true`, as each SDK sends it when streaming) gets its reply as OpenAI
+   * server-sent chunks (with a usage chunk when `stream_options.include_usage` is set), Anthropic
+   * message events (text or the forced tool's `input_json_delta`s) or Ollama NDJSON lines.
+   * `truncateBody()` cuts a streamed reply off after about half its chunks.
+   */
+  stream(options: FakeStreamOptions): FakeProvider;
+  /**
+   * The next `times` streamed replies (default 1) send `afterChunks` chunks of text (default 0), then
+   * the wire's error event (Anthropic `event: error`, an OpenAI `error` chunk, an Ollama `error` line).
+   * The text before the error is `text` (queued replies are kept for the requests that follow).
+   */
+  failStream(options?: FakeStreamError): FakeProvider;
+  /** Every streamed reply, in order, with how far it got and whether the client closed the connection early. */
+  readonly streams: readonly FakeStream[];
+  /** How many streamed replies the client closed the connection of before their end (an abort that reached the socket). */
+  readonly closedEarly: number;
+  /** Resolves once `closedEarly` has reached `count` (default 1): the server has seen the connection close. */
+  whenClosedEarly(count?: number): Promise<void>;
+  /**
+   * Forgets recorded requests, streams and batches, queued replies, faults, stream pacing and batch
+   * scripts, and zeroes `uploads`. Submitted batches and files stay retrievable, as they would at a provider.
    */
   reset(): void;
   /** Destroys open connections and stops the server. */
@@ -91,7 +115,8 @@ export interface FakeProvider {
 type Fault =
   | { kind: "fail"; remaining: number; options: FailOptions }
   | { kind: "delay"; remaining: number; ms: number }
-  | { kind: "hang" | "drop" | "truncate"; remaining: number };
+  | { kind: "hang" | "drop" | "truncate"; remaining: number }
+  | { kind: "stream-error"; remaining: number; options: FakeStreamError };
 
 const ROUTES: Record<string, FakeWire> = {
   "/v1/chat/completions": "openai",
@@ -101,7 +126,7 @@ const ROUTES: Record<string, FakeWire> = {
 
 /**
  * Starts a loopback HTTP server speaking the OpenAI chat completions, Anthropic messages and
- * Ollama chat wire formats (non-streaming), so the real SDKs can be tested without a network.
+ * Ollama chat wire formats (streamed too: see fake-stream.ts), so the real SDKs can be tested without a network.
  * It also speaks OpenAI's Files + Batch API and Anthropic's Message Batches (see fake-batches.ts),
  * answering each batch line with the same replies as a live request.
  */
@@ -139,11 +164,33 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     return fault;
   };
 
-  /** The success body for a chat request: the next queued reply, else the default one. */
-  const answer = async (request: FakeRequest): Promise<unknown> => {
+  const streams: FakeStream[] = [];
+  let pacing: FakeStreamOptions = options.stream ?? {};
+  const closeWaiters: { count: number; resolve: () => void }[] = [];
+  const closedEarly = (): number => streams.filter((s) => s.closedEarly).length;
+  /** The success body for a chat request (the next queued reply, else the default one) and the reply's options. */
+  const answerWith = async (request: FakeRequest): Promise<{ body: unknown; options: FakeReplyOptions }> => {
     const scripted = replies.shift() ?? { value: defaultReply, options: {} };
     const value = typeof scripted.value === "function" ? await scripted.value(request) : scripted.value;
-    return successBody(request.wire, request.body, value, request, scripted.options);
+    return { body: successBody(request.wire, request.body, value, request, scripted.options), options: scripted.options };
+  };
+  const answer = async (request: FakeRequest): Promise<unknown> => (await answerWith(request)).body;
+  /** Streams the answer to `request`, records it, and wakes the `whenClosedEarly` waiters once it is over. */
+  const stream = async (request: FakeRequest, req: IncomingMessage, res: ServerResponse, truncate: boolean, failure?: FakeStreamError): Promise<void> => {
+    // A reply cut off or failed on purpose has its own text: queued replies stay for the next request.
+    const own = failure !== undefined ? failure.text ?? "partial reply before an error" : truncate ? "truncated reply, cut off" : undefined;
+    const { body, options: replyOptions } = own !== undefined
+      ? { body: successBody(request.wire, request.body, own, request, {}), options: {} as FakeReplyOptions }
+      : await answerWith(request);
+    const record: FakeStream = { wire: request.wire, chunks: 0, sent: 0, ended: false, closedEarly: false, truncated: false };
+    streams.push(record);
+    const wake = (): void => {
+      for (const waiter of closeWaiters.splice(0)) {
+        if (closedEarly() >= waiter.count) waiter.resolve();
+        else closeWaiters.push(waiter);
+      }
+    };
+    await writeStream(res, req.socket, request.wire, request.body, body, replyOptions.stream ?? pacing, record, truncate, wake, failure);
   };
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -192,6 +239,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       sendJson(res, fault.options.status, fault.options.body ?? errorBody(wire, fault.options.status), extra);
       return;
     }
+    if (fault?.kind === "truncate" && wantsStream(body)) return stream(request, req, res, true);
     if (fault?.kind === "truncate") {
       const full = JSON.stringify(successBody(wire, body, "truncated reply", undefined, { usage: { inputTokens: 1, outputTokens: 1 } }));
       res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(full)) });
@@ -203,6 +251,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     if (fault?.kind === "delay") await new Promise((resolve) => setTimeout(resolve, fault.ms));
     if (res.destroyed || req.socket.destroyed) return;
 
+    if (wantsStream(body)) return stream(request, req, res, false, fault?.kind === "stream-error" ? fault.options : undefined);
     sendJson(res, 200, await answer(request));
   }
 
@@ -258,8 +307,26 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     get uploads() {
       return batches.uploads;
     },
+    failStream(failOptions = {}) {
+      faults.push({ kind: "stream-error", remaining: failOptions.times ?? 1, options: failOptions });
+      return fake;
+    },
+    stream(streamOptions) {
+      pacing = streamOptions;
+      return fake;
+    },
+    streams,
+    get closedEarly() {
+      return closedEarly();
+    },
+    whenClosedEarly(count = 1) {
+      if (closedEarly() >= count) return Promise.resolve();
+      return new Promise<void>((resolve) => closeWaiters.push({ count, resolve }));
+    },
     reset() {
       requests.length = 0;
+      streams.length = 0;
+      pacing = options.stream ?? {};
       replies.length = 0;
       faults.length = 0;
       batches.reset();

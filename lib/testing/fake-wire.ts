@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChatMessage, JsonSchema } from "../lm/types.js";
+import type { FakeStreamOptions } from "./fake-stream.js";
 
 // The three providers' chat wire formats, as the fake provider reads and writes them. Shared by the
 // live routes (fake-provider.ts) and the batch services (fake-batches.ts), so a batch line and a live
@@ -36,6 +37,8 @@ export interface FakeReplyOptions {
   usage?: { inputTokens: number; outputTokens: number };
   /** Stop reason to report; each wire format's usual "done" value when omitted. */
   finishReason?: string;
+  /** Pacing of this reply when the request asks for a stream (else the fake's own, see `fake.stream()`). */
+  stream?: FakeStreamOptions;
 }
 
 export function readBody(req: IncomingMessage): Promise<Buffer> {

@@ -3,7 +3,8 @@ export type { ScriptedLMOptions, ScriptedReplies, ScriptedReply, ScriptedRequest
 export { startFakeProvider } from "./fake-provider.js";
 export type {
   FakeProvider, FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FailOptions, FakeProviderOptions, FakeWire,
-  FakeBatch, FakeBatchScript, FakeBatchLineMatch, FakeBatchWire,
+  FakeBatch, FakeBatchScript, FakeBatchLineMatch, FakeBatchWire, FakeStream, FakeStreamError, FakeStreamOptions,
 } from "./fake-provider.js";
 export { SimulatedLM } from "./simulated-lm.js";
 export type { SimulatedLMOptions, SimulatedRule, SimulatedRequest } from "./simulated-lm.js";
+export type { ChunkPacing } from "../lm/stream-text.js";

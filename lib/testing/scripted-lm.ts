@@ -1,6 +1,7 @@
 import { TypelmError } from "../errors.js";
 import { BaseLM } from "../lm/base.js";
-import type { ChatMessage, DataFormat, LMRequest, LMResponse, SchemaFormat } from "../lm/types.js";
+import { replayText, type ChunkPacing } from "../lm/stream-text.js";
+import type { ChatMessage, ChatOptions, DataFormat, LMRequest, LMResponse, SchemaFormat } from "../lm/types.js";
 import type { SignatureClass } from "../signature/signature.js";
 import { estimatedResponse, writeReply } from "./reply.js";
 
@@ -33,6 +34,11 @@ export interface ScriptedLMOptions {
   model?: string;
   /** Artificial latency per call, in milliseconds. */
   latencyMs?: number;
+  /**
+   * How a streamed call (`chat(request, { onDelta })`) hands out the reply: characters per chunk
+   * (default 8) and milliseconds between chunks (default 0).
+   */
+  stream?: ChunkPacing;
 }
 
 /** A language model that answers from a script: for tests, notebooks and benchmarks. */
@@ -44,12 +50,14 @@ export class ScriptedLM extends BaseLM {
   private readonly replies: ScriptedReplies;
   private next = 0;
   private readonly latencyMs: number;
+  private readonly pacing: ChunkPacing;
 
   constructor(replies: ScriptedReplies, options: ScriptedLMOptions = {}) {
     super(options);
     this.replies = replies;
     this.model = options.model ?? "scripted";
     this.latencyMs = options.latencyMs ?? 0;
+    this.pacing = { chunkChars: 8, ...options.stream };
   }
 
   supportsStructuredOutputs(): boolean {
@@ -62,7 +70,7 @@ export class ScriptedLM extends BaseLM {
   }
 
   /** Records the request and answers with the next scripted reply (an error when the list has run out), with usage estimated at four characters a token. */
-  protected async complete(request: LMRequest): Promise<LMResponse> {
+  protected async complete(request: LMRequest, options: ChatOptions = {}): Promise<LMResponse> {
     const req: ScriptedRequest = {
       messages: request.messages,
       signature: request.signature,
@@ -85,6 +93,7 @@ export class ScriptedLM extends BaseLM {
     }
     if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
     const content = typeof reply === "string" ? reply : writeReply(reply, request.responseSchema !== undefined, this.dataFormat);
+    if (options.onDelta !== undefined) await replayText(content, options.onDelta, this.pacing, options.signal);
     return estimatedResponse(request.messages, content, this.provider, this.model);
   }
 }

@@ -1,5 +1,6 @@
 import { BaseLM } from "../lm/base.js";
-import type { DataFormat, LMRequest, LMResponse, SchemaFormat } from "../lm/types.js";
+import { replayText, type ChunkPacing } from "../lm/stream-text.js";
+import type { ChatOptions, DataFormat, LMRequest, LMResponse, SchemaFormat } from "../lm/types.js";
 import { readPrompt, type FieldShape, type ReadPrompt } from "./read-prompt.js";
 import { estimatedResponse, writeReply } from "./reply.js";
 
@@ -42,6 +43,11 @@ export interface SimulatedLMOptions {
   model?: string;
   /** Artificial latency per call, in milliseconds. */
   latencyMs?: number;
+  /**
+   * How a streamed call (`chat(request, { onDelta })`) hands out the reply: characters per chunk
+   * (default 8) and milliseconds between chunks (default 0).
+   */
+  stream?: ChunkPacing;
 }
 
 /** What the simulated model received, and how it decided. */
@@ -114,6 +120,7 @@ export class SimulatedLM extends BaseLM {
   private readonly rules: SimulatedRule[];
   private readonly promptBlind: boolean;
   private readonly latencyMs: number;
+  private readonly pacing: ChunkPacing;
 
   constructor(options: SimulatedLMOptions = {}) {
     super(options);
@@ -121,6 +128,7 @@ export class SimulatedLM extends BaseLM {
     this.promptBlind = options.promptBlind ?? false;
     this.model = options.model ?? "simulated";
     this.latencyMs = options.latencyMs ?? 0;
+    this.pacing = { chunkChars: 8, ...options.stream };
   }
 
   supportsStructuredOutputs(): boolean {
@@ -155,13 +163,14 @@ export class SimulatedLM extends BaseLM {
   }
 
   /** Reads the messages, answers by rule, nearest demo or default, records the request with its decision, and estimates usage at four characters a token. */
-  protected async complete(request: LMRequest): Promise<LMResponse> {
+  protected async complete(request: LMRequest, options: ChatOptions = {}): Promise<LMResponse> {
     const read = readPrompt(request.messages);
     const sampling: SimulatedSampling = { temperature: request.temperature ?? this.temperature, rolloutId: request.rolloutId };
     const { reply, decision } = this.answer(read, sampling);
     this.requests.push({ messages: request.messages, read, decision, sampling });
     if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
     const content = typeof reply === "string" ? reply : writeReply(reply, request.responseSchema !== undefined, this.dataFormat);
+    if (options.onDelta !== undefined) await replayText(content, options.onDelta, this.pacing, options.signal);
     return estimatedResponse(request.messages, content, this.provider, this.model);
   }
 }

@@ -4,6 +4,7 @@ import { OutputError } from "../../errors.js";
 import { loadOptional } from "../../optional.js";
 import type { LMRequest } from "../types.js";
 import { PROVIDER_INFO } from "./info.js";
+import { anthropicStream } from "./anthropic-stream.js";
 import { ANTHROPIC_BATCH_LIMITS, anthropicBatches, anthropicBatchLine } from "./anthropic-batch.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
@@ -30,9 +31,10 @@ export const anthropicProvider: ProviderDefinition = {
       async ready() {
         await getClient();
       },
-      async complete(request, settings, signal) {
+      async complete(request, settings, signal, onDelta) {
         const anthropic = await getClient();
         const body = anthropicBody(request, settings);
+        if (onDelta !== undefined) return anthropicStream(anthropic, body, signal, settings.timeoutMs, onDelta);
         const message = await anthropic.messages.create(body, { signal, timeout: settings.timeoutMs, maxRetries: 0 });
         return anthropicReply(message, body);
       },

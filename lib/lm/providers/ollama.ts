@@ -2,6 +2,7 @@ import type { ChatRequest, ChatResponse } from "ollama";
 import { loadOptional } from "../../optional.js";
 import { PROVIDER_INFO } from "./info.js";
 import type { LMRequest } from "../types.js";
+import { ollamaStream } from "./ollama-stream.js";
 import { withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
 export { OLLAMA_DEFAULT_HOST } from "./info.js";
@@ -26,22 +27,24 @@ export const ollamaProvider: ProviderDefinition = {
       async ready() {
         await load();
       },
-      async complete(request, settings, signal) {
+      async complete(request, settings, signal, onDelta) {
         const { Ollama } = await load();
         // The Ollama SDK has no timeout and cannot abort a non-streamed call, so each attempt gets a
-        // (cheap) client whose fetch carries this attempt's signal; it also keeps the response
-        // headers so a 429's retry-after reaches the retry policy.
+        // (cheap) client whose fetch carries this attempt's signal (with the SDK's own, which a
+        // stream's `abort()` uses); it also keeps the response headers so a 429's retry-after
+        // reaches the retry policy.
         let lastHeaders: Headers | undefined;
         const client = new Ollama({
           host,
           ...(headers ? { headers } : {}),
           fetch: async (input, init) => {
-            const response = await fetch(input, { ...init, signal });
+            const response = await fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
             lastHeaders = response.headers;
             return response;
           },
         });
         try {
+          if (onDelta !== undefined) return await ollamaStream(client, ollamaBody(request, settings), signal, onDelta);
           const reply = await client.chat({ ...ollamaBody(request, settings), stream: false });
           return ollamaReply(reply);
         } catch (error) {

@@ -5,6 +5,7 @@ import { loadOptional } from "../../optional.js";
 import { strictSchemaProblem, toStrictSchema } from "../strict-schema.js";
 import type { LMRequest } from "../types.js";
 import { PROVIDER_INFO } from "./info.js";
+import { openaiStream } from "./openai-stream.js";
 import { OPENAI_BATCH_LIMITS, openaiBatches, openaiBatchLine } from "./openai-batch.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
@@ -24,8 +25,9 @@ export const openaiProvider: ProviderDefinition = {
       async ready() {
         await getClient();
       },
-      async complete(request, settings, signal) {
+      async complete(request, settings, signal, onDelta) {
         const openai = await getClient();
+        if (onDelta !== undefined) return openaiStream(openai, openaiBody(request, settings), signal, settings.timeoutMs, onDelta);
         const completion = await openai.chat.completions.create(openaiBody(request, settings), {
           signal, timeout: settings.timeoutMs, maxRetries: 0,
         });

@@ -20,11 +20,14 @@ export interface ProviderReply {
 /**
  * One provider behind its official SDK. `complete` makes exactly one HTTP request (the SDK's own
  * retries are off) and lets SDK errors propagate: the LM's retry policy classifies them.
+ * With `onDelta` the request streams (the SDK's own streaming): each piece of reply text goes to
+ * `onDelta` as it arrives, and what `onDelta` throws aborts the request at once and is thrown. When
+ * `signal` aborts, the request is aborted and `complete` rejects (never resolves with part of a reply).
  */
 export interface Provider {
   /** Loads the SDK and builds the client; called before the first attempt's timer starts. */
   ready(): Promise<void>;
-  complete(request: LMRequest, settings: CallSettings, signal: AbortSignal): Promise<ProviderReply>;
+  complete(request: LMRequest, settings: CallSettings, signal: AbortSignal, onDelta?: (text: string) => void): Promise<ProviderReply>;
 }
 
 /** How the LM finds, configures and builds a provider. Adding a provider means one file and one line in `index.ts`. */
