@@ -40,7 +40,8 @@ export class PredictionStream<R = unknown, P = Record<string, unknown>> implemen
   readonly result: Promise<R>;
   private queue: Queued[] = [];
   private head = 0;
-  private wake: (() => void) | undefined;
+  /** The consumer waiting for the next event (its `next()` found the queue empty). */
+  private waiter: { resolve: (r: IteratorResult<StreamEvent<any>>) => void; reject: (error: unknown) => void } | undefined;
   private done = false;
   private failure: { error: unknown } | undefined;
 
@@ -56,6 +57,13 @@ export class PredictionStream<R = unknown, P = Record<string, unknown>> implemen
 
   private push(event: Queued): void {
     if (this.done) return;
+    const waiter = this.waiter;
+    if (waiter !== undefined) {
+      // The queue is empty and someone waits: hand the event over directly.
+      this.waiter = undefined;
+      waiter.resolve({ value: materialize(event), done: false });
+      return;
+    }
     const last = this.queue[this.queue.length - 1];
     if (this.head < this.queue.length && last !== undefined && isLazy(last)) {
       if (event.type === "partial" && last.path === event.path) {
@@ -66,40 +74,41 @@ export class PredictionStream<R = unknown, P = Record<string, unknown>> implemen
       this.queue[this.queue.length - 1] = materialize(last);
     }
     this.queue.push(event);
-    this.signal();
   }
 
   private end(failure: { error: unknown } | undefined): void {
     this.done = true;
     this.failure = failure;
-    this.signal();
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    if (waiter === undefined) return;
+    if (failure === undefined) waiter.resolve({ value: undefined, done: true });
+    else waiter.reject(failure.error);
   }
 
-  private signal(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
+  /**
+   * The events as they come; ends when the prediction ends, throwing its error if it failed.
+   * Written by hand rather than as an async generator: one promise per event (an event queued is
+   * handed out resolved, one for a waiting consumer resolves its promise directly), which keeps the
+   * cost per event low when events come one per chunk.
+   */
+  [Symbol.asyncIterator](): AsyncIterator<StreamEvent<P>> {
+    const next = (): Promise<IteratorResult<StreamEvent<P>>> => {
+      if (this.head < this.queue.length) return Promise.resolve({ value: this.take(), done: false });
+      if (this.done) return this.failure === undefined ? Promise.resolve({ value: undefined, done: true }) : Promise.reject(this.failure.error);
+      return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
+    };
+    return { next, return: () => Promise.resolve({ value: undefined, done: true }) };
   }
 
-  /** The events as they come; ends when the prediction ends, throwing its error if it failed. */
-  async *[Symbol.asyncIterator](): AsyncIterator<StreamEvent<P>> {
-    for (;;) {
-      if (this.head < this.queue.length) {
-        const event = this.queue[this.head]!;
-        this.queue[this.head++] = undefined as unknown as Queued;
-        if (this.head === this.queue.length) {
-          this.queue = [];
-          this.head = 0;
-        }
-        yield materialize(event) as StreamEvent<P>;
-        continue;
-      }
-      if (this.done) {
-        if (this.failure !== undefined) throw this.failure.error;
-        return;
-      }
-      await new Promise<void>((resolve) => (this.wake = resolve));
+  private take(): StreamEvent<P> {
+    const event = this.queue[this.head]!;
+    this.queue[this.head++] = undefined as unknown as Queued;
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
     }
+    return materialize(event) as StreamEvent<P>;
   }
 }
 

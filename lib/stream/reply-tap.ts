@@ -43,7 +43,8 @@ export function replyTap(predictor: object, sig: CompiledSignature, format: "jso
   const reader = format === "toon" ? new ToonReplyReader(onMember) : new JsonReplyReader(onMember);
   const build = (): unknown => {
     const read = reader.snapshot();
-    const partial: Record<string, unknown> = read !== null && typeof read === "object" && !Array.isArray(read) ? { ...(read as object) } : {};
+    // A new object each time (the reader copies what it still changes); finished fields converted.
+    const partial: Record<string, unknown> = read !== null && typeof read === "object" && !Array.isArray(read) ? (read as Record<string, unknown>) : {};
     for (const [name, value] of emitted) partial[name] = value;
     return partial;
   };

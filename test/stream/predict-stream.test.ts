@@ -75,6 +75,20 @@ describe("Predict.stream", () => {
     expect(lm.calls).toHaveLength(1);
   });
 
+  it("events wait for a consumer that starts late, partials merged: a few events per field, not one per chunk", async () => {
+    const lm = new ChunkedLM([answer]);
+    const s = new Predict(Classify).stream({ sentence: "x" }, { lm });
+    await s.result;
+    const events: StreamEvent<any>[] = [];
+    for await (const e of s) events.push(e);
+    expect(lm.last.total).toBeGreaterThan(100);
+    expect(fields(events)).toEqual([["sentiment", "positive", ""], ["confidence", 0.9, ""], ["summary", LONG, ""]]);
+    // Between two field events at most one partial (the newest state).
+    expect(events.length).toBeLessThanOrEqual(7);
+    const last = events.filter((e) => e.type === "partial").pop()!;
+    expect(last.type === "partial" && last.partial.summary).toBe(LONG);
+  });
+
   it("a fenced JSON block after prose is read while streaming", async () => {
     const reply = "Here is my answer.\n```json\n" + JSON.stringify(answer) + "\n```\nDone.";
     const lm = new ChunkedLM([reply]);

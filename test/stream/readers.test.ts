@@ -54,6 +54,18 @@ describe("JsonReader", () => {
     expect(members).toEqual(["a", "d"]);
   });
 
+  it('a "__proto__" key stays a key: no prototype is set in values or snapshots', () => {
+    const reader = new JsonReader(() => undefined);
+    reader.push('{"__proto__": {"polluted": 1}, "a": {"__proto__": {"x": 1}, "b": "o');
+    const snap = reader.snapshot() as Record<string, unknown>;
+    expect(Object.getPrototypeOf(snap)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyNames(snap)).toEqual(["__proto__", "a"]);
+    expect(Object.getPrototypeOf(snap.a)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    reader.push('k"}}');
+    expect(JSON.stringify(reader.snapshot())).toBe('{"__proto__":{"polluted":1},"a":{"__proto__":{"x":1},"b":"ok"}}');
+  });
+
   it("escapes split across chunks (\\u in pieces, a backslash at a chunk's end)", () => {
     const { members } = readJson('{"s": "a\\u00e9b\\"c\\\\"}', 1);
     expect(members).toEqual([["s", 'aéb"c\\']]);
