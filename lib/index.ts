@@ -13,7 +13,9 @@ export { Prompt } from "./prompt/prompt.js";
 export type { PromptOptions } from "./prompt/prompt.js";
 
 export { Module } from "./module.js";
-export type { CallOptions, ModuleState, PredictorState } from "./module.js";
+export type { CallOptions, ModuleState, PredictorState, StreamOptions } from "./module.js";
+export { PredictionStream } from "./stream/events.js";
+export type { StreamEvent, DeepPartial } from "./stream/events.js";
 export { Predict } from "./predict/predict.js";
 export type { PredictOptions } from "./predict/predict.js";
 export { ChainOfThought } from "./predict/chain-of-thought.js";

@@ -4,6 +4,8 @@ import { describeError, Instrumentation, inSpan } from "./instrument/bus.js";
 import type { LanguageModel } from "./lm/types.js";
 import { FewShotExample } from "./prompt/few-shot.js";
 import type { BatchCallOptions, BatchResult } from "./batch/options.js";
+import { openStream } from "./stream/context.js";
+import type { PredictionStream } from "./stream/events.js";
 
 /** Options accepted by every `call`. */
 export interface CallOptions {
@@ -20,6 +22,11 @@ export interface CallOptions {
    * Never sent to the provider. Without it, cache keys are those of a request without the option.
    */
   rolloutId?: string | number;
+}
+
+/** Options of `stream`: those of `call`, and a `signal` that aborts the run (the stream rejects with an `AbortError`). */
+export interface StreamOptions extends CallOptions {
+  signal?: AbortSignal;
 }
 
 /** The sampling options of `options`, checked (`ValidationError` naming the option). */
@@ -94,6 +101,18 @@ export abstract class Module<I = any, O = any> {
    */
   call(inputs: I, options: CallOptions = {}): Promise<O> {
     return inSpan(() => this.callInSpan(inputs, options));
+  }
+
+  /**
+   * Runs `call` and streams the events of every predictor and agent it calls: `partial` and `field`
+   * events as replies arrive, `step` events as agents complete steps, each tagged with the path of
+   * its predictor inside this module ("" for this module itself). `result` is what `call` returns;
+   * awaiting it alone is enough. A field that fails conversion fails its model call at once
+   * (`OutputError`, the request aborted); `signal` aborts the run (`AbortError`).
+   */
+  stream(inputs: I, options: StreamOptions = {}): PredictionStream<O, Record<string, unknown>> {
+    const { signal, ...callOptions } = options;
+    return openStream(modulePaths(this), signal, () => this.call(inputs, callOptions));
   }
 
   private async callInSpan(inputs: I, options: CallOptions): Promise<O> {
@@ -190,6 +209,26 @@ export abstract class Module<I = any, O = any> {
   batch(inputsList: readonly I[], options: BatchCallOptions = {}): Promise<BatchResult<O>[]> {
     return import("./batch/run.js").then(({ runBatch }) => runBatch(this, inputsList, options));
   }
+}
+
+/**
+ * Every module inside `root` (predictors and agents) with its path, named as `namedPredictors()`
+ * names them, except that `root` itself is "".
+ */
+function modulePaths(root: Module): Map<object, string> {
+  const paths = new Map<object, string>();
+  const visit = (value: unknown, path: string): void => {
+    if (value === null || typeof value !== "object" || paths.has(value)) return;
+    if (value instanceof Module) {
+      paths.set(value, path);
+      for (const [key, child] of Object.entries(value)) {
+        if (key !== "config") visit(child, path ? `${path}.${key}` : key);
+      }
+    } else if (Array.isArray(value)) value.forEach((child, i) => visit(child, `${path}[${i}]`));
+    else if (value instanceof Map) for (const [k, child] of value) visit(child, `${path}[${String(k)}]`);
+  };
+  visit(root, "");
+  return paths;
 }
 
 /** Copies modules, arrays, maps and plain objects; `copies` maps each original already copied to its copy. */

@@ -10,6 +10,7 @@ import { displayPrediction } from "./prediction.js";
 import { watchProgress } from "./progress.js";
 import { displayRuns } from "./runs.js";
 import { displayTrace } from "./trace.js";
+import { displayStream } from "./stream.js";
 
 /**
  * The display helpers. In a tslab kernel each shows one MIME bundle (HTML and text; charts also as
@@ -32,6 +33,8 @@ export const display = {
   examples: displayExamples,
   /** Shows how a second evaluation of the same examples differs from a first, with the examples that changed. */
   compare: displayCompare,
+  /** Shows a `PredictionStream` filling in, in place: each field as it grows, agents' steps as they complete. */
+  stream: displayStream,
 };
 
 export { watchProgress, inNotebook };
@@ -47,6 +50,7 @@ export type { MetricsOptions } from "./metrics.js";
 export type { ReportInput } from "./report.js";
 export type { RunsSource, VersionsSource, RunsOptions } from "./runs.js";
 export type { ProgressState } from "./progress.js";
+export type { StreamDisplayOptions } from "./stream.js";
 
 // In a tslab kernel, importing the helpers turns on live progress for evaluations and optimizers.
 if (inNotebook()) watchProgress();

@@ -23,6 +23,7 @@ import { deriveSignature, taskInstruction } from "./agent-signature.js";
 import { clip, toolMap, type AgentTool } from "./agent-tools.js";
 import { StepExtractAgent } from "./agent-base.js";
 import { Predict } from "./predict.js";
+import { emitStep } from "../stream/context.js";
 import type { Prediction, Typed } from "./prediction.js";
 
 /** One step of a CodeAct run: the JavaScript the model wrote and what running it gave. */
@@ -134,6 +135,7 @@ export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends S
             step: i, thought: "", code: "", output: "",
             error: `your reply could not be read (${error.message}); reply with thought, code and finished`,
           });
+          emitStep(this, history[history.length - 1]);
           Instrumentation.emit("codeact.iteration", { agent, step: i, ok: false, finished: false });
           continue;
         }
@@ -150,6 +152,7 @@ export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends S
         }
         finished = turn.finished && error === null;
         history.push({ step: i, thought: turn.thought, code, output, error });
+        emitStep(this, history[history.length - 1]);
         Instrumentation.emit("codeact.iteration", { agent, step: i, ok: error === null, finished });
       }
       const extract = () => this.extract.call({ ...values, trajectory: this.trajectory(history) }, callOptions);

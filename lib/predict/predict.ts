@@ -4,7 +4,7 @@ import { validateInputs } from "../convert/input.js";
 import { describeError, Instrumentation, inSpan } from "../instrument/bus.js";
 import type { LanguageModel, LMResponse } from "../lm/types.js";
 import type { StrategyInterface } from "../strategy/strategy.js";
-import { Module, withCallSampling, type CallOptions, type Tunable } from "../module.js";
+import { Module, withCallSampling, type CallOptions, type StreamOptions, type Tunable } from "../module.js";
 import { Prompt } from "../prompt/prompt.js";
 import { parseToonReply } from "../prompt/toon-data.js";
 import { compiled, type CompiledSignature } from "../signature/compile.js";
@@ -13,6 +13,8 @@ import type { Shape, SignatureClass } from "../signature/signature.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import { Prediction, type Typed } from "./prediction.js";
 import { recordTrace } from "./trace.js";
+import { replyTap } from "../stream/reply-tap.js";
+import type { PredictionStream } from "../stream/events.js";
 
 /** Options of `new Predict(signature, options)`: the instruction (default: the signature's description) and the demos. */
 export interface PredictOptions {
@@ -84,6 +86,11 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
     return prompt;
   }
 
+  /** Like `call`, streaming the reply's fields as they arrive (see `Module.stream`). */
+  override stream(inputs: InputOf<I>, options: StreamOptions = {}): PredictionStream<Typed<OutputOf<O>>, OutputOf<O>> {
+    return super.stream(inputs, options) as PredictionStream<Typed<OutputOf<O>>, OutputOf<O>>;
+  }
+
   /** Validates the inputs, resolves the LM, makes one model call and converts the reply into the typed prediction. */
   async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<Typed<OutputOf<O>>> {
     const sig = this.compiledSignature;
@@ -117,6 +124,7 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
     const started = performance.now();
     Instrumentation.emit("prediction.start", { predictor: this.constructor.name, signature: sig.name, model: lm.id });
     try {
+      const tap = replyTap(this, sig, dataFormat);
       const response = await lm.chat({
         messages: prompt.messages(values),
         signature: this.signature,
@@ -124,9 +132,10 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
         responseSchema: native ? { name: sig.name, schema: sig.outputJsonSchema } : undefined,
         ...(temperature === undefined ? {} : { temperature }),
         ...(rolloutId === undefined ? {} : { rolloutId }),
-      });
+      }, tap?.chatOptions);
       const json = this.replyValue(response, dataFormat, strategy);
       const outputs = convertOutputs(sig, json, response.content);
+      tap?.finish(outputs);
       const prediction = new Prediction(outputs, {
         raw: response.content, usage: response.usage, model: `${response.provider}/${response.model}`, cached: response.cached,
       });

@@ -33,6 +33,7 @@ import { demoFits, deriveSignature, taskInstruction, withOutput } from "./agent-
 import { renderValue } from "./agent-tools.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import { Predict } from "./predict.js";
+import { emitStep } from "../stream/context.js";
 import { Prediction, type Typed } from "./prediction.js";
 
 /** One try at the program: the code, what it printed, and what went wrong (null for the one that worked). */
@@ -174,6 +175,7 @@ export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> 
           }
         }
         attempts.push({ attempt, code, output: ran.output, error });
+        emitStep(this, attempts[attempts.length - 1]);
         Instrumentation.emit(TRIES, { agent, attempt, ok: error === null });
         if (outputs !== undefined) return this.result(outputs, attempts[attempts.length - 1]!, attempts, Prediction.meta(written));
       }

@@ -19,6 +19,7 @@ import { deriveSignature, taskInstruction } from "./agent-signature.js";
 import { clip, describeTools, invokeSafely, renderValue, toolMap, type AgentTool } from "./agent-tools.js";
 import { StepExtractAgent } from "./agent-base.js";
 import { Predict } from "./predict.js";
+import { emitStep } from "../stream/context.js";
 import type { Prediction, Typed } from "./prediction.js";
 
 /** One turn of a ReAct run. `observation` is the tool's value, or an error message the model was shown. */
@@ -118,6 +119,7 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Ste
           step: i, thought: "", action: "", toolInput: {},
           observation: `Error: your reply could not be read (${error.message}); reply with thought, action and toolInput`,
         });
+        emitStep(this, history[history.length - 1]);
         Instrumentation.emit("react.iteration", { agent, step: i, action: "", ok: false });
         continue;
       }
@@ -125,12 +127,14 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Ste
       const toolInput = turn.toolInput ?? {};
       if (action.toLowerCase() === FINISH) {
         history.push({ step: i, thought: turn.thought, action: FINISH, toolInput, observation: null });
+        emitStep(this, history[history.length - 1]);
         Instrumentation.emit("react.iteration", { agent, step: i, action: FINISH, ok: true });
         const extracted = await this.extract.call({ ...values, trajectory: this.trajectory(history) }, callOptions);
         return agentResult(extracted, { history }) as ReActResult<O>;
       }
       const { observation, ok } = await this.act(action, toolInput);
       history.push({ step: i, thought: turn.thought, action, toolInput, observation });
+      emitStep(this, history[history.length - 1]);
       Instrumentation.emit("react.iteration", { agent, step: i, action, ok });
     }
 

@@ -1,0 +1,57 @@
+/**
+ * The running stream, as seen from inside a module's `forward`: an AsyncLocalStorage holds the
+ * stream's sink (where events go, the abort signal, each predictor's path), so every predictor or
+ * agent called inside the streamed module hands its events to that stream, however deep the call.
+ * Outside a stream the hooks do nothing.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { PredictionStream, type QueuedEvent } from "./events.js";
+
+/** Where the predictors of one running stream send their events. */
+export interface StreamSink {
+  push(event: QueuedEvent): void;
+  signal: AbortSignal | undefined;
+  /** The path of a predictor or agent inside the streamed module ("" for the module itself). */
+  pathOf(owner: object, fallback: string): string;
+}
+
+const sinks = new AsyncLocalStorage<StreamSink>();
+
+/** The sink of the stream running here, or undefined outside a stream. */
+export function currentSink(): StreamSink | undefined {
+  return sinks.getStore();
+}
+
+/** An agent's hook: one step completed. Nothing happens outside a stream. */
+export function emitStep(owner: object, step: unknown): void {
+  const sink = sinks.getStore();
+  if (sink !== undefined) sink.push({ type: "step", step, path: sink.pathOf(owner, owner.constructor.name) });
+}
+
+/** The error a stream rejects with when its signal aborts: an `AbortError`, keeping a custom reason as its cause. */
+export function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.name === "AbortError") return reason;
+  const error = new DOMException("The stream was aborted", "AbortError");
+  if (reason !== undefined) Object.defineProperty(error, "cause", { value: reason });
+  return error;
+}
+
+/**
+ * Starts `run` with a sink of its own and returns its stream. `paths` maps each predictor and agent
+ * inside the streamed module to its path. The stream rejects with an `AbortError` as soon as
+ * `signal` aborts; the model calls inside see the same signal and stop.
+ */
+export function openStream<R, P>(paths: Map<object, string>, signal: AbortSignal | undefined, run: () => Promise<R>): PredictionStream<R, P> {
+  return new PredictionStream<R, P>((push) => {
+    const sink: StreamSink = { push, signal, pathOf: (owner, fallback) => paths.get(owner) ?? fallback };
+    if (signal === undefined) return sinks.run(sink, run);
+    if (signal.aborted) return Promise.reject(abortError(signal));
+    return new Promise<R>((resolve, reject) => {
+      const onAbort = (): void => reject(abortError(signal));
+      signal.addEventListener("abort", onAbort, { once: true });
+      sinks.run(sink, run).then(resolve, (error: unknown) => reject(signal.aborted ? abortError(signal) : error))
+        .finally(() => signal.removeEventListener("abort", onAbort));
+    });
+  });
+}
