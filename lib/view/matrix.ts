@@ -1,0 +1,224 @@
+// The viewer's matrix: several evaluation runs over the same examples side by side (`/matrix?runs=a,b,c`).
+// Each run's scores are read as columns (as a comparison reads them, on either engine), lined up by
+// example id in the first run's order, and the examples where the runs' scores differ are marked; that
+// line-up is kept per runs, row counts and statuses, so paging and the disagreement filter cost one
+// page of rows (read by id) each. Each run's metrics and intervals are its page's (`MetricLines`); the
+// pairwise tests (`typelm compare` on each pair, Holm-adjusted over the family) run on the interval
+// worker. The pages are matrix-page.ts; routes.ts sends the requests here.
+import { ValidationError } from "../errors.js";
+import type { Comparison } from "../evaluate/compare.js";
+import { holm } from "../evaluate/stats/holm.js";
+import type { RunSummary } from "../store/records.js";
+import type { PackedRun } from "./interval-worker.js";
+import type { IntervalWorker } from "./intervals.js";
+import type { MetricLines } from "./metric-lines.js";
+import type { MetricLine } from "./pages.js";
+import type { ScoreColumns, ViewRow, ViewSource } from "./source.js";
+
+/** Runs a matrix shows at most. */
+export const MAX_MATRIX_RUNS = 10;
+
+/** How a matrix's examples are narrowed and paged. */
+export interface MatrixQuery {
+  /** Only the examples where the runs' scores differ. */
+  disagree: boolean;
+  limit: number;
+  offset: number;
+}
+
+/** One example of a matrix: its id, whether the runs' scores differ, and each run's row (in the runs' order). */
+export interface MatrixRow {
+  exampleId: string;
+  disagree: boolean;
+  cells: (ViewRow | undefined)[];
+}
+
+/** One page of a matrix, with what its head shows. */
+export interface MatrixData {
+  runs: RunSummary[];
+  /** Each run's metric lines, in the runs' order. */
+  metrics: MetricLine[][];
+  /** The metrics every run has: the scores compared for `disagree` and by the tests. */
+  shared: string[];
+  /** Examples in each run. */
+  examples: number;
+  /** Examples where the runs' scores differ on a shared metric. */
+  disagreeing: number;
+  /** Examples the query matches (all, or the disagreeing ones). */
+  total: number;
+  rows: MatrixRow[];
+  query: MatrixQuery;
+}
+
+/** One pair's comparison on one metric, with its p-value adjusted over every pair and metric shown (Holm). */
+export interface PairTest extends Comparison {
+  /** The pair: run A's and run B's ids (B − A). */
+  runA: string;
+  runB: string;
+  /** `pValue` adjusted (Holm) over the whole family: every pair of runs on every shared metric. */
+  pAdjusted: number;
+}
+
+/** Examples lined up across the runs (first run's order) and where they disagree. */
+interface LineUp {
+  ids: string[];
+  disagree: Uint8Array;
+  /** The positions of the disagreeing examples. */
+  disagreeing: Int32Array;
+}
+
+/** The runs of a matrix from its `runs` parameter(s): comma-separated ids (or starts of ids), given once or repeated. */
+export function matrixRunIds(q: URLSearchParams): string[] {
+  const ids = q.getAll("runs").flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s !== "");
+  if (ids.length < 2) {
+    throw new ValidationError(`a matrix shows two or more evaluation runs side by side: give them as ?runs=<id>,<id>[,<id>…]; received ${ids.length === 0 ? "none" : `one (${ids[0]})`}`, { field: "runs" });
+  }
+  if (ids.length > MAX_MATRIX_RUNS) throw new ValidationError(`a matrix shows at most ${MAX_MATRIX_RUNS} runs; received ${ids.length}`, { field: "runs" });
+  return ids;
+}
+
+/** The matrices of one store. */
+export class Matrices {
+  /** Line-ups by runs, row counts and statuses (a few kept: a person pages through one matrix at a time). */
+  readonly #lineUps = new Map<string, Promise<LineUp>>();
+
+  /** `find`: a run by its id or the start of it (a 404 when none). */
+  constructor(readonly store: ViewSource, readonly intervals: IntervalWorker, readonly metricLines: MetricLines, readonly find: (id: string) => Promise<RunSummary>) {}
+
+  /** The runs (evaluations, each once) and the metrics they share; a 400 with a sentence otherwise. */
+  async #runs(given: string[]): Promise<{ runs: RunSummary[]; metrics: MetricLine[][]; shared: string[] }> {
+    const runs: RunSummary[] = [];
+    for (const id of given) {
+      const run = await this.find(id);
+      if (run.kind !== "evaluation") throw new ValidationError(`run ${run.id} is an ${run.kind} run; a matrix shows evaluation runs`, { field: "runs" });
+      if (runs.some((r) => r.id === run.id)) throw new ValidationError(`run ${run.id} is given twice; a matrix shows each run once`, { field: "runs" });
+      const { bestTrial: _best, ...summary } = run as RunSummary & { bestTrial?: unknown };
+      runs.push(summary);
+    }
+    const metrics = await Promise.all(runs.map((r) => this.metricLines.of(r)));
+    const names = metrics.map((lines) => lines.map((l) => l.name));
+    const shared = names[0]!.filter((m) => names.every((n) => n.includes(m)));
+    if (shared.length === 0) {
+      throw new ValidationError(`the runs share no metric (${runs.map((r, i) => `${r.id.slice(0, 8)}: ${names[i]!.join(", ") || "none"}`).join("; ")}); a matrix compares the runs' scores on a metric they all have`, { field: "runs" });
+    }
+    return { runs, metrics, shared };
+  }
+
+  /** One page of the matrix of `given` runs. */
+  async page(given: string[], query: MatrixQuery): Promise<MatrixData> {
+    const { runs, metrics, shared } = await this.#runs(given);
+    const lineUp = await this.#lineUp(runs, shared);
+    const total = query.disagree ? lineUp.disagreeing.length : lineUp.ids.length;
+    const end = Math.min(total, query.offset + query.limit);
+    const positions: number[] = [];
+    for (let p = query.offset; p < end; p++) positions.push(query.disagree ? lineUp.disagreeing[p]! : p);
+    const ids = positions.map((p) => lineUp.ids[p]!);
+    // Each run's rows of this page, read by id (the same id in every run: they were lined up by it).
+    const found = await Promise.all(runs.map((r) => this.store.rowsById(r.id, ids)));
+    const byId = found.map((rows) => new Map(rows.map((r) => [r.exampleId ?? `#${r.index}`, r])));
+    const rows = positions.map((p, i) => ({ exampleId: ids[i]!, disagree: lineUp.disagree[p] === 1, cells: byId.map((m) => m.get(ids[i]!)) }));
+    return { runs, metrics, shared, examples: lineUp.ids.length, disagreeing: lineUp.disagreeing.length, total, rows, query };
+  }
+
+  /**
+   * Every pair of the runs compared on every shared metric as `typelm compare` compares two runs (on
+   * the interval worker), the p-values adjusted by Holm over that whole family.
+   */
+  async tests(given: string[]): Promise<{ runs: RunSummary[]; metrics: MetricLine[][]; shared: string[]; tests: PairTest[] }> {
+    const { runs, metrics, shared } = await this.#runs(given);
+    // Checks the runs hold the same examples (a 400 with a sentence otherwise).
+    await this.#lineUp(runs, shared);
+    const fields = shared.includes("f1_score");
+    const columns = await Promise.all(runs.map((r) => this.store.scoreColumns(r.id, shared, { fields })));
+    const values = metrics.map((lines) => Object.fromEntries(lines.map((l) => [l.name, l.value])));
+    const tests: Omit<PairTest, "pAdjusted">[] = [];
+    for (let i = 0; i < runs.length; i++) {
+      for (let j = i + 1; j < runs.length; j++) {
+        // The worker takes the arrays it is given: each pair gets copies.
+        const found = await this.intervals.compare(packed(columns[i]!, values[i]!), packed(columns[j]!, values[j]!), shared);
+        for (const c of found) {
+          const { pAdjusted: _ownFamily, ...comparison } = c;
+          tests.push({ ...comparison, runA: runs[i]!.id, runB: runs[j]!.id });
+        }
+      }
+    }
+    const adjusted = holm(tests.map((t) => t.pValue));
+    return { runs, metrics, shared, tests: tests.map((t, k) => ({ ...t, pAdjusted: adjusted[k]! })) };
+  }
+
+  /** The runs' examples lined up (kept while the runs' row counts and statuses are the same). */
+  #lineUp(runs: RunSummary[], shared: string[]): Promise<LineUp> {
+    return (async () => {
+      const counts = await Promise.all(runs.map((r) => this.store.rowCounts(r.id)));
+      const key = runs.map((r, i) => `${r.id}\u0000${counts[i]!.rows}\u0000${r.status}`).join("\u0001") + `\u0002${shared.join("\u0000")}`;
+      let lineUp = this.#lineUps.get(key);
+      if (lineUp === undefined) {
+        lineUp = this.#read(runs, shared);
+        // A failed read is not kept: the next request reads again.
+        lineUp.catch(() => this.#lineUps.delete(key));
+        this.#lineUps.set(key, lineUp);
+        for (const k of this.#lineUps.keys()) if (this.#lineUps.size > 4) this.#lineUps.delete(k);
+      }
+      return lineUp;
+    })();
+  }
+
+  async #read(runs: RunSummary[], shared: string[]): Promise<LineUp> {
+    const first = await this.store.scoreColumns(runs[0]!.id, shared);
+    const position = positionsOf(first.ids, runs[0]!);
+    const n = first.ids.length;
+    const disagree = new Uint8Array(n);
+    for (const run of runs.slice(1)) {
+      const other = await this.store.scoreColumns(run.id, shared, { sameIdsAs: first.ids });
+      const order = lineUpWith(position, other.ids, runs[0]!, run);
+      for (const m of shared) {
+        const a = first.scores[m]!, b = other.scores[m]!;
+        for (let j = 0; j < order.length; j++) if (!Object.is(a[order[j]!], b[j])) disagree[order[j]!] = 1;
+      }
+    }
+    const disagreeing: number[] = [];
+    for (let i = 0; i < n; i++) if (disagree[i] === 1) disagreeing.push(i);
+    return { ids: first.ids, disagree, disagreeing: Int32Array.from(disagreeing) };
+  }
+}
+
+/** Each example id's position in the first run; a 400 when an id repeats. */
+function positionsOf(ids: readonly string[], run: RunSummary): Map<string, number> {
+  const position = new Map<string, number>();
+  for (let i = 0; i < ids.length; i++) {
+    if (position.has(ids[i]!)) throw new ValidationError(`run ${run.id} holds example ${JSON.stringify(ids[i])} twice; a matrix lines runs up by example id, so each must be once`, { field: "runs" });
+    position.set(ids[i]!, i);
+  }
+  return position;
+}
+
+/** For each row of `other`, its example's position in the first run; a 400 saying which example differs when the runs are not over the same examples. */
+function lineUpWith(position: Map<string, number>, ids: readonly string[], first: RunSummary, run: RunSummary): Int32Array {
+  const differ = (example: string, inRun: RunSummary, notIn: RunSummary) => new ValidationError(
+    `runs ${first.id.slice(0, 8)} (${first.name}) and ${run.id.slice(0, 8)} (${run.name}) are not over the same examples: ${JSON.stringify(example)} is in run ${inRun.id.slice(0, 8)} ` +
+    `but not in run ${notIn.id.slice(0, 8)} (${position.size} and ${ids.length} examples); a matrix shows runs of one test set side by side`, { field: "runs" });
+  const order = new Int32Array(ids.length);
+  const seen = new Uint8Array(position.size);
+  for (let j = 0; j < ids.length; j++) {
+    const p = position.get(ids[j]!);
+    if (p === undefined) throw differ(ids[j]!, run, first);
+    if (seen[p] === 1) throw new ValidationError(`run ${run.id} holds example ${JSON.stringify(ids[j])} twice; a matrix lines runs up by example id, so each must be once`, { field: "runs" });
+    seen[p] = 1;
+    order[j] = p;
+  }
+  if (ids.length < position.size) {
+    const missing = [...position.entries()].find(([, p]) => seen[p] === 0)![0];
+    throw differ(missing, first, run);
+  }
+  return order;
+}
+
+/** A run's columns packed for the interval worker, as copies (the worker takes the arrays it is given). */
+function packed(c: ScoreColumns, metrics: Record<string, number>): PackedRun {
+  const f = c.fields;
+  return {
+    n: c.ids.length, ids: c.ids, metrics,
+    scores: Object.fromEntries(Object.entries(c.scores).map(([m, s]) => [m, s.slice()])),
+    fields: f === undefined ? undefined : { names: f.names, values: f.values, expected: f.expected.map((x) => x.slice()), predicted: f.predicted.map((x) => x.slice()), flags: f.flags.slice() },
+  };
+}
