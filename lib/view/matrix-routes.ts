@@ -10,17 +10,17 @@ export class MatrixRoutes {
   constructor(readonly matrices: Matrices) {}
 
   /** The page at /matrix/`parts` (none: the matrix; `tests`: the pairwise tests); undefined for another path. */
-  async page(parts: string[], q: URLSearchParams, paging: { limit: number; offset: number }): Promise<string | undefined> {
+  async page(parts: string[], q: URLSearchParams, paging: { limit: number; offset: number }, signal?: AbortSignal): Promise<string | undefined> {
     const store = this.matrices.store.path;
-    if (parts.length === 0) return page("Matrix", store, matrixPage(await this.matrices.page(matrixRunIds(q), { disagree: flag(q, "disagree"), ...paging })));
-    if (parts.length === 1 && parts[0] === "tests") return page("Pairwise tests", store, matrixTestsPage(await this.matrices.tests(matrixRunIds(q))));
+    if (parts.length === 0) return page("Matrix", store, matrixPage(await this.matrices.page(matrixRunIds(q), { disagree: flag(q, "disagree"), ...paging }, signal)));
+    if (parts.length === 1 && parts[0] === "tests") return page("Pairwise tests", store, matrixTestsPage(await this.matrices.tests(matrixRunIds(q), signal)));
     return undefined;
   }
 
   /** The JSON at /api/matrix/`parts`; undefined for another path. */
-  async api(parts: string[], q: URLSearchParams, paging: { limit: number; offset: number }): Promise<unknown> {
-    if (parts.length === 0) return this.matrices.page(matrixRunIds(q), { disagree: flag(q, "disagree"), ...paging });
-    if (parts.length === 1 && parts[0] === "tests") return this.matrices.tests(matrixRunIds(q));
+  async api(parts: string[], q: URLSearchParams, paging: { limit: number; offset: number }, signal?: AbortSignal): Promise<unknown> {
+    if (parts.length === 0) return this.matrices.page(matrixRunIds(q), { disagree: flag(q, "disagree"), ...paging }, signal);
+    if (parts.length === 1 && parts[0] === "tests") return this.matrices.tests(matrixRunIds(q), signal);
     return undefined;
   }
 }

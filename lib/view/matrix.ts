@@ -1,8 +1,8 @@
 // The viewer's matrix: several evaluation runs over the same examples side by side (`/matrix?runs=a,b,c`).
-// Each run's scores are read as columns (as a comparison reads them, on either engine), lined up by
-// example id in the first run's order, and the examples where the runs' scores differ are marked; that
-// line-up is kept per runs, row counts and statuses, so paging and the disagreement filter cost one
-// page of rows (read by id) each. Each run's metrics and intervals are its page's (`MetricLines`); the
+// The runs' rows are lined up by example id in the first run's order, and the examples where their
+// scores differ marked, by one SQL read (matrix-sql.ts: on the file's query thread, or PostgreSQL's
+// sessions for slow reads); that line-up is kept per runs, row counts and statuses, so paging and the
+// disagreement filter cost one page of rows (read by id) each. Each run's metrics and intervals are its page's (`MetricLines`); the
 // pairwise tests (`typelm compare` on each pair, Holm-adjusted over the family) run on the interval
 // worker. The pages are matrix-page.ts; routes.ts sends the requests here.
 import { ValidationError } from "../errors.js";
@@ -13,6 +13,7 @@ import type { PackedRun } from "./interval-worker.js";
 import type { IntervalWorker } from "./intervals.js";
 import type { MetricLines } from "./metric-lines.js";
 import type { MetricLine } from "./pages.js";
+import type { LineUpRow } from "./matrix-sql.js";
 import type { ScoreColumns, ViewRow, ViewSource } from "./source.js";
 
 /** Runs a matrix shows at most. */
@@ -105,9 +106,9 @@ export class Matrices {
   }
 
   /** One page of the matrix of `given` runs. */
-  async page(given: string[], query: MatrixQuery): Promise<MatrixData> {
+  async page(given: string[], query: MatrixQuery, signal?: AbortSignal): Promise<MatrixData> {
     const { runs, metrics, shared } = await this.#runs(given);
-    const lineUp = await this.#lineUp(runs, shared);
+    const lineUp = await this.#lineUp(runs, shared, signal);
     const total = query.disagree ? lineUp.disagreeing.length : lineUp.ids.length;
     const end = Math.min(total, query.offset + query.limit);
     const positions: number[] = [];
@@ -124,10 +125,10 @@ export class Matrices {
    * Every pair of the runs compared on every shared metric as `typelm compare` compares two runs (on
    * the interval worker), the p-values adjusted by Holm over that whole family.
    */
-  async tests(given: string[]): Promise<{ runs: RunSummary[]; metrics: MetricLine[][]; shared: string[]; tests: PairTest[] }> {
+  async tests(given: string[], signal?: AbortSignal): Promise<{ runs: RunSummary[]; metrics: MetricLine[][]; shared: string[]; tests: PairTest[] }> {
     const { runs, metrics, shared } = await this.#runs(given);
     // Checks the runs hold the same examples (a 400 with a sentence otherwise).
-    await this.#lineUp(runs, shared);
+    await this.#lineUp(runs, shared, signal);
     const fields = shared.includes("f1_score");
     const columns = await Promise.all(runs.map((r) => this.store.scoreColumns(r.id, shared, { fields })));
     const values = metrics.map((lines) => Object.fromEntries(lines.map((l) => [l.name, l.value])));
@@ -147,13 +148,13 @@ export class Matrices {
   }
 
   /** The runs' examples lined up (kept while the runs' row counts and statuses are the same). */
-  #lineUp(runs: RunSummary[], shared: string[]): Promise<LineUp> {
+  #lineUp(runs: RunSummary[], shared: string[], signal?: AbortSignal): Promise<LineUp> {
     return (async () => {
       const counts = await Promise.all(runs.map((r) => this.store.rowCounts(r.id)));
       const key = runs.map((r, i) => `${r.id}\u0000${counts[i]!.rows}\u0000${r.status}`).join("\u0001") + `\u0002${shared.join("\u0000")}`;
       let lineUp = this.#lineUps.get(key);
       if (lineUp === undefined) {
-        lineUp = this.#read(runs, shared);
+        lineUp = this.#read(runs, shared, signal);
         // A failed read is not kept: the next request reads again.
         lineUp.catch(() => this.#lineUps.delete(key));
         this.#lineUps.set(key, lineUp);
@@ -163,54 +164,32 @@ export class Matrices {
     })();
   }
 
-  async #read(runs: RunSummary[], shared: string[]): Promise<LineUp> {
-    const first = await this.store.scoreColumns(runs[0]!.id, shared);
-    const position = positionsOf(first.ids, runs[0]!);
-    const n = first.ids.length;
-    const disagree = new Uint8Array(n);
-    for (const run of runs.slice(1)) {
-      const other = await this.store.scoreColumns(run.id, shared, { sameIdsAs: first.ids });
-      const order = lineUpWith(position, other.ids, runs[0]!, run);
-      for (const m of shared) {
-        const a = first.scores[m]!, b = other.scores[m]!;
-        for (let j = 0; j < order.length; j++) if (!Object.is(a[order[j]!], b[j])) disagree[order[j]!] = 1;
-      }
-    }
+  async #read(runs: RunSummary[], shared: string[], signal?: AbortSignal): Promise<LineUp> {
+    const found = await this.store.lineUp(runs.map((r) => r.id), shared, signal);
+    const ids: string[] = [];
+    const disagree = new Uint8Array(found.length);
     const disagreeing: number[] = [];
-    for (let i = 0; i < n; i++) if (disagree[i] === 1) disagreeing.push(i);
-    return { ids: first.ids, disagree, disagreeing: Int32Array.from(disagreeing) };
+    for (const r of found) {
+      if (r.present !== null || r.pos === null) throw notLinedUp(runs, r);
+      if (r.d === 1) { disagree[ids.length] = 1; disagreeing.push(ids.length); }
+      ids.push(r.id);
+    }
+    return { ids, disagree, disagreeing: Int32Array.from(disagreeing) };
   }
 }
 
-/** Each example id's position in the first run; a 400 when an id repeats. */
-function positionsOf(ids: readonly string[], run: RunSummary): Map<string, number> {
-  const position = new Map<string, number>();
-  for (let i = 0; i < ids.length; i++) {
-    if (position.has(ids[i]!)) throw new ValidationError(`run ${run.id} holds example ${JSON.stringify(ids[i])} twice; a matrix lines runs up by example id, so each must be once`, { field: "runs" });
-    position.set(ids[i]!, i);
+/** Why the runs cannot be lined up: an example not in every run, or in one twice (a 400 with a sentence). */
+function notLinedUp(runs: RunSummary[], r: LineUpRow): ValidationError {
+  const holding = (r.present ?? "").split(",");
+  const name = (run: RunSummary) => `${run.id.slice(0, 8)} (${run.name})`;
+  const lacking = runs.filter((run) => !holding.includes(run.id));
+  if (lacking.length === 0) {
+    return new ValidationError(`a run holds example ${JSON.stringify(r.id)} more than once; a matrix lines runs up by example id, so each must be once in each run`, { field: "runs" });
   }
-  return position;
-}
-
-/** For each row of `other`, its example's position in the first run; a 400 saying which example differs when the runs are not over the same examples. */
-function lineUpWith(position: Map<string, number>, ids: readonly string[], first: RunSummary, run: RunSummary): Int32Array {
-  const differ = (example: string, inRun: RunSummary, notIn: RunSummary) => new ValidationError(
-    `runs ${first.id.slice(0, 8)} (${first.name}) and ${run.id.slice(0, 8)} (${run.name}) are not over the same examples: ${JSON.stringify(example)} is in run ${inRun.id.slice(0, 8)} ` +
-    `but not in run ${notIn.id.slice(0, 8)} (${position.size} and ${ids.length} examples); a matrix shows runs of one test set side by side`, { field: "runs" });
-  const order = new Int32Array(ids.length);
-  const seen = new Uint8Array(position.size);
-  for (let j = 0; j < ids.length; j++) {
-    const p = position.get(ids[j]!);
-    if (p === undefined) throw differ(ids[j]!, run, first);
-    if (seen[p] === 1) throw new ValidationError(`run ${run.id} holds example ${JSON.stringify(ids[j])} twice; a matrix lines runs up by example id, so each must be once`, { field: "runs" });
-    seen[p] = 1;
-    order[j] = p;
-  }
-  if (ids.length < position.size) {
-    const missing = [...position.entries()].find(([, p]) => seen[p] === 0)![0];
-    throw differ(missing, first, run);
-  }
-  return order;
+  const holders = runs.filter((run) => holding.includes(run.id));
+  return new ValidationError(
+    `the runs are not over the same examples: ${JSON.stringify(r.id)} is in run ${holders.map(name).join(", ")} but not in run ${lacking.map(name).join(", ")}; ` +
+    "a matrix shows runs of one test set side by side", { field: "runs" });
 }
 
 /** A run's columns packed for the interval worker, as copies (the worker takes the arrays it is given). */

@@ -45,7 +45,7 @@ export class Routes {
     const s = this.store.path;
     if (parts.length === 0) return page("Runs", s, runsPage(await this.store.runs(runQuery(q)), runQuery(q)), { nonce: randomBytes(16).toString("base64"), code: PICK_SCRIPT });
     if (parts[0] === "matrix") {
-      const matrix = await this.#matrix.page(parts.slice(1), q, paging(q));
+      const matrix = await this.#matrix.page(parts.slice(1), q, paging(q), signal);
       if (matrix !== undefined) return matrix;
     }
     if (parts[0] === "runs" && parts.length === 2) {
@@ -110,7 +110,7 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       return { a: c.a, b: c.b, comparisons: c.comparisons };
     }
     if (parts[0] === "matrix") {
-      const matrix = await this.#matrix.api(parts.slice(1), q, paging(q));
+      const matrix = await this.#matrix.api(parts.slice(1), q, paging(q), signal);
       if (matrix !== undefined) return matrix;
     }
     if (parts[0] === "registry" && parts.length === 1) return this.store.registryNames();

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
-import { removeFixtures, viewerEngines } from "./fixture.js";
+import { openWriter, removeFixtures, row, viewerEngines } from "./fixture.js";
 import { disagreeing, EXAMPLES, matrixFixture, WRONG, type MatrixFixture } from "./matrix-fixture.js";
 
 interface MatrixJson {
@@ -153,7 +153,7 @@ describe.each(viewerEngines())("the matrix of runs (%s)", (engine) => {
     };
     await sentence(`/api/matrix?runs=${m.runs[0]}`, 400, /two or more evaluation runs.*received one/);
     await sentence(`/api/matrix`, 400, /two or more evaluation runs.*received none/);
-    await sentence(`/api/matrix?runs=${runs},${m.otherSet}`, 400, /not over the same examples: "ex-\d+" is in run/);
+    await sentence(`/api/matrix?runs=${runs},${m.otherSet}`, 400, /not over the same examples: "ex-\d+" is in run [0-9a-f]{8} \(.*\) but not in run [0-9a-f]{8} \(/);
     await sentence(`/api/matrix/tests?runs=${m.runs[0]},${m.otherSet}`, 400, /not over the same examples/);
     await sentence(`/api/matrix?runs=${runs},ffffffffdeadbeef`, 404, /no run whose id is or starts with "ffffffffdeadbeef"/);
     await sentence(`/api/matrix?runs=${m.runs[0]},${m.fixture.optimization}`, 400, /is an optimization run; a matrix shows evaluation runs/);
@@ -163,9 +163,38 @@ describe.each(viewerEngines())("the matrix of runs (%s)", (engine) => {
     expect(await page.text()).toContain("are not over the same examples");
   });
 
+  it("a run holding an example twice cannot be lined up: a 400 that says so", async () => {
+    const writer = openWriter(engine, m.location);
+    const twice = writer.startRun({ kind: "evaluation", name: "twice", config: { metrics: ["accuracy"] } });
+    for (let i = 0; i < EXAMPLES; i++) writer.recordExample(twice, row(i, i === 1 ? { exampleId: "ex-0" } : {}));
+    writer.finishRun(twice, { status: "completed", score: 1, summary: { metrics: { accuracy: 1 } } });
+    await writer.flush();
+    const res = await get(`/api/matrix?runs=${m.runs[0]},${twice}`);
+    expect(res.status).toBe(400);
+    expect((await res.json() as { error: string }).error).toMatch(/a run holds example "ex-0" more than once; a matrix lines runs up by example id/);
+  });
+
   it("the runs page has a checkbox per run and the compare link", async () => {
     const page = await (await get("/")).text();
     for (const id of [...m.runs, m.otherSet, m.fixture.evalA]) expect(page).toContain(`data-select-run="${id}"`);
     expect(page).toMatch(/<a data-compare href="\/matrix"/);
   });
+});
+
+describe("the matrix's line-up on the file", () => {
+  it("is read on the query thread: past the viewer's time limit for one query the answer is a 503 with a sentence", async () => {
+    const m = await matrixFixture("sqlite");
+    const viewer = await startViewer({ store: m.location, port: 0, queryTimeoutMs: 1 });
+    try {
+      const res = await fetch(`${viewer.url}api/matrix?runs=${m.runs.join(",")}`);
+      expect(res.status).toBe(503);
+      expect((await res.json() as { error: string }).error).toMatch(/took longer than 0.001 s/);
+      // The runs page, read on the server's own connection, is not bounded that way.
+      expect((await fetch(viewer.url)).status).toBe(200);
+    } finally {
+      await viewer.close();
+      closeStoreSync(m.fixture.path);
+      removeFixtures();
+    }
+  }, 30000);
 });
