@@ -3,10 +3,11 @@
 import { join } from "node:path";
 import { startViewer } from "../../lib/view/server.js";
 import { launch } from "./browser.js";
-import { buildFixture } from "./fixture.js";
+import { matrixFixture } from "./matrix-fixture.js";
 
 async function main(): Promise<void> {
-  const fixture = await buildFixture();
+  // The viewer's fixture with the matrix's three runs of the same examples (and one of another set).
+  const { fixture, runs } = await matrixFixture("sqlite");
   const viewer = await startViewer({ store: fixture.path, port: 0 });
   const { browser, close } = await launch();
   try {
@@ -19,6 +20,8 @@ async function main(): Promise<void> {
       ["viewer-optimization.png", `runs/${fixture.optimization}`],
       ["viewer-compare.png", `compare/${fixture.evalA}/${fixture.evalB}`],
       ["viewer-registry.png", "registry/sentiment"],
+      ["viewer-matrix.png", `matrix?runs=${runs.join(",")}&size=12`],
+      ["viewer-matrix-tests.png", `matrix/tests?runs=${runs.join(",")}`],
     ];
     for (const [file, path] of shots) {
       await page.goto(viewer.url + path, { waitUntil: "load" });
