@@ -83,6 +83,11 @@ describe.each(viewerEngines())("the matrix of runs (%s)", (engine) => {
     }
     expect(all.rows[7]!.cells[2]!.error).toBe("ProviderError: 503 Service Unavailable");
 
+    // The runs page's form without script sends the ticked runs as repeated parameters.
+    const repeated = await json<MatrixJson>(`/api/matrix?${m.runs.map((id) => `runs=${id}`).join("&")}&size=100`);
+    expect(repeated.runs.map((r) => r.id)).toEqual(m.runs);
+    expect(repeated.rows).toEqual(all.rows);
+
     const second = await json<MatrixJson>(`/api/matrix?runs=${runs}&size=10&page=2`);
     expect(second.total).toBe(EXAMPLES);
     expect(second.rows.map((r) => r.exampleId)).toEqual(Array.from({ length: 10 }, (_, i) => `ex-${i + 10}`));
