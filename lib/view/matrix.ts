@@ -2,7 +2,7 @@
 // The runs' rows are lined up by example id in the first run's order, and the examples where their
 // scores differ marked, by one SQL read (matrix-sql.ts: on the file's query thread, or PostgreSQL's
 // sessions for slow reads); that line-up is kept per runs, row counts and statuses, so paging and the
-// disagreement filter cost one page of rows (read by id) each. Each run's metrics and intervals are its page's (`MetricLines`); the
+// disagreement filter cost one page of rows (read by index, in each run) each. Each run's metrics and intervals are its page's (`MetricLines`); the
 // pairwise tests (`typelm compare` on each pair, Holm-adjusted over the family) run on the interval
 // worker. The pages are matrix-page.ts; routes.ts sends the requests here.
 import { ValidationError } from "../errors.js";
@@ -11,7 +11,7 @@ import { holm } from "../evaluate/stats/holm.js";
 import type { RunSummary } from "../store/records.js";
 import type { PackedRun } from "./interval-worker.js";
 import type { IntervalWorker } from "./intervals.js";
-import type { MetricLines } from "./metric-lines.js";
+import { recordedMetrics, type MetricLines } from "./metric-lines.js";
 import type { MetricLine } from "./pages.js";
 import type { LineUpRow } from "./matrix-sql.js";
 import type { ScoreColumns, ViewRow, ViewSource } from "./source.js";
@@ -63,6 +63,8 @@ export interface PairTest extends Comparison {
 /** Examples lined up across the runs (first run's order) and where they disagree. */
 interface LineUp {
   ids: string[];
+  /** Per run, each example's index in that run (in the line-up's order). */
+  indices: Int32Array[];
   disagree: Uint8Array;
   /** The positions of the disagreeing examples. */
   disagreeing: Int32Array;
@@ -86,8 +88,8 @@ export class Matrices {
   /** `find`: a run by its id or the start of it (a 404 when none). */
   constructor(readonly store: ViewSource, readonly intervals: IntervalWorker, readonly metricLines: MetricLines, readonly find: (id: string) => Promise<RunSummary>) {}
 
-  /** The runs (evaluations, each once) and the metrics they share; a 400 with a sentence otherwise. */
-  async #runs(given: string[]): Promise<{ runs: RunSummary[]; metrics: MetricLine[][]; shared: string[] }> {
+  /** The runs: evaluations, each once; a 400 with a sentence otherwise. */
+  async #evaluations(given: string[]): Promise<RunSummary[]> {
     const runs: RunSummary[] = [];
     for (const id of given) {
       const run = await this.find(id);
@@ -96,28 +98,38 @@ export class Matrices {
       const { bestTrial: _best, ...summary } = run as RunSummary & { bestTrial?: unknown };
       runs.push(summary);
     }
+    return runs;
+  }
+
+  /** The runs' metric lines (their pages') and the metrics they share; a 400 with a sentence when none. */
+  async #metrics(runs: RunSummary[]): Promise<{ metrics: MetricLine[][]; shared: string[] }> {
     const metrics = await Promise.all(runs.map((r) => this.metricLines.of(r)));
     const names = metrics.map((lines) => lines.map((l) => l.name));
     const shared = names[0]!.filter((m) => names.every((n) => n.includes(m)));
     if (shared.length === 0) {
       throw new ValidationError(`the runs share no metric (${runs.map((r, i) => `${r.id.slice(0, 8)}: ${names[i]!.join(", ") || "none"}`).join("; ")}); a matrix compares the runs' scores on a metric they all have`, { field: "runs" });
     }
-    return { runs, metrics, shared };
+    return { metrics, shared };
   }
 
   /** One page of the matrix of `given` runs. */
   async page(given: string[], query: MatrixQuery, signal?: AbortSignal): Promise<MatrixData> {
-    const { runs, metrics, shared } = await this.#runs(given);
-    const lineUp = await this.#lineUp(runs, shared, signal);
+    const runs = await this.#evaluations(given);
+    // The line-up (on the query thread) starts while the metric lines are computed, when the runs name
+    // their metrics (recorded or configured: the names the lines will have).
+    const named = sharedNames(runs);
+    const early = named === undefined ? undefined : this.#lineUp(runs, named, signal);
+    early?.catch(() => undefined);
+    const { metrics, shared } = await this.#metrics(runs);
+    const lineUp = early !== undefined && named!.join("\u0000") === shared.join("\u0000") ? await early : await this.#lineUp(runs, shared, signal);
     const total = query.disagree ? lineUp.disagreeing.length : lineUp.ids.length;
     const end = Math.min(total, query.offset + query.limit);
     const positions: number[] = [];
     for (let p = query.offset; p < end; p++) positions.push(query.disagree ? lineUp.disagreeing[p]! : p);
-    const ids = positions.map((p) => lineUp.ids[p]!);
-    // Each run's rows of this page, read by id (the same id in every run: they were lined up by it).
-    const found = await Promise.all(runs.map((r) => this.store.rowsById(r.id, ids)));
-    const byId = found.map((rows) => new Map(rows.map((r) => [r.exampleId ?? `#${r.index}`, r])));
-    const rows = positions.map((p, i) => ({ exampleId: ids[i]!, disagree: lineUp.disagree[p] === 1, cells: byId.map((m) => m.get(ids[i]!)) }));
+    // Each run's rows of this page, read by their indices in that run (through the primary key).
+    const found = await Promise.all(runs.map((r, j) => this.store.rowsByIndex(r.id, positions.map((p) => lineUp.indices[j]![p]!))));
+    const byIndex = found.map((rows) => new Map(rows.map((r) => [r.index, r])));
+    const rows = positions.map((p) => ({ exampleId: lineUp.ids[p]!, disagree: lineUp.disagree[p] === 1, cells: byIndex.map((m, j) => m.get(lineUp.indices[j]![p]!)) }));
     return { runs, metrics, shared, examples: lineUp.ids.length, disagreeing: lineUp.disagreeing.length, total, rows, query };
   }
 
@@ -126,7 +138,8 @@ export class Matrices {
    * the interval worker), the p-values adjusted by Holm over that whole family.
    */
   async tests(given: string[], signal?: AbortSignal): Promise<{ runs: RunSummary[]; metrics: MetricLine[][]; shared: string[]; tests: PairTest[] }> {
-    const { runs, metrics, shared } = await this.#runs(given);
+    const runs = await this.#evaluations(given);
+    const { metrics, shared } = await this.#metrics(runs);
     // Checks the runs hold the same examples (a 400 with a sentence otherwise).
     await this.#lineUp(runs, shared, signal);
     const fields = shared.includes("f1_score");
@@ -147,11 +160,12 @@ export class Matrices {
     return { runs, metrics, shared, tests: tests.map((t, k) => ({ ...t, pAdjusted: adjusted[k]! })) };
   }
 
-  /** The runs' examples lined up (kept while the runs' row counts and statuses are the same). */
+  /** The runs' examples lined up (kept while the runs' statuses and, for a run going on, row counts are the same). */
   #lineUp(runs: RunSummary[], shared: string[], signal?: AbortSignal): Promise<LineUp> {
     return (async () => {
-      const counts = await Promise.all(runs.map((r) => this.store.rowCounts(r.id)));
-      const key = runs.map((r, i) => `${r.id}\u0000${counts[i]!.rows}\u0000${r.status}`).join("\u0001") + `\u0002${shared.join("\u0000")}`;
+      // A run that has ended has all its rows: only a running run's count is read.
+      const counts = await Promise.all(runs.map((r) => (r.status === "running" ? this.store.rowCounts(r.id).then((c) => c.rows) : -1)));
+      const key = runs.map((r, i) => `${r.id}\u0000${counts[i]}\u0000${r.status}`).join("\u0001") + `\u0002${shared.join("\u0000")}`;
       let lineUp = this.#lineUps.get(key);
       if (lineUp === undefined) {
         lineUp = this.#read(runs, shared, signal);
@@ -167,15 +181,30 @@ export class Matrices {
   async #read(runs: RunSummary[], shared: string[], signal?: AbortSignal): Promise<LineUp> {
     const found = await this.store.lineUp(runs.map((r) => r.id), shared, signal);
     const ids: string[] = [];
+    const indices = runs.map(() => new Int32Array(found.length));
     const disagree = new Uint8Array(found.length);
     const disagreeing: number[] = [];
     for (const r of found) {
       if (r.present !== null || r.pos === null) throw notLinedUp(runs, r);
-      if (r.d === 1) { disagree[ids.length] = 1; disagreeing.push(ids.length); }
+      const at = ids.length;
+      if (Number(r.d) === 1) { disagree[at] = 1; disagreeing.push(at); }
+      for (let j = 0; j < runs.length; j++) indices[j]![at] = Number(r[`i${j}`]);
       ids.push(r.id);
     }
-    return { ids, disagree, disagreeing: Int32Array.from(disagreeing) };
+    return { ids, indices, disagree, disagreeing: Int32Array.from(disagreeing) };
   }
+}
+
+/** The metrics every run names (recorded, else configured: as its metric lines name them); undefined when a run names none. */
+function sharedNames(runs: RunSummary[]): string[] | undefined {
+  const names = runs.map((run) => {
+    const recorded = recordedMetrics(run);
+    const configured = run.config["metrics"];
+    return recorded !== undefined ? Object.keys(recorded) : Array.isArray(configured) ? configured.filter((m): m is string => typeof m === "string") : [];
+  });
+  if (names.some((n) => n.length === 0)) return undefined;
+  const shared = names[0]!.filter((m) => names.every((n) => n.includes(m)));
+  return shared.length === 0 ? undefined : shared;
 }
 
 /** Why the runs cannot be lined up: an example not in every run, or in one twice (a 400 with a sentence). */

@@ -364,8 +364,12 @@ export class PostgresViewSource implements ViewSource {
     )).map(row);
   }
 
+  async rowsByIndex(runId: string, indices: readonly number[]): Promise<ViewRow[]> {
+    return (await this.#query<RowRaw>(`SELECT ${listedColumns(this.#seq)} FROM lab_rows WHERE run_id = $1 AND idx = ANY($2::int[]) ORDER BY idx`, [runId, [...indices]])).map(row);
+  }
+
   async lineUp(runIds: readonly string[], metrics: readonly string[], signal?: AbortSignal): Promise<LineUpRow[]> {
-    const raws = await this.#json<LineUpRow>((json) => postgresLineUpSql(metrics.length, (param) => scoreOf(json, param)), [[...runIds], runIds[0], runIds.length, ...metrics], { signal });
+    const raws = await this.#json<LineUpRow>((json) => postgresLineUpSql(runIds.length, metrics.length, (param) => scoreOf(json, param)), [[...runIds], runIds[0], runIds.length, ...metrics], { signal });
     return raws.map((r) => ({ ...r, pos: r.pos === null ? null : Number(r.pos) }));
   }
 

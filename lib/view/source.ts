@@ -279,6 +279,8 @@ export interface ViewSource {
   scoreColumns(runId: string, metrics: readonly string[], options?: ColumnOptions): Promise<ScoreColumns>;
   /** The rows of a run with these ids (`#<index>` for a row without one). */
   rowsById(runId: string, ids: readonly string[]): Promise<ViewRow[]>;
+  /** The rows of a run at these indices, in index order. */
+  rowsByIndex(runId: string, indices: readonly number[]): Promise<ViewRow[]>;
   /**
    * Several runs' rows grouped by example id in the first run's order, with whether their scores on
    * `metrics` differ (a matrix's line-up, matrix-sql.ts); a slow read, stopped when `signal` is aborted.
