@@ -14,6 +14,9 @@
  * f1_score (macro-F1 recomputed on each resample: the labels and predictions read as codes). BENCH_VIEW_PG_URL=postgres://... times the
  * same pages on a team's lab in that (empty, scratch) database as well, at BENCH_VIEW_PG_SIZES (default
  * 1000,20000): each run is written to the file, then copied there as `typelm lab copy` copies it.
+ * Then the matrix (`/matrix?runs=…`) of BENCH_VIEW_MATRIX (default 20000x4: 4 runs of 20,000 rows, on
+ * the file; "" skips it): its first page, again, the disagreeing rows, the last page, the pairwise tests.
+ * Budget: the 20,000 × 4 matrix's first page within 1 s.
  */
 import { fork } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
@@ -38,11 +41,16 @@ const sizes = (text: string) => text.split(",").map((s) => Number(s.trim())).fil
 const SIZES = sizes(process.env["BENCH_VIEW_SIZES"] ?? "1000,20000,200000");
 const PG_URL = process.env["BENCH_VIEW_PG_URL"] ?? "";
 const PG_SIZES = sizes(process.env["BENCH_VIEW_PG_SIZES"] ?? "1000,20000");
+/** The matrix measured: rows × runs (BENCH_VIEW_MATRIX, default 20000x4; "" skips it). */
+const MATRIX = ((m) => (m === null ? undefined : { rows: Number(m[1]), runs: Number(m[2]) }))(/^(\d+)x(\d+)$/.exec(process.env["BENCH_VIEW_MATRIX"] ?? "20000x4"));
 
-/** An evaluation of `rows` rows (every 10th failed, 30% wrong), written in one transaction. */
-function buildStore(path: string, rows: number): string {
+/**
+ * An evaluation of `rows` rows (every 10th failed, 30% wrong), written in one transaction; `variant`
+ * moves which rows are wrong (the runs of a matrix differ on some rows).
+ */
+function buildStore(path: string, rows: number, variant = 0): string {
   const lab = LabStore.open(path);
-  const runId = lab.startRun({ kind: "evaluation", name: `bench-${rows}`, config: { metrics: [METRIC], models: ["openai/gpt-4o-mini"], examples: rows } });
+  const runId = lab.startRun({ kind: "evaluation", name: `bench-${rows}${variant === 0 ? "" : `-v${variant}`}`, config: { metrics: [METRIC], models: ["openai/gpt-4o-mini"], examples: rows } });
   const db = openStoreSync(path);
   const insert = db.prepare(
     `INSERT INTO lab_rows (run_id, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost)
@@ -53,17 +61,17 @@ function buildStore(path: string, rows: number): string {
     for (let i = 0; i < rows; i++) {
       const label = labels[i % 3]!;
       const failed = i % 10 === 9;
-      const right = !failed && i % 10 < 7;
+      const right = !failed && (i + 3 * variant) % 10 < 7;
       insert.run(runId, i, `ex-${i}`, JSON.stringify({ review: `Review #${i}: the product arrived on time and works as described, mostly.` }),
         JSON.stringify({ sentiment: label }), failed ? null : JSON.stringify({ sentiment: right ? label : labels[(i + 1) % 3] }),
         JSON.stringify({ [METRIC]: right ? 1 : GRADED && !failed ? 0.5 : 0 }), failed ? "ProviderError: 503 Service Unavailable" : null, 300 + (i % 50), 120, 5, 0.00002);
     }
   })();
-  let score = Array.from({ length: rows }, (_, i) => (i % 10 < 7 ? 1 : GRADED && i % 10 !== 9 ? 0.5 : 0) as number).reduce((a, b) => a + b, 0) / rows;
+  let score = Array.from({ length: rows }, (_, i) => (i % 10 !== 9 && (i + 3 * variant) % 10 < 7 ? 1 : GRADED && i % 10 !== 9 ? 0.5 : 0) as number).reduce((a, b) => a + b, 0) / rows;
   if (F1) {
     // The built-in f1_score's value is macro-F1 over the run (as the evaluation records it), not the rows' mean.
     const shown = Array.from({ length: rows }, (_, i) => {
-      const label = labels[i % 3]!, failed = i % 10 === 9, right = !failed && i % 10 < 7;
+      const label = labels[i % 3]!, failed = i % 10 === 9, right = !failed && (i + 3 * variant) % 10 < 7;
       return { expected: { sentiment: label }, prediction: failed ? null : { sentiment: right ? label : labels[(i + 1) % 3] }, error: failed ? "x" : null } as unknown as EvaluationRow;
     });
     score = f1Statistic(shown, inferFields(shown))(allIndices(rows));
@@ -136,6 +144,43 @@ async function measure(rows: number, pgUrl?: string): Promise<void> {
   }
 }
 
+/**
+ * The matrix of `runs` evaluations of `rows` rows each (the same examples, wrong on different rows):
+ * its first page (the runs' scores lined up, their metrics and intervals), again (the line-up kept),
+ * the disagreeing rows only, the last page, and the pairwise tests.
+ */
+async function measureMatrix(rows: number, runs: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "typelm-bench-view-"));
+  try {
+    const path = join(dir, "lab.sqlite");
+    const built = performance.now();
+    const ids = Array.from({ length: runs }, (_, v) => buildStore(path, rows, v));
+    const buildMs = performance.now() - built;
+    const child = fork(self, ["serve", path], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const url = await new Promise<string>((resolve, reject) => {
+      child.once("message", (m) => resolve(String((m as { url: string }).url)));
+      child.once("exit", (code) => reject(new Error(`the viewer exited with ${code}`)));
+    });
+    const base = `${url}matrix?runs=${ids.join(",")}`;
+    const timings = [
+      await timed(base, "matrix, first page (first load)"),
+      await timed(base, "matrix again (line-up kept)"),
+      await timed(`${base}&disagree=1`, "disagreeing rows only"),
+      await timed(`${base}&page=${Math.ceil(rows / 50)}`, "the last page"),
+      await timed(`${url}matrix/tests?runs=${ids.join(",")}`, `pairwise tests (${(runs * (runs - 1)) / 2} pairs)`),
+    ];
+    const rss = await new Promise<number>((resolve) => {
+      child.once("message", (m) => resolve(Number((m as { peakRssMB: number }).peakRssMB)));
+      child.send("rss");
+    });
+    child.kill("SIGTERM");
+    console.log(`\nmatrix of ${runs} runs × ${rows.toLocaleString("en-US")} rows (store ${(statSync(path).size / 1e6).toFixed(1)} MB, written in ${(buildMs / 1000).toFixed(1)} s); viewer peak RSS ${rss.toFixed(0)} MB`);
+    for (const t of timings) console.log(`  ${t.page.padEnd(42)} ${t.ms.toFixed(1).padStart(8)} ms  ${(t.bytes / 1024).toFixed(0).padStart(5)} KB`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function serve(path: string): Promise<void> {
   const { startViewer } = await import("../lib/view/server.js");
   const viewer = await startViewer({ store: path, port: 0 });
@@ -149,6 +194,7 @@ if (process.argv[2] === "serve") {
 } else {
   console.log(`typelm view: page times over one evaluation run, metric ${METRIC} (Node ${process.version}); budget: 200,000 rows' first page ≤ 1 s, server < 300 MB`);
   for (const rows of SIZES) await measure(rows);
+  if (MATRIX !== undefined) await measureMatrix(MATRIX.rows, MATRIX.runs);
   if (PG_URL !== "") {
     console.log(`\nOn PostgreSQL (${shownUrl(PG_URL)}):`);
     for (const rows of PG_SIZES) await measure(rows, PG_URL);

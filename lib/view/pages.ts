@@ -6,6 +6,7 @@ import { sourceLink, usageSection } from "./evaluation-usage.js";
 import { fields } from "./fields.js";
 import { html, link, Markup, num } from "./html.js";
 import type { RowQuery, RunQuery, ViewRow } from "./queries.js";
+import { pickBar, pickCell } from "./matrix-pick.js";
 
 /** A run's metric with its 95% interval, as `typelm show` prints it. */
 export interface MetricLine {
@@ -29,7 +30,8 @@ export function models(run: RunSummary): string {
   return Array.isArray(m) ? m.map((x) => String(x)).join(", ") : "";
 }
 
-function pager(path: string, query: Record<string, string | number | boolean | undefined>, offset: number, limit: number, total: number): Markup {
+/** The links to a list's previous and next pages, and where it is. */
+export function pager(path: string, query: Record<string, string | number | boolean | undefined>, offset: number, limit: number, total: number): Markup {
   const pageNo = Math.floor(offset / limit) + 1;
   const pages = Math.max(1, Math.ceil(total / limit));
   return html`<div class="pager">${offset > 0 ? html`<a rel="prev" href="${link(path, { ...query, page: pageNo - 1 })}">← previous</a>` : ""}
@@ -48,11 +50,11 @@ export function runsPage(result: { runs: RunSummary[]; total: number }, query: R
 <label>model<input name="model" value="${query.model ?? ""}"></label>
 <button type="submit">Filter</button></form>
 ${result.runs.length === 0 ? html`<p class="muted">No runs${query.kind || query.status || query.name || query.model ? " match these filters" : " in this store yet"}.</p>` : html`
-<table id="runs"><thead><tr><th>run</th><th>kind</th><th>name</th><th>model</th><th>status</th><th>started</th><th>score</th></tr></thead><tbody>
-${result.runs.map((r) => html`<tr data-kind="${r.kind}" data-status="${r.status}">
+<table id="runs"><thead><tr><th>pick</th><th>run</th><th>kind</th><th>name</th><th>model</th><th>status</th><th>started</th><th>score</th></tr></thead><tbody>
+${result.runs.map((r) => html`<tr data-kind="${r.kind}" data-status="${r.status}">${pickCell(r)}
 <td><a href="/runs/${encodeURIComponent(r.id)}" data-run-id="${r.id}">${r.id.slice(0, 8)}</a></td><td>${r.kind}</td><td>${runTitle(r.name, r.kind, r.config)}</td>
 <td>${models(r)}</td><td class="status-${r.status}">${r.status}</td><td>${r.startedAt}</td><td class="num">${num(r.score)}</td></tr>`)}
-</tbody></table>`}
+</tbody></table>${pickBar()}`}
 ${pager("/", keep, query.offset, query.limit, result.total)}`;
 }
 

@@ -13,6 +13,7 @@ import { requireOptional } from "../optional.js";
 import { postgresError } from "../store/pg.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../store/records.js";
 import { callTextHashes, decodeCalls } from "../store/stored-calls.js";
+import { postgresLineUpSql, type LineUpRow } from "./matrix-sql.js";
 import {
   ColumnsBuilder, LISTED_COLUMNS, listedColumn, onlyOne, QUERY_TIMEOUT_MS, QueryTimeout, parse, row, scoreRow, summary, trial, version,
   type ColumnOptions, type RegistryName, type ScoreColumns, type RowQuery, type RowRaw, type RunQuery, type RunRaw, type TrialRaw, type VersionRaw, type ViewRow, type ViewSource, type ViewVersion,
@@ -365,6 +366,15 @@ export class PostgresViewSource implements ViewSource {
       `SELECT ${listedColumns(this.#seq)} FROM lab_rows WHERE run_id = $1 AND (example_id = ANY($2::text[]) OR (example_id IS NULL AND idx = ANY($3::int[]))) ORDER BY idx`,
       [runId, [...ids], indices],
     )).map(row);
+  }
+
+  async rowsByIndex(runId: string, indices: readonly number[]): Promise<ViewRow[]> {
+    return (await this.#query<RowRaw>(`SELECT ${listedColumns(this.#seq)} FROM lab_rows WHERE run_id = $1 AND idx = ANY($2::int[]) ORDER BY idx`, [runId, [...indices]])).map(row);
+  }
+
+  async lineUp(runIds: readonly string[], metrics: readonly string[], signal?: AbortSignal): Promise<LineUpRow[]> {
+    const raws = await this.#json<LineUpRow>((json) => postgresLineUpSql(runIds.length, metrics.length, (param) => scoreOf(json, param)), [[...runIds], runIds[0], runIds.length, ...metrics], { signal });
+    return raws.map((r) => ({ ...r, pos: r.pos === null ? null : Number(r.pos) }));
   }
 
   async trials(runId: string): Promise<Trial[]> {

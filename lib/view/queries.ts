@@ -11,6 +11,7 @@ import { ValidationError } from "../errors.js";
 import { storeError } from "../store/db.js";
 import { storedCalls } from "../store/stored-calls.js";
 import { QueryThread } from "./query-thread.js";
+import { sqliteLineUpSql, type LineUpRow } from "./matrix-sql.js";
 import type { ModelCall } from "../lm/usage-scope.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../store/records.js";
 import {
@@ -305,6 +306,26 @@ export class SqliteViewSource implements ViewSource {
        OR (example_id IS NULL AND idx IN (SELECT value FROM json_each(@indices)))) ORDER BY idx`,
       { run: runId, ids: JSON.stringify(ids), indices: JSON.stringify(indices) },
     ).map(row);
+  }
+
+  /** Several runs' rows grouped by example id (a matrix's line-up), read on the query thread. */
+  async lineUp(runIds: readonly string[], metrics: readonly string[], signal?: AbortSignal): Promise<LineUpRow[]> {
+    const params: Record<string, unknown> = { runs: JSON.stringify(runIds), first: runIds[0], k: runIds.length };
+    metrics.forEach((m, i) => { params[`p${i}`] = `$.${JSON.stringify(m)}`; });
+    runIds.forEach((id, j) => { params[`r${j}`] = id; });
+    return this.#reading(async (json) => {
+      try {
+        return await this.#thread.read<LineUpRow>(sqliteLineUpSql(runIds.length, metrics.length, json, "typelm_live(idx)"), params, false, signal);
+      } catch (error) {
+        throw error instanceof QueryTimeout || signal?.aborted ? error : storeError(this.path, "read", error);
+      }
+    });
+  }
+
+  /** The rows of a run at these indices, in index order. */
+  async rowsByIndex(runId: string, indices: readonly number[]): Promise<ViewRow[]> {
+    return this.#all<RowRaw>(`SELECT ${LISTED} FROM lab_rows WHERE run_id = @run AND idx IN (SELECT value FROM json_each(@indices)) ORDER BY idx`,
+      { run: runId, indices: JSON.stringify(indices) }).map(row);
   }
 
   /** The trials of an optimization, by index. */

@@ -15,6 +15,9 @@ import { LIVE_SCRIPT } from "./live-script.js";
 import { checkMetric } from "./metric-filter.js";
 import { IntervalWorker } from "./intervals.js";
 import { MetricLines, recordedMetrics } from "./metric-lines.js";
+import { Matrices } from "./matrix.js";
+import { MatrixRoutes } from "./matrix-routes.js";
+import { PICK_SCRIPT } from "./matrix-pick.js";
 import type { RowQuery, RunQuery, ScoreColumns, ViewSource } from "./source.js";
 import type { PackedRun } from "./interval-worker.js";
 
@@ -28,9 +31,11 @@ export class NotFound extends Error {}
 export class Routes {
   readonly #intervals = new IntervalWorker();
   readonly #metricLines: MetricLines;
+  readonly #matrix: MatrixRoutes;
 
   constructor(readonly store: ViewSource, deferAbove: number) {
     this.#metricLines = new MetricLines(store, this.#intervals, deferAbove);
+    this.#matrix = new MatrixRoutes(new Matrices(store, this.#intervals, this.#metricLines, (id) => this.#run(id)));
   }
 
   async close(): Promise<void> {
@@ -42,7 +47,11 @@ export class Routes {
   /** The page at `parts`; `signal` is aborted when the request is gone (its slow reads are stopped). */
   async page(parts: string[], q: URLSearchParams, signal?: AbortSignal): Promise<string> {
     const s = this.store.path;
-    if (parts.length === 0) return page("Runs", s, runsPage(await this.store.runs(runQuery(q)), runQuery(q)));
+    if (parts.length === 0) return page("Runs", s, runsPage(await this.store.runs(runQuery(q)), runQuery(q)), { nonce: randomBytes(16).toString("base64"), code: PICK_SCRIPT });
+    if (parts[0] === "matrix") {
+      const matrix = await this.#matrix.page(parts.slice(1), q, paging(q), signal);
+      if (matrix !== undefined) return matrix;
+    }
     if (parts[0] === "runs" && parts.length === 2) {
       const run = await this.#run(parts[1]!);
       if (run.kind === "optimization") {
@@ -104,6 +113,10 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     if (parts[0] === "compare" && parts.length === 3) {
       const c = await this.#compare(parts[1]!, parts[2]!);
       return { a: c.a, b: c.b, comparisons: c.comparisons };
+    }
+    if (parts[0] === "matrix") {
+      const matrix = await this.#matrix.api(parts.slice(1), q, paging(q), signal);
+      if (matrix !== undefined) return matrix;
     }
     if (parts[0] === "registry" && parts.length === 1) return this.store.registryNames();
     if (parts[0] === "registry" && parts.length === 2) return await this.#registry(parts[1]!, q);

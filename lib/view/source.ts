@@ -3,6 +3,7 @@
 // queries.ts (the SQLite file) and pg-source.ts (a team's lab on PostgreSQL); both are read-only.
 import type { ModelCall } from "../lm/usage-scope.js";
 import type { EvaluationRow, LabRun, RunKind, RunStatus, RunSummary, Trial, ExampleScore } from "../store/records.js";
+import type { LineUpRow } from "./matrix-sql.js";
 
 /** How the runs list is narrowed: kind and status exactly, name and model as a part of the text. */
 export interface RunQuery {
@@ -278,6 +279,13 @@ export interface ViewSource {
   scoreColumns(runId: string, metrics: readonly string[], options?: ColumnOptions): Promise<ScoreColumns>;
   /** The rows of a run with these ids (`#<index>` for a row without one). */
   rowsById(runId: string, ids: readonly string[]): Promise<ViewRow[]>;
+  /** The rows of a run at these indices, in index order. */
+  rowsByIndex(runId: string, indices: readonly number[]): Promise<ViewRow[]>;
+  /**
+   * Several runs' rows grouped by example id in the first run's order, with whether their scores on
+   * `metrics` differ (a matrix's line-up, matrix-sql.ts); a slow read, stopped when `signal` is aborted.
+   */
+  lineUp(runIds: readonly string[], metrics: readonly string[], signal?: AbortSignal): Promise<LineUpRow[]>;
   /** The trials of an optimization, by index. */
   trials(runId: string): Promise<Trial[]>;
   registryNames(): Promise<RegistryName[]>;

@@ -1,6 +1,6 @@
 /**
  * A stored value that is not valid JSON (changed outside typelm) is shown as missing on both engines:
- * the evaluation page, its filters and sorts, the JSON API, one example and a comparison answer 200,
+ * the evaluation page, its filters and sorts, the JSON API, one example, a comparison and a matrix answer 200,
  * with the same rows on the file as on PostgreSQL.
  */
 import { afterAll, describe, expect, it } from "@jest/globals";
@@ -47,6 +47,7 @@ describe.each(viewerEngines())("a malformed stored value (%s)", (engine) => {
       for (const path of [
         `runs/${a}`, `runs/${a}?label=negative`, `runs/${a}?sort=score`, `runs/${a}?max=0.5`, `runs/${a}?text=sentence`,
         `runs/${a}/rows/3`, `compare/${a}/${fixture.evalB}`, `api/runs/${a}`, `api/compare/${a}/${fixture.evalB}`,
+        `matrix?runs=${a},${fixture.evalB}`, `api/matrix?runs=${a},${fixture.evalB}&disagree=1`, `matrix/tests?runs=${a},${fixture.evalB}`,
       ]) {
         const got = await get(path);
         expect({ path, status: got.status }).toEqual({ path, status: 200 });

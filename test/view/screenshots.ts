@@ -3,12 +3,13 @@
 import { join } from "node:path";
 import { startViewer } from "../../lib/view/server.js";
 import { launch } from "./browser.js";
-import { buildFixture } from "./fixture.js";
 import { addJudgedRuns, type JudgedRuns } from "./judged-fixture.js";
+import { matrixFixture } from "./matrix-fixture.js";
 
 async function main(): Promise<void> {
+  // The viewer's fixture with the judged runs, and the matrix's three runs of the same examples (and one of another set).
   const judged: Partial<JudgedRuns> = {};
-  const fixture = await buildFixture(addJudgedRuns(judged));
+  const { fixture, runs } = await matrixFixture("sqlite", addJudgedRuns(judged));
   const viewer = await startViewer({ store: fixture.path, port: 0 });
   const { browser, close } = await launch();
   try {
@@ -24,6 +25,8 @@ async function main(): Promise<void> {
       ["viewer-instructions.png", `runs/${judged.repeats}`, "instructions"],
       ["viewer-compare.png", `compare/${fixture.evalA}/${fixture.evalB}`],
       ["viewer-registry.png", "registry/sentiment"],
+      ["viewer-matrix.png", `matrix?runs=${runs.join(",")}&size=12`],
+      ["viewer-matrix-tests.png", `matrix/tests?runs=${runs.join(",")}`],
     ];
     for (const [file, path, scrollTo] of shots) {
       await page.goto(viewer.url + path, { waitUntil: "load" });

@@ -59,12 +59,12 @@ for (const engine of engines) maybe(`the run viewer in Chromium (${engine})`, ()
   async function assertInert(): Promise<void> {
     const state = await page.evaluate(() => ({
       pwned: window.__pwned,
-      scripts: [...document.querySelectorAll("script")].map((s) => s.textContent?.includes("/api/runs/") ?? false),
+      scripts: [...document.querySelectorAll("script")].map((s) => (s.textContent?.includes("/api/runs/") || s.textContent?.includes("data-select-run")) ?? false),
       images: document.querySelectorAll("img").length,
       handlers: [...document.querySelectorAll("*")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
     }));
     expect(state.pwned).toBeUndefined();
-    // At most the viewer's own live-update script; no stored text became an element.
+    // At most the viewer's own script (live updates, or picking runs); no stored text became an element.
     expect(state.scripts.every((own) => own)).toBe(true);
     expect(state.scripts.length).toBeLessThanOrEqual(1);
     expect(state.images).toBe(0);
