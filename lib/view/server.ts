@@ -13,7 +13,7 @@ import { html, page } from "./html.js";
 import { NotFound, Routes } from "./routes.js";
 import { QUERY_TIMEOUT_MS, QueryTimeout, type ViewSource } from "./source.js";
 import { isPostgresUrl } from "../store/pg.js";
-import { npmLaunchers, whenEnded } from "../lab/launcher.js";
+import { npmLaunchers, whenEnded } from "../launcher.js";
 
 /** What `startViewer` takes: the store (a file, or a postgres:// URL), and where to listen (default 127.0.0.1:4173). */
 export interface ViewerOptions {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, test } from "@jest/globals";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli } from "../../lib/lab/cli.js";
+import { runCli } from "../../lib/lab/cli/index.js";
 import { closeStoreSync, openStoreSync } from "../../lib/store/db.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { ValidationError } from "../../lib/errors.js";

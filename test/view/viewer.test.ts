@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import type { Page } from "puppeteer-core";
-import { metricsOf, showRun } from "../../lib/lab/commands.js";
+import { metricsOf, showRun } from "../../lib/lab/cli/show.js";
 import { adjustComparisons, compare } from "../../lib/evaluate/compare.js";
 import type { EvaluationRun } from "../../lib/store/records.js";
 import { LabStore } from "../../lib/store/lab-store.js";

@@ -1,10 +1,10 @@
-import { ValidationError } from "../errors.js";
-import { rescore } from "../evaluate/rescore.js";
-import type { MetricSpec } from "../evaluate/scoring.js";
-import type { Lab } from "../store/lab-store.js";
-import type { LabRun } from "../store/records.js";
-import { runById, showRun } from "./commands.js";
-import { loadMetricFile } from "./load-metric.js";
+import { ValidationError } from "../../errors.js";
+import { rescore } from "../../evaluate/rescore.js";
+import type { MetricSpec } from "../../evaluate/scoring.js";
+import type { Lab } from "../../store/lab-store.js";
+import type { LabRun } from "../../store/records.js";
+import { runById, showRun } from "./show.js";
+import { loadMetricFile } from "../experiment/load-metric.js";
 
 /**
  * `typelm rescore <run id> --metric <file> ...`: scores the stored predictions of an evaluation run
@@ -18,7 +18,7 @@ export async function rescoreCommand(store: Lab, given: string, metricFiles: rea
   // A run by its id or the start of it, with `typelm show`'s messages, from the file or a team's lab.
   const find = async (id: string): Promise<LabRun> => {
     if (store.engine === "sqlite") return runById(store, id);
-    const { postgresRunById } = await import("./team-store.js");
+    const { postgresRunById } = await import("../runs/team-store.js");
     return postgresRunById(store, id);
   };
   const source = await find(given);

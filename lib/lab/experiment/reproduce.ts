@@ -1,22 +1,22 @@
 import { appendFileSync, existsSync, lstatSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { ConfigurationError, ValidationError } from "../errors.js";
-import { compare } from "../evaluate/compare.js";
-import type { EvaluationReport } from "../evaluate/report.js";
-import { holm } from "../evaluate/stats/holm.js";
-import type { CiMethod, Interval, PairedTest } from "../evaluate/stats/methods.js";
-import { redactString, redactedJson } from "../instrument/redact.js";
-import { packageRoot, type Dataset } from "./datasets.js";
-import { checkBaselineIdentity, checkTolerance, gateLines, junitXml, markdownSummary, readBaseline, runGate, type BaselineRun, type GateBaseline, type GateResult, type ResultRow } from "./gate.js";
-import { metricsOf, runById } from "./commands.js";
-import { LabStore } from "../store/lab-store.js";
-import type { EvaluationRow, LabRun } from "../store/records.js";
-import { postgresRunById } from "./team-store.js";
-import { loadBundledExperiment, loadExperimentFile, type LoadedExperiment } from "./load-experiment.js";
+import { ConfigurationError, ValidationError } from "../../errors.js";
+import { compare } from "../../evaluate/compare.js";
+import type { EvaluationReport } from "../../evaluate/report.js";
+import { holm } from "../../evaluate/stats/holm.js";
+import type { CiMethod, Interval, PairedTest } from "../../evaluate/stats/methods.js";
+import { redactString, redactedJson } from "../../instrument/redact.js";
+import { packageRoot, type Dataset } from "../dataset/load.js";
+import { checkBaselineIdentity, checkTolerance, gateLines, junitXml, markdownSummary, readBaseline, runGate, type BaselineRun, type GateBaseline, type GateResult, type ResultRow } from "../gate/gate.js";
+import { metricsOf, runById } from "../cli/show.js";
+import { LabStore } from "../../store/lab-store.js";
+import type { EvaluationRow, LabRun } from "../../store/records.js";
+import { postgresRunById } from "../runs/team-store.js";
+import { loadBundledExperiment, loadExperimentFile, type LoadedExperiment } from "./load.js";
 import type { ModelChoice } from "./model-choice.js";
-import { takeReportFolder } from "./report-folder.js";
-import { chartsSkippedLine, drawCharts, renderReport } from "./report-md.js";
-import { libraryVersion, runExperiment, teamLabUrl, type ExperimentRun, type Manifest, type ModelRunResult, type RunExperimentOptions } from "./run-experiment.js";
+import { takeReportFolder } from "../report/folder.js";
+import { chartsSkippedLine, drawCharts, renderReport } from "../report/report-md.js";
+import { libraryVersion, runExperiment, teamLabUrl, type ExperimentRun, type Manifest, type ModelRunResult, type RunExperimentOptions } from "./run.js";
 
 /** The bundled experiments, in the order the help lists them: files in the package's experiments/ folder. */
 export const BUNDLED_EXPERIMENTS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k"] as const;

@@ -1,10 +1,10 @@
-import { loadOptional } from "../optional.js";
-import { nodeCrypto } from "../load-sync.js";
+import { loadOptional } from "../../optional.js";
+import { nodeCrypto } from "../../load-sync.js";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { spawnSync } from "node:child_process";
-import { TypelmError, ValidationError } from "../errors.js";
+import { TypelmError, ValidationError } from "../../errors.js";
 import { waitingFor } from "./pending.js";
 import { userFrame } from "./user-code.js";
 import { isExperiment, type ExperimentDefinition } from "./define.js";

@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { ConfigurationError, ValidationError } from "../errors.js";
-import { adjustComparisons, compare, pValueText, signed, type Comparison } from "../evaluate/compare.js";
-import { EvaluationReport } from "../evaluate/report.js";
-import { inferFields } from "../evaluate/fields.js";
-import { openStoreSync, storeError } from "../store/db.js";
-import type { LabStore } from "../store/lab-store.js";
-import type { EvaluationRow, EvaluationRun, LabRun, OptimizationRun } from "../store/records.js";
+import { ConfigurationError, ValidationError } from "../../errors.js";
+import { adjustComparisons, compare, pValueText, signed, type Comparison } from "../../evaluate/compare.js";
+import { EvaluationReport } from "../../evaluate/report.js";
+import { inferFields } from "../../evaluate/fields.js";
+import { openStoreSync, storeError } from "../../store/db.js";
+import type { LabStore } from "../../store/lab-store.js";
+import type { EvaluationRow, EvaluationRun, LabRun, OptimizationRun } from "../../store/records.js";
 import { printable } from "./terminal.js";
 
 /**

@@ -1,12 +1,12 @@
-import { builtin, nodeCrypto } from "../load-sync.js";
+import { builtin, nodeCrypto } from "../../load-sync.js";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { ValidationError } from "../errors.js";
-import { FewShotExample } from "../prompt/few-shot.js";
-import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
-import { isPlainObject } from "../plain-object.js";
+import { ValidationError } from "../../errors.js";
+import { FewShotExample } from "../../prompt/few-shot.js";
+import { Signature, type Shape, type SignatureClass } from "../../signature/signature.js";
+import { isPlainObject } from "../../plain-object.js";
 import { cellValue, parseCsv, type CsvTable, type TableRow } from "./table.js";
 
 /** The datasets shipped in `datasets/` (built by scripts/build-datasets.ts). */

@@ -1,10 +1,10 @@
-import { describeComparison, describeMde, pValueText, signed, significanceWords } from "../evaluate/compare.js";
-import type { EvaluationReport } from "../evaluate/report.js";
-import type { OptimizationRun } from "../store/records.js";
-import { missingPackageOf, type MissingPackage } from "../optional.js";
+import { describeComparison, describeMde, pValueText, signed, significanceWords } from "../../evaluate/compare.js";
+import type { EvaluationReport } from "../../evaluate/report.js";
+import type { OptimizationRun } from "../../store/records.js";
+import { missingPackageOf, type MissingPackage } from "../../optional.js";
 import { markdownCell, markdownCode, markdownQuote } from "./markdown.js";
-import type { ModelChoice } from "./model-choice.js";
-import type { EvaluationResult, ReproduceResults } from "./reproduce.js";
+import type { ModelChoice } from "../experiment/model-choice.js";
+import type { EvaluationResult, ReproduceResults } from "../experiment/reproduce.js";
 
 export interface Charts {
   /** File names written beside report.md, with their captions. */
@@ -58,7 +58,7 @@ export async function drawCharts(write: (file: string, png: Buffer) => void, mod
   }
   const withOptimizer = models.some((m) => m.optimized !== null);
   await draw("metrics.png", several ? "Test metrics by model, before and after optimization" : withOptimizer ? "Test metrics before and after optimization" : "Test metrics", async () => {
-    const { metricsBundle } = await import("../notebook/metrics.js");
+    const { metricsBundle } = await import("../../notebook/metrics.js");
     return metricsBundle(reports, { labels });
   });
   for (const m of models) {
@@ -66,7 +66,7 @@ export async function drawCharts(write: (file: string, png: Buffer) => void, mod
     if (run === undefined) continue;
     const file = several ? `candidates-${m.id.replace(/[^A-Za-z0-9._-]+/g, "-")}.png` : "candidates.png";
     await draw(file, `${several ? `${m.id}: ` : ""}${run.name} trials: score per trial${run.name === "MIPROv2" ? ", minibatch and full validation" : ""}, best so far`, async () => {
-      const { candidatesBundle } = await import("../notebook/candidates.js");
+      const { candidatesBundle } = await import("../../notebook/candidates.js");
       return candidatesBundle(run);
     });
   }

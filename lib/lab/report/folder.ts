@@ -1,8 +1,8 @@
 import { linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
-import { nodeCrypto } from "../load-sync.js";
-import { ConfigurationError } from "../errors.js";
+import { nodeCrypto } from "../../load-sync.js";
+import { ConfigurationError } from "../../errors.js";
 
 /** The lock a run holds on its report folder while it runs and writes there. */
 export const REPORT_LOCK = ".typelm-report.lock";

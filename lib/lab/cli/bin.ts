@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `typelm` command (package.json "bin"). Everything it does is in cli.ts.
-import { runCli } from "./cli.js";
-import { pendingWaits } from "./pending.js";
+import { runCli } from "./index.js";
+import { pendingWaits } from "../experiment/pending.js";
 import { printable } from "./terminal.js";
 
 const argv = process.argv.slice(2);

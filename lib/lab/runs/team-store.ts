@@ -4,12 +4,12 @@
  * team's lab on PostgreSQL.
  */
 import { join, resolve } from "node:path";
-import { ConfigurationError, ValidationError } from "../errors.js";
-import type { RunKind, LabRun } from "../store/records.js";
-import { postgresError, postgresPool } from "../store/pg.js";
-import { storeKind } from "../store/pg-url.js";
-import { PostgresLabStore } from "../store/pg-lab-store.js";
-import { printable } from "./terminal.js";
+import { ConfigurationError, ValidationError } from "../../errors.js";
+import type { RunKind, LabRun } from "../../store/records.js";
+import { postgresError, postgresPool } from "../../store/pg.js";
+import { storeKind } from "../../store/pg-url.js";
+import { PostgresLabStore } from "../../store/pg-lab-store.js";
+import { printable } from "../cli/terminal.js";
 
 export type ChosenStore = { engine: "sqlite"; path: string; given: boolean } | { engine: "postgresql"; url: string };
 

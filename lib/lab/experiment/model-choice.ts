@@ -1,7 +1,7 @@
-import { LM } from "../lm/lm.js";
-import { OLLAMA_DEFAULT_HOST } from "../lm/providers/info.js";
-import type { LanguageModel } from "../lm/types.js";
-import { SimulatedLM } from "../testing/simulated-lm.js";
+import { LM } from "../../lm/lm.js";
+import { OLLAMA_DEFAULT_HOST } from "../../lm/providers/info.js";
+import type { LanguageModel } from "../../lm/types.js";
+import { SimulatedLM } from "../../testing/simulated-lm.js";
 
 /** Where the model of a reproduction came from, in the order they are tried. */
 export type ModelSource = "--lm" | "TYPELM_LM" | "ollama" | "stand-in";

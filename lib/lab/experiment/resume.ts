@@ -1,15 +1,15 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
-import { canonicalJson } from "../canonical-json.js";
-import { Evaluation, type EvaluateArgs } from "../evaluate/evaluation.js";
-import type { EvaluationReport } from "../evaluate/report.js";
-import type { MetricSpec } from "../evaluate/scoring.js";
-import { describeError, inSpan, Instrumentation } from "../instrument/bus.js";
-import { nodeCrypto } from "../load-sync.js";
-import type { Module } from "../module.js";
-import type { FewShotExample } from "../prompt/few-shot.js";
-import type { Lab } from "../store/lab-store.js";
+import { canonicalJson } from "../../canonical-json.js";
+import { Evaluation, type EvaluateArgs } from "../../evaluate/evaluation.js";
+import type { EvaluationReport } from "../../evaluate/report.js";
+import type { MetricSpec } from "../../evaluate/scoring.js";
+import { describeError, inSpan, Instrumentation } from "../../instrument/bus.js";
+import { nodeCrypto } from "../../load-sync.js";
+import type { Module } from "../../module.js";
+import type { FewShotExample } from "../../prompt/few-shot.js";
+import type { Lab } from "../../store/lab-store.js";
 
 // How `typelm run --batch` runs an evaluation so that running the same command again after a crash
 // (kill -9, a power cut) pays nothing twice: while a batch evaluation runs, a marker file beside the
@@ -93,7 +93,7 @@ export async function evaluateInRun(r: RunEvaluation): Promise<EvaluationReport>
 /** `evaluation.evaluate(args)`, with `config` merged into the run's recorded config. */
 function evaluateWith(evaluation: Evaluation, args: EvaluateArgs, config: Record<string, unknown> | undefined): Promise<EvaluationReport> {
   if (config === undefined) return evaluation.evaluate(args);
-  return inSpan(async () => (await import("../evaluate/evaluation-run.js")).evaluateRun(evaluation, args, config));
+  return inSpan(async () => (await import("../../evaluate/evaluation-run.js")).evaluateRun(evaluation, args, config));
 }
 
 /**

@@ -1,13 +1,13 @@
 import type * as CsvParse from "csv-parse/sync";
-import { loadOnFirstUse } from "../load-sync.js";
+import { loadOnFirstUse } from "../../load-sync.js";
 
 /** csv-parse, loaded the first time a CSV file is read (most programs never read one). */
 const csv = loadOnFirstUse<typeof CsvParse>("csv-parse/sync");
 import type { z } from "zod";
-import { convertValue } from "../convert/output.js";
-import { ValidationError } from "../errors.js";
-import { unwrap } from "../signature/fields.js";
-import { kindOf } from "../signature/kind.js";
+import { convertValue } from "../../convert/output.js";
+import { ValidationError } from "../../errors.js";
+import { unwrap } from "../../signature/fields.js";
+import { kindOf } from "../../signature/kind.js";
 
 /** One data row and the line it starts on (1-based), for error messages. */
 export interface TableRow {

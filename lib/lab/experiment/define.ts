@@ -1,13 +1,13 @@
-import { ValidationError } from "../errors.js";
-import { isMetricObject, type Metric } from "../evaluate/metric.js";
-import type { BuiltinMetricName, MetricSpec } from "../evaluate/scoring.js";
-import type { LanguageModel } from "../lm/types.js";
-import { Module } from "../module.js";
-import type { GEPAOptions } from "../optimize/gepa/gepa.js";
-import type { MIPROv2Options } from "../optimize/mipro.js";
-import type { SimpleOptimizerOptions } from "../optimize/simple.js";
-import type { FewShotExample } from "../prompt/few-shot.js";
-import type { SignatureClass } from "../signature/signature.js";
+import { ValidationError } from "../../errors.js";
+import { isMetricObject, type Metric } from "../../evaluate/metric.js";
+import type { BuiltinMetricName, MetricSpec } from "../../evaluate/scoring.js";
+import type { LanguageModel } from "../../lm/types.js";
+import { Module } from "../../module.js";
+import type { GEPAOptions } from "../../optimize/gepa/gepa.js";
+import type { MIPROv2Options } from "../../optimize/mipro.js";
+import type { SimpleOptimizerOptions } from "../../optimize/simple.js";
+import type { FewShotExample } from "../../prompt/few-shot.js";
+import type { SignatureClass } from "../../signature/signature.js";
 
 /** The optimizers an experiment can name. */
 export const OPTIMIZER_NAMES = ["mipro", "gepa", "simple", "none"] as const;

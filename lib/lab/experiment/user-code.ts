@@ -1,7 +1,7 @@
 import { isAbsolute, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { TypelmError } from "../errors.js";
-import { packageRoot } from "./datasets.js";
+import { TypelmError } from "../../errors.js";
+import { packageRoot } from "../dataset/load.js";
 
 /**
  * The first frame of an error's stack that is the user's own code, as `file:line:column`: not

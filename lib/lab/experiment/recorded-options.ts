@@ -1,5 +1,5 @@
-import { redactString } from "../instrument/redact.js";
-import { setOwn } from "../plain-object.js";
+import { redactString } from "../../instrument/redact.js";
+import { setOwn } from "../../plain-object.js";
 
 /**
  * How results.json's manifest records an experiment's `optimizerOptions`: as data that cannot carry

@@ -1,17 +1,17 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { TypelmError, ValidationError } from "../errors.js";
-import { openStoreSync, storeError } from "../store/db.js";
-import type { RunKind } from "../store/records.js";
-import { LabStore } from "../store/lab-store.js";
-import { compareRuns, initExperiment, runById, runTitle, showRun } from "./commands.js";
-import { installCommand, isInstalled } from "../optional.js";
-import { BUNDLED_EXPERIMENTS, reproduce, runAndReport, type GateOptions, type ReproduceOutcome } from "./reproduce.js";
+import { TypelmError, ValidationError } from "../../errors.js";
+import { openStoreSync, storeError } from "../../store/db.js";
+import type { RunKind } from "../../store/records.js";
+import { LabStore } from "../../store/lab-store.js";
+import { compareRuns, initExperiment, runById, runTitle, showRun } from "./show.js";
+import { installCommand, isInstalled } from "../../optional.js";
+import { BUNDLED_EXPERIMENTS, reproduce, runAndReport, type GateOptions, type ReproduceOutcome } from "../experiment/reproduce.js";
 import { printable } from "./terminal.js";
 import { closest, UsageError } from "./usage.js";
-import { userCodeFailure } from "./user-code.js";
-import { chooseStore, PostgresLabStore, postgresRunById, postgresRunLines, type RunLine } from "./team-store.js";
+import { userCodeFailure } from "../experiment/user-code.js";
+import { chooseStore, PostgresLabStore, postgresRunById, postgresRunLines, type RunLine } from "../runs/team-store.js";
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -217,7 +217,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       if (values.metric === undefined) throw new UsageError("rescore needs at least one --metric <file> (a file default-exporting a metric function or a Judge)", { field: "metric" });
       // The file, or a team's lab (--store postgres://..., else TYPELM_LAB_URL): the new run goes where the source is.
       const chosen = chooseStore(values.store, io.env ?? process.env, cwd);
-      const { rescoreCommand } = await import("./rescore-command.js");
+      const { rescoreCommand } = await import("./rescore.js");
       if (chosen.engine === "postgresql") {
         const team = PostgresLabStore.open(chosen.url);
         try {
@@ -240,14 +240,14 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       const chosen = chooseStore(values.store, io.env ?? process.env, cwd);
       const store = chosen.engine === "postgresql" ? chosen.url : chosen.path;
       // Loaded here only: `import "typelm"` never loads the viewer.
-      const { serveCommand } = await import("../view/server.js");
+      const { serveCommand } = await import("../../view/server.js");
       return await serveCommand({ store, port, host: values.host }, io);
     }
     if (command === "lab") {
       if (rest[0] !== "copy" || rest.length !== 3) {
         throw new UsageError("lab takes: lab copy <lab store file> <postgres://...> (or the other way round), e.g. typelm lab copy .typelm/lab.sqlite postgres://lab@db/typelm", { field: "lab" });
       }
-      const { copyLab, copyReportText } = await import("../store/lab-copy.js");
+      const { copyLab, copyReportText } = await import("../../store/lab-copy.js");
       const report = await copyLab(rest[1]!, rest[2]!, cwd);
       io.stdout(copyReportText(report).split("\n").map(printable).join("\n"));
       // Versions left behind (another module under the same name and version there) fail the command.

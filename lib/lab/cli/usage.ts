@@ -1,4 +1,4 @@
-import { ValidationError } from "../errors.js";
+import { ValidationError } from "../../errors.js";
 
 /**
  * A command line typelm cannot read: an unknown command or option, an option without its value, a

@@ -1,34 +1,34 @@
-import { nodeCrypto } from "../load-sync.js";
+import { nodeCrypto } from "../../load-sync.js";
 import { readFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import { canonicalJson } from "../canonical-json.js";
-import { globalConfig } from "../config.js";
-import { ConfigurationError, LMError, ValidationError } from "../errors.js";
-import { compare, describeComparison } from "../evaluate/compare.js";
-import { isMetricObject, type Metric } from "../evaluate/metric.js";
-import { describeFields } from "../evaluate/fields.js";
-import type { EvaluationReport } from "../evaluate/report.js";
-import { resolveMetrics, type MetricSpec } from "../evaluate/scoring.js";
-import { Instrumentation } from "../instrument/bus.js";
-import type { Module } from "../module.js";
-import { GEPA } from "../optimize/gepa/gepa.js";
-import { MIPROv2 } from "../optimize/mipro.js";
-import { inExperiment } from "../optimize/recorder.js";
-import { SimpleOptimizer } from "../optimize/simple.js";
-import { FewShotExample } from "../prompt/few-shot.js";
-import type { SignatureClass } from "../signature/signature.js";
-import { LabStore, type Lab } from "../store/lab-store.js";
-import type { OptimizationRun } from "../store/records.js";
-import { Registry } from "../store/registry.js";
-import { loadDataset, packageRoot, type Dataset } from "./datasets.js";
+import { canonicalJson } from "../../canonical-json.js";
+import { globalConfig } from "../../config.js";
+import { ConfigurationError, LMError, ValidationError } from "../../errors.js";
+import { compare, describeComparison } from "../../evaluate/compare.js";
+import { isMetricObject, type Metric } from "../../evaluate/metric.js";
+import { describeFields } from "../../evaluate/fields.js";
+import type { EvaluationReport } from "../../evaluate/report.js";
+import { resolveMetrics, type MetricSpec } from "../../evaluate/scoring.js";
+import { Instrumentation } from "../../instrument/bus.js";
+import type { Module } from "../../module.js";
+import { GEPA } from "../../optimize/gepa/gepa.js";
+import { MIPROv2 } from "../../optimize/mipro.js";
+import { inExperiment } from "../../optimize/recorder.js";
+import { SimpleOptimizer } from "../../optimize/simple.js";
+import { FewShotExample } from "../../prompt/few-shot.js";
+import type { SignatureClass } from "../../signature/signature.js";
+import { LabStore, type Lab } from "../../store/lab-store.js";
+import type { OptimizationRun } from "../../store/records.js";
+import { Registry } from "../../store/registry.js";
+import { loadDataset, packageRoot, type Dataset } from "../dataset/load.js";
 import type { ExperimentDefinition, ExperimentOptimizer, ExperimentSplits, ProgramContext } from "./define.js";
 import { checkLabelField, isExperiment } from "./define.js";
-import type { LoadedExperiment } from "./load-experiment.js";
-import { resultRows } from "./gate.js";
+import type { LoadedExperiment } from "./load.js";
+import { resultRows } from "../gate/gate.js";
 import { chooseModel, type ModelChoice } from "./model-choice.js";
-import { checkJudgeModels, checkJudgesAnswer } from "../judge/judge-check.js";
+import { checkJudgeModels, checkJudgesAnswer } from "../../judge/judge-check.js";
 import { recordedOptions } from "./recorded-options.js";
-import { evaluateInRun } from "./resume-run.js";
+import { evaluateInRun } from "./resume.js";
 import { waitingFor } from "./pending.js";
 import { inUserCode } from "./user-code.js";
 import { adjustReportComparisons, comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
@@ -219,7 +219,7 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
       // Optimizers propose and reflect with the configured LM and record into the configured store.
       globalConfig.lm = choice.lm;
       const program = programs[index]!;
-      // With --batch, running the same command again resumes an interrupted evaluation (resume-run.ts).
+      // With --batch, running the same command again resumes an interrupted evaluation (resume.ts).
       const evaluate = (moduleInstance: Module, name: string) => evaluateInRun({
         name, lab, running: join(cwd, ".typelm", "running"), batch: options.batch === true, log, moduleInstance, testExamples: dataset.test, metrics,
         command: { model: choice.id, experiment: loaded.sha256, dataset: dataset.info.files, seed, limit: limit ?? null },

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ValidationError } from "../errors.js";
-import { nodeCrypto } from "../load-sync.js";
-import { isMetricObject, type Metric } from "../evaluate/metric.js";
-import type { MetricSpec } from "../evaluate/scoring.js";
-import { typescriptLoader } from "./load-experiment.js";
+import { ValidationError } from "../../errors.js";
+import { nodeCrypto } from "../../load-sync.js";
+import { isMetricObject, type Metric } from "../../evaluate/metric.js";
+import type { MetricSpec } from "../../evaluate/scoring.js";
+import { typescriptLoader } from "./load.js";
 
 const TYPESCRIPT = new Set([".ts", ".mts", ".cts", ".tsx"]);
 const JAVASCRIPT = new Set([".js", ".mjs", ".cjs"]);
