@@ -20,7 +20,8 @@ export interface ModelChoice {
 export interface ModelChoiceOptions {
   /** The `--lm` flag. */
   lm?: string | undefined;
-  env?: NodeJS.ProcessEnv;
+  /** The environment's TYPELM_LM and OLLAMA_HOST (the caller reads the environment; this does not). */
+  env: Readonly<Record<string, string | undefined>>;
   /** The response cache file, or undefined for no cache. */
   cachePath?: string | undefined;
   /** How long to wait for a local Ollama to answer (ms). */
@@ -35,8 +36,8 @@ const STAND_IN_NOTE =
  * The model for a reproduction: `--lm`, else `TYPELM_LM`, else a local Ollama that answers (its
  * first listed model), else the offline stand-in.
  */
-export async function chooseModel(options: ModelChoiceOptions = {}): Promise<ModelChoice> {
-  const env = options.env ?? process.env;
+export async function chooseModel(options: ModelChoiceOptions): Promise<ModelChoice> {
+  const env = options.env;
   const cache = options.cachePath === undefined ? undefined : { path: options.cachePath };
   const make = (id: string, source: ModelSource): ModelChoice => ({
     lm: new LM(id, { temperature: 0, ...(cache ? { cache } : {}) }), id, source, standIn: false,

@@ -16,7 +16,10 @@ import { loadBundledExperiment, loadExperimentFile, type LoadedExperiment } from
 import type { ModelChoice } from "./model-choice.js";
 import { takeReportFolder } from "../report/folder.js";
 import { chartsSkippedLine, drawCharts, renderReport } from "../report/report-md.js";
-import { libraryVersion, runExperiment, teamLabUrl, type ExperimentRun, type Manifest, type ModelRunResult, type RunExperimentOptions } from "./run.js";
+import { libraryVersion, runPlanned, type ExperimentRun, type Manifest, type ModelRunResult } from "./run.js";
+import { planExperiment, type ExperimentPlan, type GateOptions, type GatePlan, type RunExperimentOptions } from "./plan.js";
+
+export type { GateOptions } from "./plan.js";
 
 /** The bundled experiments, in the order the help lists them: files in the package's experiments/ folder. */
 export const BUNDLED_EXPERIMENTS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k"] as const;
@@ -26,18 +29,6 @@ export interface RunAndReportOptions extends RunExperimentOptions {
   out?: string | undefined;
   /** The regression gate (`--baseline`, `--max-drop`, `--junit`): compare this run's test rows with a baseline's. */
   gate?: GateOptions | undefined;
-}
-
-/** `--baseline <results.json | run id> [--tolerance T] [--allow-underpowered] [--junit FILE]`. */
-export interface GateOptions {
-  baseline: string;
-  /** The largest drop a pass rules out, in [0, 1) (default 0.05). */
-  tolerance?: number | undefined;
-  /** The same as `tolerance` (`--max-drop`); `tolerance` wins when both are given. */
-  maxDrop?: number | undefined;
-  /** An inconclusive verdict exits 0 (its warning is still printed). */
-  allowUnderpowered?: boolean | undefined;
-  junit?: string | undefined;
 }
 
 export interface ReproduceOptions extends Omit<RunAndReportOptions, "lm"> {
@@ -161,28 +152,28 @@ export async function reproduce(options: ReproduceOptions): Promise<ReproduceOut
  * experiment once per model and writes `<out>/<name>/` (results.json, report.md, charts).
  */
 export async function runAndReport(file: string | LoadedExperiment, options: RunAndReportOptions = {}): Promise<ReproduceOutcome> {
-  const cwd = resolve(options.cwd ?? process.cwd());
+  // The options and the environment, resolved once: everything below reads the plan.
+  const plan = planExperiment(options);
+  const cwd = plan.cwd;
   const loaded = typeof file === "string" ? await loadExperimentFile(file, cwd) : file;
   const dir = join(options.out === undefined ? join(cwd, "reports") : resolve(cwd, options.out), loaded.definition.name);
-  checkReportWritable(dir, reportFiles(options.lm));
+  checkReportWritable(dir, reportFiles(plan.models.ids));
   // The baseline is read and checked before anything runs (and before this run's report could replace it).
-  const baseline = options.gate === undefined ? undefined : await readGateBaseline(options.gate, cwd, options.env ?? process.env);
+  const baseline = plan.gate === undefined ? undefined : await readGateBaseline(plan.gate, plan);
   // Held from before the run until the last file is written: a second run for the same folder is refused at once.
   const folder = takeReportFolder(dir);
   try {
-    const run = await runExperiment(loaded, {
-      ...options, cwd,
+    const run = await runPlanned(loaded, baseline === undefined ? plan : {
       // A gate run checks its baseline against the data before any model call, and stores no registry version.
-      ...(baseline === undefined ? {} : {
-        register: false,
-        checkDataset: (dataset: Dataset) => {
-          checkBaselineIdentity(baseline, { experiment: loaded.definition.name, testSha256: dataset.info.splits.test.sha256 });
-          checkBaselineIds(baseline, dataset.test.map((e) => String(e.id)));
-        },
-      }),
+      ...plan,
+      store: { ...plan.store, register: false },
+      checkDataset: (dataset: Dataset) => {
+        checkBaselineIdentity(baseline, { experiment: loaded.definition.name, testSha256: dataset.info.splits.test.sha256 });
+        checkBaselineIds(baseline, dataset.test.map((e) => String(e.id)));
+      },
     });
     const results = resultsOf(run);
-    const log = options.log ?? (() => {});
+    const log = plan.log;
     const pngs: [string, Buffer][] = [];
     const charts = await drawCharts((name, png) => pngs.push([name, png]), run.models.map((m) => ({ id: m.choice.id, baseline: m.baseline, optimized: m.optimized, run: m.run ?? undefined })));
     const md = redactString(renderReport({
@@ -200,7 +191,7 @@ export async function runAndReport(file: string | LoadedExperiment, options: Run
     const first = run.models[0]!;
     const versions = run.models.filter((m) => m.registryVersion !== null).map((m) => `v${m.registryVersion}`);
     log(`wrote ${join(dir, "report.md")} and results.json` + (versions.length > 0 ? `; registry "${loaded.definition.name}" ${versions.join(", ")}` : "") + `; provider calls: ${run.providerCalls}`);
-    const gate = baseline === undefined ? undefined : finishGate(baseline, run, options.gate!, cwd, options.env ?? process.env, log);
+    const gate = baseline === undefined ? undefined : finishGate(baseline, run, plan.gate!, cwd, log);
     return {
       dir, results, model: first.choice, run, providerCalls: run.providerCalls, registryVersion: first.registryVersion, chartProblems: charts.problems,
       ...(gate === undefined ? {} : { gate }),
@@ -301,13 +292,14 @@ export function adjustReportComparisons(parts: readonly { comparison: Record<str
   family.forEach((c, i) => { c.pAdjusted = adjusted[i]!; });
 }
 
-async function readGateBaseline(gate: GateOptions, cwd: string, env: NodeJS.ProcessEnv): Promise<GateBaseline> {
+async function readGateBaseline(gate: GateOptions, plan: ExperimentPlan): Promise<GateBaseline> {
+  const cwd = plan.cwd;
   if (typeof gate.baseline !== "string" || gate.baseline === "") {
     throw new ValidationError("--baseline expects a results.json file or an evaluation run id", { field: "baseline" });
   }
   if (gate.tolerance !== undefined) checkTolerance(gate.tolerance);
   if (gate.maxDrop !== undefined) checkTolerance(gate.maxDrop, "--max-drop");
-  const team = teamLabUrl(env);
+  const team = plan.store.team;
   const spec = gate.baseline;
   // A run of a team's lab is read (asynchronously) before readBaseline asks for it: when no file of that name exists.
   const teamRun = team === undefined || existsSync(resolve(cwd, spec)) || spec.endsWith(".json") || spec.includes("/") || spec.includes("\\")
@@ -315,7 +307,7 @@ async function readGateBaseline(gate: GateOptions, cwd: string, env: NodeJS.Proc
     : await postgresRunById(LabStore.open({ url: team }), spec);
   return readBaseline(spec, cwd, (id) => {
     if (teamRun !== undefined) return baselineRun(teamRun);
-    const path = join(cwd, ".typelm", "lab.sqlite");
+    const path = plan.store.file;
     if (!existsSync(path)) throw new ValidationError(`--baseline: "${id}" is neither a file nor a run id: no lab store at ${path}`, { field: "baseline" });
     const store = LabStore.open(path);
     try {
@@ -351,7 +343,7 @@ function checkBaselineIds(baseline: GateBaseline, ids: readonly string[]): void 
   }
 }
 
-function finishGate(baseline: GateBaseline, run: ExperimentRun, gate: GateOptions, cwd: string, env: NodeJS.ProcessEnv, log: (line: string) => void): GateResult {
+function finishGate(baseline: GateBaseline, run: ExperimentRun, gate: GatePlan, cwd: string, log: (line: string) => void): GateResult {
   const result = runGate(
     baseline,
     run.models.map((m) => ({ model: m.choice.id, report: m.optimized ?? m.baseline })),
@@ -364,7 +356,7 @@ function finishGate(baseline: GateBaseline, run: ExperimentRun, gate: GateOption
     writeFileSync(file, junitXml(result, run.definition.name));
     log(`wrote ${file}`);
   }
-  const summary = env.GITHUB_STEP_SUMMARY;
+  const summary = gate.summaryFile;
   if (typeof summary === "string" && summary !== "") appendFileSync(summary, markdownSummary(result, run.definition.name));
   return result;
 }

@@ -31,38 +31,10 @@ import { recordedOptions } from "./recorded-options.js";
 import { evaluateInRun } from "./resume.js";
 import { waitingFor } from "./pending.js";
 import { inUserCode } from "./user-code.js";
-import { adjustReportComparisons, comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
+import { checkCount, planExperiment, type ExperimentPlan, type RunExperimentOptions } from "./plan.js";
 
-/** Options of `runExperiment`: the models, example limit, seed, response cache, working directory, batches and a progress log. */
-export interface RunExperimentOptions {
-  /** `provider/model` ids, one run each; none: TYPELM_LM, a local Ollama, or the offline stand-in. */
-  lm?: readonly string[] | string | undefined;
-  /** Use at most this many examples of each split. */
-  limit?: number | undefined;
-  /** The optimizer's seed (default 0). */
-  seed?: number | undefined;
-  /** Run the optimizer this many times, seeds seed … seed + seeds − 1 (default: the experiment's `seeds`, else 1). */
-  seeds?: number | undefined;
-  /** The LM response cache (default on, in the lab store's file). */
-  cache?: boolean;
-  /**
-   * Where `.typelm/lab.sqlite` is (default: the working directory). A team's lab (`c.lab = { url }`
-   * or TYPELM_LAB_URL in `env`) takes the runs, the response cache and the registry instead.
-   */
-  cwd?: string;
-  /** The baseline and optimized evaluations go through the provider's batch service (`--batch`). */
-  batch?: boolean;
-  env?: NodeJS.ProcessEnv;
-  /** Progress lines (the CLI prints them on standard error). */
-  log?: (line: string) => void;
-  /** Stores the optimized program as a registry version (default true; a gate run stores none). */
-  register?: boolean;
-  /** Called with the dataset (after --limit) before any model call; throws to stop the run (the gate checks its baseline's ids). */
-  checkDataset?: (dataset: Dataset) => void;
-  ollamaProbeMs?: number;
-  /** How long the check before the run waits for each model's first answer (ms, default 120,000). */
-  modelCheckMs?: number;
-}
+export type { RunExperimentOptions } from "./plan.js";
+import { adjustReportComparisons, comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
 
 /** One model's part of a run. */
 export interface ModelRunResult {
@@ -137,29 +109,31 @@ export interface ExperimentRun {
  * but the lab store and the registry (`writeExperimentReport` writes the report).
  */
 export async function runExperiment<S extends SignatureClass>(experiment: LoadedExperiment | ExperimentDefinition<S>, options: RunExperimentOptions = {}): Promise<ExperimentRun> {
+  return runPlanned(experiment, planExperiment(options));
+}
+
+/** `runExperiment` with its options resolved (`planExperiment`): what `runAndReport` calls with the plan it made. */
+export async function runPlanned<S extends SignatureClass>(experiment: LoadedExperiment | ExperimentDefinition<S>, plan: ExperimentPlan): Promise<ExperimentRun> {
   // Any signature's experiment: the program function's parameter makes ExperimentDefinition<S> no ExperimentDefinition.
   const loaded: Pick<LoadedExperiment, "definition" | "dir" | "file" | "sha256"> = isExperiment(experiment)
-    ? { definition: experiment as unknown as ExperimentDefinition, dir: resolve(options.cwd ?? process.cwd()), file: "", sha256: "" }
+    ? { definition: experiment as unknown as ExperimentDefinition, dir: plan.cwd, file: "", sha256: "" }
     : experiment as LoadedExperiment;
   const def = loaded.definition;
-  const limit = checkCount(options.limit, "limit");
-  const seed = checkCount(options.seed, "seed", 0) ?? 0;
-  const seedCount = checkCount(options.seeds ?? loaded.definition.seeds, "seeds") ?? 1;
-  const cwd = resolve(options.cwd ?? process.cwd());
-  const log = options.log ?? (() => {});
+  const { limit, seed, cwd, log } = plan;
+  const seedCount = checkCount(plan.seeds ?? loaded.definition.seeds, "seeds") ?? 1;
   // The team's lab on PostgreSQL when one is configured (checked before any model call), else the folder's file.
-  const team = teamLabUrl(options.env ?? process.env);
-  const labPath = join(cwd, ".typelm", "lab.sqlite");
+  const team = plan.store.team;
+  const labPath = plan.store.file;
   const teamLab = team === undefined ? undefined : LabStore.open({ url: team });
   // Reached (connected, schema up to date) now: an unreachable lab stops the command before the
   // dataset is read or any model is asked, not after the first model's run was paid for.
   if (teamLab !== undefined) await teamLab.runs({ limit: 1 });
   const labLocation = team ?? labPath;
-  const lmIds = options.lm === undefined ? [] : typeof options.lm === "string" ? [options.lm] : [...options.lm];
+  const lmIds = plan.models.ids;
   if (new Set(lmIds).size !== lmIds.length) throw new ValidationError(`--lm lists the same model twice: ${lmIds.join(", ")}`, { field: "lm" });
 
   const dataset = limited(await datasetOf(def, loaded.dir), limit);
-  options.checkDataset?.(dataset);
+  plan.checkDataset?.(dataset);
   const metrics: MetricSpec[] = def.metrics === undefined ? ["accuracy"] : [...def.metrics];
   const optimizerName = typeof def.optimizer === "function" ? "custom" : def.optimizer ?? "mipro";
   if (seedCount > 1 && optimizerName === "none") {
@@ -172,7 +146,7 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
   const chooses = lmIds.length === 0 ? [undefined] : lmIds;
   const choices: ModelChoice[] = [];
   for (const id of chooses) {
-    choices.push(await chooseModel({ lm: id, env: options.env, cachePath: options.cache === false ? undefined : labLocation, ollamaProbeMs: options.ollamaProbeMs }));
+    choices.push(await chooseModel({ lm: id, env: plan.models.env, cachePath: plan.store.cache, ollamaProbeMs: plan.models.ollamaProbeMs }));
   }
   // The named optimizer's constructor checks its options' values (a kDemos of -1, an unknown mode).
   if (optimizerName !== "none" && optimizerName !== "custom") {
@@ -196,7 +170,7 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
     const judgesChecked = new Set<unknown>();
     for (const choice of choices) {
       globalConfig.lm = choice.lm;
-      if (dataset.test[0] !== undefined) await checkJudgesAnswer(metrics, dataset.test[0], dataset.test[0].output, options.modelCheckMs ?? MODEL_CHECK_MS, judgesChecked);
+      if (dataset.test[0] !== undefined) await checkJudgesAnswer(metrics, dataset.test[0], dataset.test[0].output, plan.models.checkMs, judgesChecked);
     }
     // Every model answers the check before anything runs: one that cannot be used stops the command
     // before another model's run has been paid for.
@@ -208,7 +182,7 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
       const program = typeof def.program === "function"
         ? inUserCode("the experiment's program function", () => (def.program as (context: ProgramContext) => Module)({ signature: dataset.signature }))
         : def.program.clone();
-      await preflight(program, dataset.test[0], choice, options.modelCheckMs ?? MODEL_CHECK_MS);
+      await preflight(program, dataset.test[0], choice, plan.models.checkMs);
       programs.push(program);
       checkCalls.push(providerCalls - before);
     }
@@ -221,7 +195,7 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
       const program = programs[index]!;
       // With --batch, running the same command again resumes an interrupted evaluation (resume.ts).
       const evaluate = (moduleInstance: Module, name: string) => evaluateInRun({
-        name, lab, running: join(cwd, ".typelm", "running"), batch: options.batch === true, log, moduleInstance, testExamples: dataset.test, metrics,
+        name, lab, running: plan.resume.markers, batch: plan.resume.batch, log, moduleInstance, testExamples: dataset.test, metrics,
         command: { model: choice.id, experiment: loaded.sha256, dataset: dataset.info.files, seed, limit: limit ?? null },
         // Recorded in the run's config: what a gate checks a baseline run id against.
         config: { experiment: { name: def.name, dataset: dataset.info.name, testSha256: dataset.info.splits.test.sha256 } },
@@ -246,7 +220,7 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
         optimized = await evaluate(tuned, `${def.name} optimized${tag}`);
         log(`optimized${tag}: ${formatMetrics(optimized.metrics)}`);
         const headline = optimized.metrics[metricName(metrics[0])] ?? null;
-        if (options.register !== false) {
+        if (plan.store.register) {
           const stored = await new Registry({ path: labLocation }).store({
             moduleInstance: tuned, name: def.name,
             metadata: { experiment: def.name, model: choice.id, seed, limit: limit ?? null, score: headline, datasetSha256: shaOf(dataset) },
@@ -304,20 +278,6 @@ export async function runExperiment<S extends SignatureClass>(experiment: Loaded
     },
   };
   return { definition: def, dataset, manifest, models, providerCalls, seed, limit: limit ?? null };
-}
-
-/**
- * The team's lab an experiment records into: `c.lab = { url }`, else `TYPELM_LAB_URL` (unless
- * `c.lab` gives a path); undefined for the working folder's `.typelm/lab.sqlite`.
- */
-export function teamLabUrl(env: NodeJS.ProcessEnv): string | undefined {
-  const lab = globalConfig.lab;
-  if (typeof lab === "object" && lab !== null) {
-    if (lab.url !== undefined) return lab.url;
-    if (lab.path !== undefined) return undefined;
-  }
-  const fromEnv = env.TYPELM_LAB_URL;
-  return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv;
 }
 
 /** The experiment's dataset: a folder (relative to the experiment file), a bundled name, or splits given inline. */
@@ -408,9 +368,6 @@ function demos(given: unknown, trainSize: number): number {
   return typeof given === "number" && Number.isInteger(given) && given >= 0 ? Math.min(given, trainSize) : given as number;
 }
 
-/** How long the check before the run waits for the program's call on the first test example (ms). */
-const MODEL_CHECK_MS = 120_000;
-
 /**
  * One call before the run, so a model that cannot be reached stops it with a clear error instead of a
  * run of failed rows; one that does not answer within `timeoutMs` stops it too.
@@ -477,14 +434,6 @@ function shaOf(data: Dataset): Record<string, string> {
   return Object.fromEntries(Object.entries(data.info.splits).map(([split, s]) => [split, s.sha256]));
 }
 
-
-function checkCount(value: number | undefined, name: string, min = 1): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < min) {
-    throw new ValidationError(`--${name} expects a whole number ≥ ${min}; received ${String(value)}`, { field: name });
-  }
-  return value;
-}
 
 export function metricName(spec: MetricSpec | undefined): string {
   if (typeof spec === "string") return spec;
