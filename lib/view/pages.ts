@@ -1,6 +1,6 @@
 // The pages of runs: the list, an evaluation (metrics with intervals, rows paged and filtered on the
 // server) and one example. Every stored value goes through `html`, which escapes it.
-import { runTitle } from "../lab/cli/show.js";
+import { runTitle } from "../evaluate/stored-run.js";
 import type { ModelCall } from "../lm/usage-scope.js";
 import type { EvaluationRow, RunSummary } from "../store/records.js";
 import { clip, html, link, Markup, num, valueText } from "./html.js";

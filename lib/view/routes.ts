@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import { pValueText } from "../evaluate/compare.js";
-import { metricsOf, runTitle } from "../lab/cli/show.js";
+import { metricsOf, runTitle } from "../evaluate/stored-run.js";
 import type { EvaluationRow, RunSummary } from "../store/records.js";
 import { html, page } from "./html.js";
 import { callsSection, evaluationPage, KINDS, LIVE_SCRIPT, rowPage, runsPage, STATUSES, type MetricLine } from "./pages.js";

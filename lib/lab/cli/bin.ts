@@ -2,7 +2,7 @@
 // The `typelm` command (package.json "bin"). Everything it does is in cli.ts.
 import { runCli } from "./index.js";
 import { pendingWaits } from "../experiment/pending.js";
-import { printable } from "./terminal.js";
+import { printable } from "../terminal.js";
 
 const argv = process.argv.slice(2);
 let finished = false;

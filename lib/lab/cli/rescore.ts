@@ -3,7 +3,8 @@ import { rescore } from "../../evaluate/rescore.js";
 import type { MetricSpec } from "../../evaluate/scoring.js";
 import type { Lab } from "../../store/lab-store.js";
 import type { LabRun } from "../../store/records.js";
-import { runById, showRun } from "./show.js";
+import { runById } from "../runs/find.js";
+import { showRun } from "./show.js";
 import { loadMetricFile } from "../experiment/load-metric.js";
 
 /**

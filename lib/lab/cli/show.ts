@@ -1,62 +1,11 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { ConfigurationError, ValidationError } from "../../errors.js";
+import { ValidationError } from "../../errors.js";
 import { adjustComparisons, compare, pValueText, signed, type Comparison } from "../../evaluate/compare.js";
-import { EvaluationReport } from "../../evaluate/report.js";
-import { inferFields } from "../../evaluate/fields.js";
-import { openStoreSync, storeError } from "../../store/db.js";
-import type { LabStore } from "../../store/lab-store.js";
+import type { EvaluationReport } from "../../evaluate/report.js";
+import { metricsOf, runTitle, storedReport } from "../../evaluate/stored-run.js";
 import type { EvaluationRow, EvaluationRun, LabRun, OptimizationRun } from "../../store/records.js";
-import { printable } from "./terminal.js";
-
-/**
- * A run by its id or by the start of it (the first 8 characters are enough when no other run's id
- * begins with them), or a ValidationError naming what was given: no such run, or the runs the start
- * of an id could mean.
- */
-export function runById(store: LabStore, given: string): LabRun {
-  const id = fullRunId(store, given);
-  let run: LabRun | undefined;
-  try {
-    run = store.run(id);
-  } catch (error) {
-    // A row whose stored JSON was damaged (by hand, a disk fault): say which run, not a parser's trace.
-    if (!(error instanceof SyntaxError)) throw error;
-    throw new ConfigurationError(`run "${printable(id)}" in ${store.path} is damaged (its stored JSON does not parse: ${error.message}); "typelm runs" lists it as unreadable`);
-  }
-  if (run === undefined) throw noRun(store, given);
-  return run;
-}
-
-/** How many candidates an ambiguous id prefix lists. */
-const CANDIDATES = 10;
-
-function fullRunId(store: LabStore, given: string): string {
-  if (given === "") throw new ValidationError(`a run id is empty; "typelm runs" lists the runs and their ids`, { field: "run" });
-  let matches: { id: string; kind: string; name: string; started_at: string }[];
-  try {
-    matches = openStoreSync(store.path)
-      .prepare<[number, string], { id: string; kind: string; name: string; started_at: string }>(
-        `SELECT id, kind, name, started_at FROM lab_runs WHERE substr(id, 1, ?) = ? ORDER BY started_at DESC, seq DESC LIMIT ${CANDIDATES + 1}`,
-      )
-      .all(given.length, given);
-  } catch (error) {
-    throw storeError(store.path, "read", error);
-  }
-  const exact = matches.find((m) => m.id === given);
-  if (exact !== undefined || matches.length === 1) return (exact ?? matches[0]!).id;
-  if (matches.length === 0) throw noRun(store, given);
-  const listed = matches.slice(0, CANDIDATES).map((m) => `${printable(m.id)} (${m.kind} "${printable(m.name)}", ${m.started_at})`);
-  throw new ValidationError(
-    `run id "${printable(given)}" is the start of ${matches.length > CANDIDATES ? `more than ${CANDIDATES}` : matches.length} runs' ids in ${store.path}: ` +
-      `${listed.join("; ")}${matches.length > CANDIDATES ? "; ..." : ""}; give more of the id`,
-    { field: "run" },
-  );
-}
-
-function noRun(store: LabStore, given: string): ValidationError {
-  return new ValidationError(`no run whose id is or starts with "${printable(given)}" in ${store.path}; "typelm runs" lists the runs and their ids`, { field: "run" });
-}
+import { printable } from "../terminal.js";
 
 /** `typelm show <run>`: an evaluation's model, metrics with intervals and failed rows, or an optimization's trials. */
 export function showRun(run: LabRun): string {
@@ -68,15 +17,6 @@ export function showRun(run: LabRun): string {
   if (run.kind === "evaluation") lines.push(...showEvaluation(run));
   else lines.push(...showOptimization(run));
   return lines.join("\n") + "\n";
-}
-
-/**
- * A run's name as listed: an optimization run started by an experiment (`typelm run`) is named by
- * its optimizer ("MIPROv2"), so the experiment's name goes in front, as in its evaluations' names.
- */
-export function runTitle(name: string, kind: string, config: Record<string, unknown>): string {
-  const experiment = config["experiment"];
-  return kind === "optimization" && typeof experiment === "string" && experiment !== "" ? `${experiment} ${name}` : name;
 }
 
 function showEvaluation(run: EvaluationRun): string[] {
@@ -107,16 +47,6 @@ function showEvaluation(run: EvaluationRun): string[] {
     out.push(...table(["#", "example", "error"], failed.map((r) => [String(r.index), printable(r.exampleId ?? "-"), printable(clip(r.error ?? "", 160))])));
   }
   return out;
-}
-
-/** The stored run as an `EvaluationReport`, so its intervals are the ones `report.ci` gives. */
-export function storedReport(run: EvaluationRun, metrics: Record<string, number>): EvaluationReport {
-  const failures = run.rows.filter((r) => r.error !== null);
-  const sum = (key: "inputTokens" | "outputTokens" | "cost" | "durationMs") => run.rows.reduce((total, r) => total + r[key], 0);
-  return new EvaluationReport({
-    metrics, results: run.rows, failures, feedback: run.rows.map(() => ({})), inputTokens: sum("inputTokens"), outputTokens: sum("outputTokens"),
-    cost: sum("cost"), durationMs: sum("durationMs"), runId: run.id, name: run.name,
-  }, inferFields(run.rows));
 }
 
 /** How the report computed a metric's interval: named by the report itself where it says (`ciMethod`). */
@@ -199,15 +129,6 @@ export function compareRuns(a: LabRun, b: LabRun): string {
     );
   }
   return out.join("\n") + "\n";
-}
-
-/** The metrics an evaluation recorded; for one that ended early, the mean of its rows' scores. */
-export function metricsOf(run: EvaluationRun): Record<string, number> {
-  const recorded = (run.summary as { metrics?: unknown }).metrics;
-  if (recorded !== null && typeof recorded === "object" && Object.values(recorded).every((v) => typeof v === "number")) return recorded as Record<string, number>;
-  const sums: Record<string, number> = {};
-  for (const row of run.rows) for (const [m, v] of Object.entries(row.scores)) sums[m] = (sums[m] ?? 0) + v;
-  return Object.fromEntries(Object.entries(sums).map(([m, v]) => [m, run.rows.length === 0 ? 0 : v / run.rows.length]));
 }
 
 function byId(rows: readonly EvaluationRow[]): Map<string, EvaluationRow> {

@@ -8,7 +8,8 @@ import type { CiMethod, Interval, PairedTest } from "../../evaluate/stats/method
 import { redactString, redactedJson } from "../../instrument/redact.js";
 import { packageRoot, type Dataset } from "../dataset/load.js";
 import { checkBaselineIdentity, checkTolerance, gateLines, junitXml, markdownSummary, readBaseline, runGate, type BaselineRun, type GateBaseline, type GateResult, type ResultRow } from "../gate/gate.js";
-import { metricsOf, runById } from "../cli/show.js";
+import { metricsOf } from "../../evaluate/stored-run.js";
+import { runById } from "../runs/find.js";
 import { LabStore } from "../../store/lab-store.js";
 import type { EvaluationRow, LabRun } from "../../store/records.js";
 import { postgresRunById } from "../runs/team-store.js";

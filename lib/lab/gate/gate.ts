@@ -6,7 +6,7 @@ import { inferFields } from "../../evaluate/fields.js";
 import { f1AggregateFields } from "../../evaluate/stats/f1-statistic.js";
 import { dropPValue, pairsNeeded, rulesOutDrop, tangoLowerBound } from "../../evaluate/stats/paired-difference.js";
 import type { EvaluationRow, RunStatus } from "../../store/records.js";
-import { printable } from "../cli/terminal.js";
+import { printable } from "../terminal.js";
 
 /**
  * The regression gate: a run's test rows paired with a baseline's, per model and metric, and a verdict

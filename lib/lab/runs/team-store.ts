@@ -9,7 +9,7 @@ import type { RunKind, LabRun } from "../../store/records.js";
 import { postgresError, postgresPool } from "../../store/pg.js";
 import { storeKind } from "../../store/pg-url.js";
 import { PostgresLabStore } from "../../store/pg-lab-store.js";
-import { printable } from "../cli/terminal.js";
+import { printable } from "../terminal.js";
 
 export type ChosenStore = { engine: "sqlite"; path: string; given: boolean } | { engine: "postgresql"; url: string };
 
