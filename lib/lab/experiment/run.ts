@@ -1,40 +1,34 @@
-import { nodeCrypto } from "../../load-sync.js";
 import { readFileSync } from "node:fs";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, relative, sep } from "node:path";
 import { canonicalJson } from "../../canonical-json.js";
 import { globalConfig } from "../../config.js";
-import { ConfigurationError, LMError, ValidationError } from "../../errors.js";
+import { ValidationError } from "../../errors.js";
 import { compare, describeComparison } from "../../evaluate/compare.js";
-import { isMetricObject, type Metric } from "../../evaluate/metric.js";
-import { describeFields } from "../../evaluate/fields.js";
 import type { EvaluationReport } from "../../evaluate/report.js";
-import { resolveMetrics, type MetricSpec } from "../../evaluate/scoring.js";
+import { type MetricSpec, resolveMetrics } from "../../evaluate/scoring.js";
 import { Instrumentation } from "../../instrument/bus.js";
+import { checkJudgeModels, checkJudgesAnswer } from "../../judge/judge-check.js";
 import type { Module } from "../../module.js";
-import { GEPA } from "../../optimize/gepa/gepa.js";
-import { MIPROv2 } from "../../optimize/mipro.js";
 import { inExperiment } from "../../optimize/recorder.js";
-import { SimpleOptimizer } from "../../optimize/simple.js";
-import { FewShotExample } from "../../prompt/few-shot.js";
 import type { SignatureClass } from "../../signature/signature.js";
-import { LabStore, type Lab } from "../../store/lab-store.js";
+import { type Lab, LabStore } from "../../store/lab-store.js";
 import type { OptimizationRun } from "../../store/records.js";
 import { Registry } from "../../store/registry.js";
-import { loadDataset, packageRoot, type Dataset } from "../dataset/load.js";
-import type { ExperimentDefinition, ExperimentOptimizer, ExperimentSplits, ProgramContext } from "./define.js";
-import { checkLabelField, isExperiment } from "./define.js";
-import type { LoadedExperiment } from "./load.js";
+import { type Dataset, packageRoot } from "../dataset/load.js";
 import { resultRows } from "../gate/gate.js";
+import { checkLabelField, type ExperimentDefinition, isExperiment, type ProgramContext } from "./define.js";
+import type { LoadedExperiment } from "./load.js";
 import { chooseModel, type ModelChoice } from "./model-choice.js";
-import { checkJudgeModels, checkJudgesAnswer } from "../../judge/judge-check.js";
+import { makeOptimizer, optimizerLabel, optimizerMetric } from "./optimizer.js";
+import { checkCount, type ExperimentPlan, planExperiment, type RunExperimentOptions } from "./plan.js";
+import { preflight } from "./preflight.js";
 import { recordedOptions } from "./recorded-options.js";
+import { adjustReportComparisons, type ComparisonResult, comparisonResults, type EvaluationResult, type PredictorResult } from "./reproduce.js";
 import { evaluateInRun } from "./resume.js";
-import { waitingFor } from "./pending.js";
+import { datasetOf, limited, shaOf } from "./run-dataset.js";
 import { inUserCode } from "./user-code.js";
-import { checkCount, planExperiment, type ExperimentPlan, type RunExperimentOptions } from "./plan.js";
 
 export type { RunExperimentOptions } from "./plan.js";
-import { adjustReportComparisons, comparisonResults, type ComparisonResult, type EvaluationResult, type PredictorResult } from "./reproduce.js";
 
 /** One model's part of a run. */
 export interface ModelRunResult {
@@ -280,130 +274,6 @@ export async function runPlanned<S extends SignatureClass>(experiment: LoadedExp
   return { definition: def, dataset, manifest, models, providerCalls, seed, limit: limit ?? null };
 }
 
-/** The experiment's dataset: a folder (relative to the experiment file), a bundled name, or splits given inline. */
-async function datasetOf(def: ExperimentDefinition, dir: string): Promise<Dataset> {
-  const source = def.dataset;
-  if (typeof source === "string") {
-    const looksLikePath = isAbsolute(source) || source.startsWith(".") || /[\\/]/.test(source);
-    return loadDataset(looksLikePath ? resolve(dir, source) : source, def.signature === undefined ? {} : { signature: def.signature });
-  }
-  if (def.signature === undefined) {
-    throw new ValidationError(`experiment "${def.name}": with { train, dev, test } given inline, "signature" is needed too`, { field: "signature" });
-  }
-  return inlineDataset(def.name, source, def.signature);
-}
-
-function inlineDataset(name: string, splits: ExperimentSplits, signature: SignatureClass): Dataset {
-  const take = (split: "train" | "dev" | "test") => splits[split].map((e, i) => {
-    if (!(e instanceof FewShotExample) && (e === null || typeof e !== "object" || typeof (e as FewShotExample).input !== "object")) {
-      throw new ValidationError(`experiment "${name}": dataset.${split}[${i}] is not an example ({ input, output })`, { field: `dataset.${split}` });
-    }
-    // Plain { id, input, output } objects (a JavaScript file) become examples too: the optimizers take only those.
-    const id = e.id === undefined || e.id === null ? `${split}-${i + 1}` : e.id;
-    return e instanceof FewShotExample && e.id === id ? e : new FewShotExample({ id, input: e.input, output: e.output });
-  });
-  const data = { train: take("train"), dev: take("dev"), test: take("test") };
-  const hash = (xs: FewShotExample[]) => nodeCrypto().createHash("sha256").update(canonicalJson(xs.map((e) => ({ id: e.id, input: e.input, output: e.output })))).digest("hex");
-  const splitsInfo = {
-    train: { rows: data.train.length, sha256: hash(data.train) },
-    dev: { rows: data.dev.length, sha256: hash(data.dev) },
-    test: { rows: data.test.length, sha256: hash(data.test) },
-  };
-  // Given inline, the "files" are the splits, hashed as canonical JSON.
-  const files = Object.fromEntries(Object.entries(splitsInfo).map(([k, v]) => [k, v.sha256]));
-  return { ...data, signature, info: { name, path: "", licence: null, source: null, splits: splitsInfo, files } };
-}
-
-function makeOptimizer(
-  def: ExperimentDefinition, name: string,
-  c: { choice: ModelChoice; seed: number; metric: Metric; signature: SignatureClass; trainSize: number },
-): ExperimentOptimizer {
-  const metric = c.metric;
-  if (typeof def.optimizer === "function") {
-    const optimizer = def.optimizer;
-    const made = inUserCode("the experiment's optimizer function", () => optimizer({ signature: c.signature, lm: c.choice.lm, seed: c.seed, metric }));
-    if (made === null || typeof made !== "object" || typeof (made as ExperimentOptimizer).compile !== "function") {
-      throw new ValidationError(`experiment "${def.name}": the optimizer function must return an optimizer (an object with compile()); it returned ${typeof made}`, { field: "optimizer" });
-    }
-    return made;
-  }
-  const given = (def.optimizerOptions ?? {}) as Record<string, unknown>;
-  const common = { seed: c.seed, metric, ...given };
-  switch (name) {
-    case "mipro":
-      return new MIPROv2({ promptModel: c.choice.lm, ...common, kDemos: demos(given.kDemos, c.trainSize) });
-    case "gepa":
-      return new GEPA({ reflectionLM: c.choice.lm, ...common }) as unknown as ExperimentOptimizer;
-    case "simple":
-      return new SimpleOptimizer({ ...common, kDemos: demos(given.kDemos, c.trainSize) }) as unknown as ExperimentOptimizer;
-    default:
-      throw new ValidationError(`experiment "${def.name}": unknown optimizer "${name}"; the known ones are "mipro", "gepa", "simple", "none"`, { field: "optimizer" });
-  }
-}
-
-/**
- * What the optimizer maximizes: the experiment's first metric, scored per example as the evaluation
- * scores a row. A function or a judge (its `metric`) is used as it is; a built-in name becomes a function of that name (the
- * optimization run's `config.metric`): accuracy 1 when every expected field equals the prediction's,
- * exact_match after SQuAD normalisation, token_f1 the mean token F1 over the fields, and f1_score,
- * whose macro-F1 exists only over a whole set, 1/0 for a label field's correctness and token F1 for
- * free text. Fields are told label or free text from the program and the examples the optimizer sees.
- */
-function optimizerMetric(spec: MetricSpec, program: Module, examples: readonly FewShotExample[]): Metric {
-  if (typeof spec === "function") return spec;
-  // A judge as it is: its rationale is the feedback GEPA reflects on.
-  if (isMetricObject(spec)) return spec.metric;
-  const resolved = resolveMetrics([spec], describeFields(program, examples))[0]!;
-  const metric: Metric = async (example, prediction) => (await resolved.score(example, prediction, [])).score;
-  Object.defineProperty(metric, "name", { value: resolved.name });
-  return metric;
-}
-
-/**
- * A small --limit leaves fewer training examples than the demos asked for: use them all rather than
- * stop after the baseline. A kDemos that is no count goes to the constructor as given, which refuses it.
- */
-function demos(given: unknown, trainSize: number): number {
-  if (given === undefined) return Math.min(4, trainSize);
-  return typeof given === "number" && Number.isInteger(given) && given >= 0 ? Math.min(given, trainSize) : given as number;
-}
-
-/**
- * One call before the run, so a model that cannot be reached stops it with a clear error instead of a
- * run of failed rows; one that does not answer within `timeoutMs` stops it too.
- */
-async function preflight(program: Module, example: FewShotExample | undefined, model: ModelChoice, timeoutMs: number): Promise<void> {
-  if (example === undefined) throw new ValidationError("The test split is empty: nothing to evaluate (is --limit 0?)", { field: "limit" });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeUp = new Promise<"time up">((settle) => { timer = setTimeout(settle, timeoutMs, "time up"); });
-  const outcome = await waitingFor(`the model ${model.id} to answer the check before the run`, () => Promise.race([
-    program.call(example.input).then(() => ({ error: undefined }), (error: unknown) => ({ error })),
-    timeUp,
-  ])).finally(() => clearTimeout(timer));
-  if (outcome === "time up") {
-    throw new ConfigurationError(
-      `The model ${model.id} (from ${model.source}) did not answer the check before the run within ${formatSeconds(timeoutMs)}: ` +
-        `the program's call on the first test example${example.id === undefined ? "" : ` (id "${example.id}")`} had not finished. ` +
-        "Check that the server is running and answers (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST) and that the program waits for nothing else, " +
-        "or choose another model with --lm provider/model.",
-    );
-  }
-  const { error } = outcome;
-  if (error !== undefined) {
-    if (!(error instanceof LMError || error instanceof ConfigurationError)) return; // it answered; a bad reply is scored later
-    throw new ConfigurationError(
-      `The model ${model.id} (from ${model.source}) could not be used: ${error.message.replace(/\.+$/, "")}. ` +
-        "Check that the server is running and reachable (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST) and that its key is set, " +
-        "or choose another model with --lm provider/model (or leave --lm and TYPELM_LM unset for the offline stand-in).",
-      { cause: error },
-    );
-  }
-}
-
-function formatSeconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
-}
-
 export function evaluationResult(report: EvaluationReport, field: string | undefined): EvaluationResult {
   return {
     metrics: report.metrics,
@@ -424,16 +294,6 @@ export function programOf(module: Module): Record<string, PredictorResult> {
     demos: p.demos.map((d) => ({ id: d.id ?? null, input: d.input, output: d.output })),
   }]));
 }
-
-function limited(data: Dataset, limit: number | undefined): Dataset {
-  if (limit === undefined) return data;
-  return { ...data, train: data.train.slice(0, limit), dev: data.dev.slice(0, limit), test: data.test.slice(0, limit) };
-}
-
-function shaOf(data: Dataset): Record<string, string> {
-  return Object.fromEntries(Object.entries(data.info.splits).map(([split, s]) => [split, s.sha256]));
-}
-
 
 export function metricName(spec: MetricSpec | undefined): string {
   if (typeof spec === "string") return spec;
@@ -460,10 +320,6 @@ function shownPath(file: string, cwd: string): string {
     if (!rel.startsWith("..") && !isAbsolute(rel)) return rel.split(sep).join("/");
   }
   return file;
-}
-
-function optimizerLabel(name: string): string {
-  return ({ mipro: "MIPROv2", gepa: "GEPA", simple: "SimpleOptimizer" } as Record<string, string>)[name] ?? name;
 }
 
 function seedResult(seed: number, baseline: EvaluationReport, optimized: EvaluationReport, metrics: readonly MetricSpec[]): SeedResult {
