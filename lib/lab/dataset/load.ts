@@ -1,3 +1,5 @@
+// lib/lab/dataset/: datasets for experiments — a folder's JSONL or CSV splits (CSV cells in table.ts)
+// or a bundled dataset by name, read against the task's signature, checked, and hashed for the manifest.
 import { builtin, nodeCrypto } from "../../load-sync.js";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";

@@ -1,3 +1,7 @@
+// lib/lab/experiment/: an experiment from its definition to its results — defineExperiment (define.ts),
+// loading experiment and metric files (load.ts, load-metric.ts), the plan of a run (plan.ts), the run
+// itself (this file: per model, the baseline, the optimizer, the optimized program, the registry),
+// resume after a crash (resume.ts), and reproduce (reproduce.ts: run, report, gate).
 import { readFileSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { canonicalJson } from "../../canonical-json.js";

@@ -1,3 +1,5 @@
+// lib/lab/report/: what a run writes for people — report.md (this file, with its charts), text made
+// safe for Markdown (markdown.ts), and the report folder written whole under a lock (folder.ts).
 import { describeComparison, describeMde, pValueText, signed, significanceWords } from "../../evaluate/compare.js";
 import type { EvaluationReport } from "../../evaluate/report.js";
 import type { OptimizationRun } from "../../store/records.js";

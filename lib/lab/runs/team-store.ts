@@ -1,3 +1,5 @@
+// lib/lab/runs/: stored runs for the commands — a run by its id or the start of it (find.ts), and which
+// store a command reads, the working folder's file or a team's lab on PostgreSQL (this file).
 /**
  * Which lab store `typelm runs`, `show` and `compare` read: `--store <file or postgres://...>`, else
  * `TYPELM_LAB_URL`, else `.typelm/lab.sqlite` of the working folder; and the reads they make on a
