@@ -12,7 +12,7 @@
  *
  * Run with `npm run build --silent && node dist/bench/gate-rates.js`.
  */
-import { DEFAULT_TOLERANCE, pairedShareDecision, type GateVerdict } from "../lib/lab/gate.js";
+import { DEFAULT_TOLERANCE, pairedShareDecision, type GateVerdict } from "../lib/lab/gate/gate.js";
 
 const tolerance = process.env["BENCH_TOLERANCE"] === undefined ? DEFAULT_TOLERANCE : Number(process.env["BENCH_TOLERANCE"]);
 

@@ -10,8 +10,8 @@
  */
 import { configure, resetConfiguration } from "../lib/config.js";
 import { join } from "node:path";
-import { loadDataset, packageRoot } from "../lib/lab/datasets.js";
-import { loadExperimentFile } from "../lib/lab/load-experiment.js";
+import { loadDataset, packageRoot } from "../lib/lab/dataset/load.js";
+import { loadExperimentFile } from "../lib/lab/experiment/load.js";
 import type { Module } from "../lib/module.js";
 import { MIPROv2 } from "../lib/optimize/mipro.js";
 import { SimulatedLM } from "../lib/testing/index.js";

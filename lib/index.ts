@@ -101,14 +101,14 @@ export type {
 } from "./store/records.js";
 
 export { loadDataset, loadExperimentFile, runExperiment } from "./lab/entry.js";
-export type { Dataset, DatasetInfo } from "./lab/datasets.js";
-export { defineExperiment } from "./lab/define.js";
-export type { LoadedExperiment } from "./lab/load-experiment.js";
-export type { RunExperimentOptions, ExperimentRun, ModelRun, ModelRunResult, Manifest, SeedResult } from "./lab/run-experiment.js";
-export type { LoadDatasetOptions } from "./lab/datasets.js";
+export type { Dataset, DatasetInfo } from "./lab/dataset/load.js";
+export { defineExperiment } from "./lab/experiment/define.js";
+export type { LoadedExperiment } from "./lab/experiment/load.js";
+export type { RunExperimentOptions, ExperimentRun, ModelRun, ModelRunResult, Manifest, SeedResult } from "./lab/experiment/run.js";
+export type { LoadDatasetOptions } from "./lab/dataset/load.js";
 export type {
   ExperimentBase, ExperimentConfig, ExperimentOptimizerChoice, ExperimentDefinition, ExperimentOptimizer, ExperimentSplits, OptimizerContext, OptimizerName, ProgramContext,
-} from "./lab/define.js";
+} from "./lab/experiment/define.js";
 
 export { Instrumentation } from "./instrument/bus.js";
 export type { TypelmEvent } from "./instrument/bus.js";

@@ -1,7 +1,10 @@
 import { withModuleLM, withSampling, type ModuleConfig, type Sampling } from "./config.js";
 import { ValidationError } from "./errors.js";
+import { callSampling } from "./call-sampling.js";
+import { MODULE_BRAND } from "./module-brand.js";
 import { describeError, Instrumentation, inSpan } from "./instrument/bus.js";
 import type { LanguageModel } from "./lm/types.js";
+export { callSampling } from "./call-sampling.js";
 import { FewShotExample } from "./prompt/few-shot.js";
 import type { BatchCallOptions, BatchResult } from "./batch/options.js";
 import { openStream } from "./stream/context.js";
@@ -29,18 +32,6 @@ export interface StreamOptions extends CallOptions {
   signal?: AbortSignal;
 }
 
-/** The sampling options of `options`, checked (`ValidationError` naming the option). */
-export function callSampling(options: CallOptions): Sampling {
-  const { temperature, rolloutId } = options;
-  if (temperature !== undefined && (typeof temperature !== "number" || !Number.isFinite(temperature) || temperature < 0)) {
-    throw new ValidationError(`temperature must be a finite number >= 0; received ${describeValue(temperature)}`, { field: "temperature" });
-  }
-  if (rolloutId !== undefined && typeof rolloutId !== "string" && !(typeof rolloutId === "number" && Number.isFinite(rolloutId))) {
-    throw new ValidationError(`rolloutId must be a string or a finite number; received ${describeValue(rolloutId)}`, { field: "rolloutId" });
-  }
-  return { temperature, rolloutId };
-}
-
 /**
  * Runs `fn` with the call options' `temperature` and `rolloutId` (checked first) applying to every
  * model call inside it; the innermost call's options win.
@@ -49,11 +40,6 @@ export function withCallSampling<T>(options: CallOptions, fn: () => T): T {
   return withSampling(callSampling(options), fn);
 }
 
-function describeValue(value: unknown): string {
-  if (typeof value === "number" || typeof value === "boolean" || value === null) return String(value);
-  if (typeof value === "string") return JSON.stringify(value);
-  return typeof value;
-}
 
 /** What optimizers tune: anything with an instruction and demos that reach its prompt. */
 export interface Tunable {
@@ -210,6 +196,9 @@ export abstract class Module<I = any, O = any> {
     return import("./batch/run.js").then(({ runBatch }) => runBatch(this, inputsList, options));
   }
 }
+
+// The brand store/ reads instead of `instanceof Module` (module-brand.ts).
+Object.defineProperty(Module.prototype, MODULE_BRAND, { value: true });
 
 /**
  * Every module inside `root` (predictors and agents) with its path, named as `namedPredictors()`

@@ -18,7 +18,7 @@ const SEED = "typelm-datasets-1";
 type Row = Record<string, unknown> & { id: string };
 type Splits = Record<"train" | "dev" | "test", Row[]>;
 
-/** The task signature written as signature.json (read back by lib/lab/datasets.ts). */
+/** The task signature written as signature.json (read back by lib/lab/dataset/load.ts). */
 interface SignatureSpec {
   name: string;
   description: string;

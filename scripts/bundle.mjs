@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = join(root, "dist/pkg");
 const libraryIndex = join(root, "lib/index.ts");
-const otherEntries = ["lib/testing/index.ts", "lib/notebook/index.ts", "lib/lab/bin.ts"].map((f) => join(root, f));
+const otherEntries = ["lib/testing/index.ts", "lib/notebook/index.ts", "lib/lab/cli/bin.ts"].map((f) => join(root, f));
 
 /**
  * One chunk for what `import "typelm"` loads. esbuild gives each set of entry points (the four above
@@ -57,7 +57,7 @@ await build({
     index: "lib/index.ts",
     testing: "lib/testing/index.ts",
     notebook: "lib/notebook/index.ts",
-    bin: "lib/lab/bin.ts",
+    bin: "lib/lab/cli/bin.ts",
   },
   outdir,
   bundle: true,

@@ -2,7 +2,8 @@
 // their checks (a `ValidationError` naming the option before any call is made), and the error an
 // input gets when the signal aborted the batch before it started.
 import { ValidationError } from "../errors.js";
-import { callSampling, type CallOptions } from "../module.js";
+import { callSampling } from "../call-sampling.js";
+import type { CallOptions } from "../module.js";
 import { batchSettings, type BatchOption, type BatchSettings } from "./transport.js";
 
 /** How `program.batch` sends its calls: one live call per input, or through the provider's batch service. */

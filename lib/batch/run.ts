@@ -1,7 +1,7 @@
 // `program.batch(inputsList, options)`: checks the options, reports progress, and runs the inputs
 // live (live.ts) or through the provider's batch service (provider.ts). Loaded the first time a
 // program's `batch` runs, so `import "typelm"` does not compile it.
-import { checkModule, type Module } from "../module.js";
+import type { Module } from "../module.js";
 import { checkBatchOptions, type BatchCallOptions, type BatchResult } from "./options.js";
 import { runLive } from "./live.js";
 import { BatchReporter } from "./progress.js";
@@ -13,7 +13,6 @@ import { runViaProviderBatch } from "./provider.js";
  * It rejects only for a bad argument (a `ValidationError` before any call), never for an input.
  */
 export async function runBatch<I, O>(program: Module<I, O>, inputsList: readonly I[], options: BatchCallOptions = {}): Promise<BatchResult<O>[]> {
-  checkModule("program.batch", program);
   const plan = checkBatchOptions(program.constructor.name, inputsList, options);
   const reporter = new BatchReporter(plan.name, inputsList.length, plan.progress, { concurrency: plan.concurrency, via: plan.via });
   if (plan.via === "provider-batch") {

@@ -5,12 +5,12 @@ import { describeError, Instrumentation } from "../instrument/bus.js";
 import { resolveLM } from "../config.js";
 import type { LanguageModel } from "../lm/types.js";
 import { checkModule, type Module } from "../module.js";
-import { predictorLMs } from "../optimize/estimate.js";
+import { predictorLMs } from "./predictor-models.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import { noteScore } from "../store/module-score.js";
 import type { EvaluationRow } from "../store/records.js";
 import { checkExpectedFields, describeFields } from "./fields.js";
-import { checkJudgeModels, JUDGE_ONE_VERDICT, oneVerdictWarnings } from "../judge/judge-check.js";
+import { JUDGE_ONE_VERDICT, modelMetricChecks } from "./model-metrics.js";
 import { progressBar } from "./progress.js";
 import { AdaptiveConcurrency } from "./rate-limiter.js";
 import { isRecording, recordingStore, resumeRecording, startRecording, type RunRecorder } from "./recorder.js";
@@ -37,7 +37,7 @@ export async function evaluateRun<M extends MetricSpec>(
   const fields = describeFields(moduleInstance, examples);
   const metrics = resolveMetrics(args.metrics, fields);
   // Each judge's model, before anything is recorded or called: none, or the offline stand-in, is refused.
-  checkJudgeModels(args.metrics);
+  modelMetricChecks().checkModels(args.metrics);
   const metricNames = metrics.map((m) => m.name);
   const total = examples.length;
   const config = {
@@ -172,7 +172,7 @@ export async function evaluateRun<M extends MetricSpec>(
   for (const metric of metrics) values[metric.name] = aggregate(metric, rows, fields);
   const durationMs = performance.now() - started;
   const failed = rows.filter((r) => r.error !== null);
-  const runWarnings = [...warnings, ...oneVerdictWarnings(args.metrics, rows).map((message) => ({ code: JUDGE_ONE_VERDICT, message }))];
+  const runWarnings = [...warnings, ...modelMetricChecks().oneVerdictWarnings(args.metrics, rows).map((message) => ({ code: JUDGE_ONE_VERDICT, message }))];
   for (const w of runWarnings) warn(runId, ev.name, w);
   const allWarnings = runWarnings.map((w) => w.message);
   const summary = {

@@ -8,6 +8,7 @@ import type { EvaluationRow, EvaluationRun } from "../store/records.js";
 import { Evaluation, type EvaluationOptions, type ReportOf } from "./evaluation.js";
 import type { MetricSpec } from "./scoring.js";
 import type { RescoreOptions } from "./rescore.js";
+import { modelMetricChecks } from "./model-metrics.js";
 
 /** `rescore`, loaded at its first call (lib/evaluate/rescore.ts). */
 export async function rescoreRun<const M extends MetricSpec>(runId: string, options: RescoreOptions<M>): Promise<ReportOf<M>> {
@@ -24,10 +25,10 @@ export async function rescoreRun<const M extends MetricSpec>(runId: string, opti
   const replay = new StoredPredictions(new Map(examples.map((e, i) => [e.input, rows[i]!])));
   const { metrics, ...evaluationOptions } = options;
   // Each judge's model before the run: none or the stand-in refused, then one call on the first stored answer.
-  const { checkJudgeModels, checkJudgesAnswer } = await import("../judge/judge-check.js");
-  checkJudgeModels(metrics);
+  const checks = modelMetricChecks();
+  checks.checkModels(metrics);
   const answered = rows.findIndex((row) => row.error === null && row.prediction !== null);
-  if (answered >= 0) await checkJudgesAnswer(metrics, examples[answered]!, rows[answered]!.prediction!, JUDGE_CHECK_MS);
+  if (answered >= 0) await checks.checkAnswers(metrics, examples[answered]!, rows[answered]!.prediction!, JUDGE_CHECK_MS);
   const ev = new Evaluation({ name: source.name, lab: store, ...evaluationOptions });
   const extraConfig = {
     module: source.config["module"], models: source.config["models"] ?? [], rescoredFrom: source.id,

@@ -90,8 +90,7 @@ export async function checkJudgesAnswer(
   }
 }
 
-/** The `code` of the warning an evaluation gives when a judge gave one verdict to every row it judged. */
-export const JUDGE_ONE_VERDICT = "TYPELM_JUDGE_ONE_VERDICT";
+export { JUDGE_ONE_VERDICT } from "../evaluate/model-metrics.js";
 
 /**
  * The warnings for judges that gave every row they judged (two or more, error rows left out) the

@@ -6,6 +6,8 @@ import type { Metric, MetricResult } from "../evaluate/metric.js";
 import { Module, type CallOptions } from "../module.js";
 import type { Predict } from "../predict/predict.js";
 import { JudgePredict } from "./judge-predict.js";
+import { provideModelMetricChecks } from "../evaluate/model-metrics.js";
+import { checkJudgeModels, checkJudgesAnswer, oneVerdictWarnings } from "./judge-check.js";
 import { withTrace } from "../predict/trace.js";
 import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
 import { isPlainObject } from "../plain-object.js";
@@ -227,3 +229,12 @@ function defaultInstruction(criteria: string, scale: JudgeScale, reference: bool
 function jsonValue(value: Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
 }
+
+// An evaluation sees judges through evaluate/'s checks of metrics with a model of their own (evaluate/
+// does not import judge/). Arrow functions: judge-check.ts imports this file, so its bindings are read
+// when a check runs, not while the two modules load.
+provideModelMetricChecks({
+  checkModels: (metrics) => checkJudgeModels(metrics),
+  checkAnswers: (metrics, example, prediction, timeoutMs, checked) => checkJudgesAnswer(metrics, example, prediction, timeoutMs, checked),
+  oneVerdictWarnings: (metrics, rows) => oneVerdictWarnings(metrics, rows),
+});

@@ -1,10 +1,10 @@
 // The lab's functions as `typelm` exports them: each loads its module (and what that module needs:
 // datasets, the experiment loader, the optimizers' runs, the report code) the first time it is called,
 // so `import "typelm"` does not compile them. Same signatures as the functions they forward to.
-import type { Dataset, LoadDatasetOptions } from "./datasets.js";
-import type { ExperimentDefinition } from "./define.js";
-import type { LoadedExperiment } from "./load-experiment.js";
-import type { ExperimentRun, RunExperimentOptions } from "./run-experiment.js";
+import type { Dataset, LoadDatasetOptions } from "./dataset/load.js";
+import type { ExperimentDefinition } from "./experiment/define.js";
+import type { LoadedExperiment } from "./experiment/load.js";
+import type { ExperimentRun, RunExperimentOptions } from "./experiment/run.js";
 import type { SignatureClass } from "../signature/signature.js";
 
 /**
@@ -15,7 +15,7 @@ import type { SignatureClass } from "../signature/signature.js";
  * `options.signature`, else the folder's `signature.json`. Errors name the file and the line.
  */
 export async function loadDataset(nameOrPath: string, options?: LoadDatasetOptions): Promise<Dataset> {
-  return (await import("./datasets.js")).loadDataset(nameOrPath, options);
+  return (await import("./dataset/load.js")).loadDataset(nameOrPath, options);
 }
 
 /**
@@ -23,7 +23,7 @@ export async function loadDataset(nameOrPath: string, options?: LoadDatasetOptio
  * through Node's own. Its default export must be what `defineExperiment` returns.
  */
 export async function loadExperimentFile(path: string, cwd?: string): Promise<LoadedExperiment> {
-  return (await import("./load-experiment.js")).loadExperimentFile(path, cwd);
+  return (await import("./experiment/load.js")).loadExperimentFile(path, cwd);
 }
 
 /**
@@ -32,5 +32,5 @@ export async function loadExperimentFile(path: string, cwd?: string): Promise<Lo
  * but the lab store and the registry (`writeExperimentReport` writes the report).
  */
 export async function runExperiment<S extends SignatureClass>(experiment: LoadedExperiment | ExperimentDefinition<S>, options?: RunExperimentOptions): Promise<ExperimentRun> {
-  return (await import("./run-experiment.js")).runExperiment(experiment, options);
+  return (await import("./experiment/run.js")).runExperiment(experiment, options);
 }

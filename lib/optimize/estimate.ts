@@ -6,6 +6,7 @@ import { Module } from "../module.js";
 import { Predict } from "../predict/predict.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { SignatureClass } from "../signature/signature.js";
+import { predictorLMs } from "../evaluate/predictor-models.js";
 import { estimatedUsage, writeReply } from "../testing/reply.js";
 
 /** What an optimizer run is expected to cost, worked out without calling any model. */
@@ -25,29 +26,6 @@ export interface CallUsage {
   outputTokens: number;
   /** Sent through the provider's batch service: priced at the batch price. */
   batch?: boolean;
-}
-
-/** The model each predictor of `program` calls: its own, else the innermost enclosing module's, else the configured one. */
-export function predictorLMs(program: Module, fallback?: LanguageModel): Map<object, LanguageModel | undefined> {
-  const lms = new Map<object, LanguageModel | undefined>();
-  const seen = new Set<unknown>();
-  const visit = (value: unknown, inherited: LanguageModel | undefined): void => {
-    if (value === null || typeof value !== "object" || seen.has(value)) return;
-    seen.add(value);
-    if (value instanceof Module) {
-      const own = value.config.lm ?? inherited;
-      if ((value as { isPredictor?: unknown }).isPredictor === true) {
-        lms.set(value, own ?? fallback);
-        return;
-      }
-      for (const [key, child] of Object.entries(value)) if (key !== "config") visit(child, own);
-      return;
-    }
-    if (Array.isArray(value)) value.forEach((child) => visit(child, inherited));
-    else if (value instanceof Map) for (const child of value.values()) visit(child, inherited);
-  };
-  visit(program, undefined);
-  return lms;
 }
 
 /** Up to `size` examples spread evenly over the list (all of them when there are fewer). */

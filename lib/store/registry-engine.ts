@@ -3,7 +3,8 @@
 import { nodeCrypto } from "../load-sync.js";
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { canonicalJson } from "../canonical-json.js";
-import { Module, type Tunable } from "../module.js";
+import type { Module, Tunable } from "../module.js";
+import { isModule } from "../module-brand.js";
 import { isPlainObject } from "../plain-object.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import type { CompiledSignature } from "../signature/compile.js";
@@ -52,7 +53,7 @@ export class RegistryEngine {
 
   /** Stores a new version of `name` (1, 2, 3 ... per name) and returns it. */
   async store({ moduleInstance, name, metadata = {} }: StoreOptions): Promise<StoredVersion> {
-    if (!(moduleInstance instanceof Module)) {
+    if (!isModule(moduleInstance)) {
       throw new ValidationError("registry.store expects { moduleInstance } to be a Module (Predict, ChainOfThought or your own)", { field: "moduleInstance" });
     }
     checkName(name);
@@ -81,7 +82,7 @@ export class RegistryEngine {
     const raw = await this.#find(name, options.version);
     const state = storedState(raw, this.path);
     const target = options.into ?? (this.#rebuild(raw) as M);
-    if (!(target instanceof Module)) {
+    if (!isModule(target)) {
       throw new ValidationError("registry.load expects { into } to be a Module instance", { field: "into" });
     }
     applyState(target, state, `"${name}" v${raw.version}`, this.path);

@@ -3,7 +3,8 @@ import { configuredLabUrl, configuredStorePath } from "../config.js";
 import { shownUrl } from "../instrument/redact.js";
 import { storeKind } from "./pg-url.js";
 import { ValidationError } from "../errors.js";
-import { Module } from "../module.js";
+import type { Module } from "../module.js";
+import { isModuleSubclass } from "../module-brand.js";
 import type { RegistryVersion } from "./records.js";
 import type { RegistryEngine } from "./registry-engine.js";
 
@@ -64,7 +65,7 @@ export class Registry {
 
   /** Lets `load` build `ModuleClass` (constructible with no arguments) by its class name, in any process. */
   static register(ModuleClass: new () => Module): void {
-    if (typeof ModuleClass !== "function" || !(ModuleClass.prototype instanceof Module)) {
+    if (!isModuleSubclass(ModuleClass)) {
       throw new ValidationError("Registry.register expects a Module subclass (class MyModule extends Module { ... })", { field: "ModuleClass" });
     }
     classes.set(ModuleClass.name, ModuleClass);

@@ -1,136 +1,17 @@
 import type { ServerResponse } from "node:http";
 import { errorBody, fakeRequest, parseBody, sendJson, type FakeRequest } from "./fake-wire.js";
+import {
+  ANTHROPIC_CUSTOM_ID, CANCELLED_MESSAGE, DAY_MS, EXPIRED_MESSAGE, LIMITS,
+  type BatchError, type BatchState, type FakeBatch, type FakeBatchScript, type FakeBatchWire, type Line, type Outcome, type StoredFile,
+} from "./fake-batch-script.js";
+import { anthropicResult, fileObject, iso, listOf, matches, sendBytes } from "./fake-batch-shapes.js";
+
+export type { FakeBatch, FakeBatchLineMatch, FakeBatchScript, FakeBatchWire } from "./fake-batch-script.js";
 
 // The two batch services of the fake provider: OpenAI's Files + Batch API and Anthropic's Message
 // Batches. Batches advance by polls, not by time, so a test decides exactly what each poll sees.
 // Each line is answered by the same reply machinery as a live request (`answer`), when the line is
 // processed: in request order, in step with the batch's progress.
-
-/** Which batch service a batch was submitted to. */
-export type FakeBatchWire = "openai" | "anthropic";
-
-/** Picks lines of a batch: custom ids, or a predicate on the line's custom id and request. */
-export type FakeBatchLineMatch = readonly string[] | ((customId: string, request: FakeRequest) => boolean);
-
-/** How the next batches behave. Every field is optional: `{}` is a batch that ends on its first poll. */
-export interface FakeBatchScript {
-  /**
-   * How many polls report the batch still running before the poll that reports its end (default 0:
-   * the first poll after creation sees it ended). OpenAI: created `validating`, then `in_progress`
-   * with `request_counts` growing at each poll. Anthropic: `in_progress` with every request counted
-   * as `processing`, as the real service does until the end.
-   */
-  polls?: number;
-  /** Lines that fail with `lineError` (an error-file line on OpenAI, an `errored` result on Anthropic). */
-  failIds?: FakeBatchLineMatch;
-  /** The failure of a line picked by `failIds` (default status 500, a short message). */
-  lineError?: { status?: number; message?: string };
-  /** Lines that expire unanswered (OpenAI: error code `batch_expired`; Anthropic: an `expired` result). */
-  expireIds?: FakeBatchLineMatch;
-  /**
-   * The whole batch fails. OpenAI: `validating` until the end, then `failed` with the message in
-   * `errors.data[0].message`. Anthropic has no failed status: the create call gets a 400
-   * `invalid_request_error` with the message.
-   */
-  fail?: string | { message: string; code?: string };
-  /** The whole batch expires: every line expires; OpenAI `expired`, Anthropic `ended` with expired results. */
-  expire?: boolean;
-  /**
-   * Result lines written broken: the line of a picked request is cut off half-way, so it is not JSON
-   * (its custom id is still readable at its start). The other lines are whole.
-   */
-  malformedIds?: FakeBatchLineMatch;
-  /**
-   * Result lines written twice with different answers: a picked request's result line is followed
-   * by a second line with its custom id, a success holding the reply to a different question (its
-   * last user message replaced by "a different question"), from the same reply machinery.
-   */
-  duplicateIds?: FakeBatchLineMatch;
-  /**
-   * Every poll reports this status (OpenAI `status`, Anthropic `processing_status`) instead of the
-   * real one, and the batch never ends: a status the service does not document, for testing clients.
-   */
-  unknownStatus?: string;
-  /** Order of the result lines: as submitted (default) or reversed, so a client must match by custom id. */
-  order?: "submitted" | "reversed";
-  /** How many batches, in submission order, this script covers (default 1). */
-  times?: number;
-}
-
-/** A batch the fake received, updated as it is polled: what a test asserts on. */
-export interface FakeBatch {
-  readonly id: string;
-  readonly wire: FakeBatchWire;
-  /** The lines' custom ids, in submission order. */
-  readonly customIds: readonly string[];
-  /** One request per line (its `batch` field set), as the live route would have recorded it. */
-  readonly requests: readonly FakeRequest[];
-  /** Every status reported for it, in order: the create response, each poll, the cancel response. */
-  readonly statuses: readonly string[];
-  /** The status it reports now (OpenAI `status`, Anthropic `processing_status`). */
-  readonly status: string;
-  /** How many times it was polled (`GET` of the batch; the Anthropic SDK's `results()` makes one too). */
-  readonly polls: number;
-  /** Whether the client asked to cancel it. */
-  readonly cancelRequested: boolean;
-  /** How many times its results were downloaded (OpenAI: each output or error file read; Anthropic: each results request). */
-  readonly downloads: number;
-}
-
-type Outcome =
-  | { kind: "succeeded"; body: unknown }
-  | { kind: "errored"; status: number; message: string }
-  | { kind: "expired" }
-  | { kind: "canceled" };
-
-interface Line {
-  customId: string;
-  request: FakeRequest;
-  outcome?: Outcome;
-  /** A second, different result for the same custom id (`duplicateIds`). */
-  second?: Outcome;
-}
-
-interface BatchError {
-  code: string;
-  message: string;
-  line: number | null;
-}
-
-interface BatchState {
-  record: { -readonly [K in keyof FakeBatch]: FakeBatch[K] } & { statuses: string[] };
-  wire: FakeBatchWire;
-  script: FakeBatchScript;
-  lines: Line[];
-  /** Set when the OpenAI input file did not validate, or the script fails the batch. */
-  failure?: BatchError[];
-  createdAt: number;
-  /** When the client asked to cancel (ms). */
-  cancelAskedAt?: number;
-  endedAt?: number;
-  /** The terminal status, once ended. */
-  end?: string;
-  openai?: { inputFileId: string; endpoint: string; completionWindow: string; metadata: unknown; model: string | null; outputFileId?: string; errorFileId?: string };
-  /** Anthropic's results JSONL, once ended. */
-  results?: string;
-  /** Serializes polls and cancels of this batch (reply functions may be async). */
-  queue: Promise<unknown>;
-}
-
-interface StoredFile {
-  id: string;
-  filename: string;
-  purpose: string;
-  createdAt: number;
-  content: Buffer;
-}
-
-/** The documented limits (requests per batch, bytes per input). */
-const LIMITS = { openai: { requests: 50_000, bytes: 200 * 1024 * 1024 }, anthropic: { requests: 100_000, bytes: 256 * 1024 * 1024 } };
-const ANTHROPIC_CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;
-const DAY_MS = 24 * 60 * 60 * 1000;
-const EXPIRED_MESSAGE = "This request could not be executed before the completion window expired.";
-const CANCELLED_MESSAGE = "This request was not executed because the batch was cancelled.";
 
 export interface BatchServiceOptions {
   /** Base URL of the server (for Anthropic's `results_url`). */
@@ -512,38 +393,4 @@ export function createBatchService(options: BatchServiceOptions): BatchService {
       uploads = 0;
     },
   };
-}
-
-function matches(match: FakeBatchLineMatch | undefined, line: Line): boolean {
-  if (match === undefined) return false;
-  return typeof match === "function" ? match(line.customId, line.request) : match.includes(line.customId);
-}
-
-function anthropicResult(outcome: Outcome): { type: string; [key: string]: unknown } {
-  if (outcome.kind === "succeeded") return { type: "succeeded", message: outcome.body };
-  if (outcome.kind === "errored") return { type: "errored", error: { ...(errorBody("anthropic", outcome.status, outcome.message) as object), request_id: null } };
-  return { type: outcome.kind };
-}
-
-function fileObject(file: StoredFile): unknown {
-  return {
-    id: file.id, object: "file", bytes: file.content.length, created_at: Math.floor(file.createdAt / 1000),
-    filename: file.filename, purpose: file.purpose, status: "processed", expires_at: null, status_details: null,
-  };
-}
-
-function listOf(data: unknown[], openai: boolean): unknown {
-  const ids = data.map((d) => (d as { id: string }).id);
-  return openai
-    ? { object: "list", data, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, has_more: false }
-    : { data, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null, has_more: false };
-}
-
-function iso(ms: number | undefined): string | null {
-  return ms === undefined ? null : new Date(ms).toISOString();
-}
-
-function sendBytes(res: ServerResponse, bytes: Buffer): void {
-  res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(bytes.length) });
-  res.end(bytes);
 }

@@ -4,7 +4,7 @@
 // `FIELDS_SCRIPT` is the same rendering in the browser, for the rows a live page adds.
 import { html, Markup, valueText } from "./html.js";
 import { partialJson } from "./partial-json.js";
-import { isCut } from "./source.js";
+import { isCut } from "./data/source.js";
 
 /** Characters of a text shown before the rest is folded (opened with a click). */
 export const FOLD_CHARS = 400;

@@ -1,7 +1,7 @@
 // HTML for the viewer's pages. Every interpolated value of the `html` template is escaped unless it is
 // markup this module built (`Markup`), so a stored value (a model's reply, a dataset's text) can only
 // ever be text on the page.
-import { isCut } from "./source.js";
+import { isCut } from "./data/source.js";
 import { escapeHtml } from "../notebook/html.js";
 
 /** Markup built by `html` (safe to insert as it is). */

@@ -12,7 +12,7 @@ import { inferFields } from "../evaluate/fields.js";
 import type { CiMethod } from "../evaluate/stats/methods.js";
 import { meanScoreInterval, metricInterval } from "../evaluate/stats/metric-interval.js";
 import type { EvaluationRow } from "../store/records.js";
-import { FAILED, NO_PREDICTION, type FieldColumns } from "./source.js";
+import { FAILED, NO_PREDICTION, type FieldColumns } from "./data/source.js";
 
 /** One run as the worker reads it: each metric's value and per-row scores, and for `f1_score` the expected and predicted values. */
 export interface PackedRun {

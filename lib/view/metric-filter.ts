@@ -4,7 +4,7 @@
 // its first row scored (one indexed read).
 import { ValidationError } from "../errors.js";
 import type { RunSummary } from "../store/records.js";
-import type { ViewSource } from "./source.js";
+import type { ViewSource } from "./data/source.js";
 
 /** Throws a `ValidationError` when `metric` (given in the query) is none of the run's metrics; `known`: those already at hand. */
 export async function checkMetric(store: ViewSource, run: RunSummary, metric: string | undefined, known: readonly string[]): Promise<void> {

@@ -2,12 +2,12 @@
 // show` computes them from the stored rows, kept by run, row count and status so that a finished run's
 // are computed once. Bootstraps run on the interval worker (intervals.ts).
 import { modifiedWilsonInterval } from "../evaluate/stats/share-interval.js";
-import { metricsOf, storedReport } from "../lab/commands.js";
+import { metricsOf, storedReport } from "../evaluate/stored-run.js";
 import type { EvaluationRun, RunSummary } from "../store/records.js";
 import type { PackedRun } from "./interval-worker.js";
 import type { IntervalWorker } from "./intervals.js";
 import type { MetricLine } from "./pages.js";
-import type { ViewSource } from "./source.js";
+import type { ViewSource } from "./data/source.js";
 
 /** The metric lines of one store's runs. */
 export class MetricLines {

@@ -4,7 +4,7 @@ import type { EvaluationRow, RunSummary } from "../store/records.js";
 import { fields } from "./fields.js";
 import { html, Markup, num } from "./html.js";
 import { models } from "./pages.js";
-import type { ViewVersion } from "./queries.js";
+import type { ViewVersion } from "./data/queries.js";
 
 function predictionFields(row: EvaluationRow | undefined): Markup {
   if (row === undefined) return html`—`;

@@ -5,7 +5,7 @@ import type { ModelCall } from "../lm/usage-scope.js";
 import type { RunSummary } from "../store/records.js";
 import { fields, replyFields } from "./fields.js";
 import { html, type Markup, num } from "./html.js";
-import type { ViewRow } from "./queries.js";
+import type { ViewRow } from "./data/queries.js";
 
 /** An example's model calls as a transcript: each call's messages, then its reply. */
 export function callsSection(calls: ModelCall[] | null): Markup {

@@ -1,12 +1,12 @@
 // The pages of runs: the list, an evaluation (metrics with intervals, rows paged and filtered on the
 // server) and one example. Every stored value goes through `html`, which escapes it.
-import { runTitle } from "../lab/commands.js";
+import { runTitle } from "../evaluate/stored-run.js";
 import type { EvaluationRow, RunSummary } from "../store/records.js";
 import { sourceLink, usageSection } from "./evaluation-usage.js";
 import { fields } from "./fields.js";
 import { html, link, Markup, num } from "./html.js";
-import type { RowQuery, RunQuery, ViewRow } from "./queries.js";
-import { pickBar, pickCell } from "./matrix-pick.js";
+import type { RowQuery, RunQuery, ViewRow } from "./data/queries.js";
+import { pickBar, pickCell } from "./matrix/pick.js";
 
 /** A run's metric with its 95% interval, as `typelm show` prints it. */
 export interface MetricLine {

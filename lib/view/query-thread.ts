@@ -5,7 +5,7 @@
 import { Worker } from "node:worker_threads";
 import { workerScript } from "./intervals.js";
 import type { QueryAnswer, QueryJob, QueryWorkerData } from "./query-worker.js";
-import { QueryTimeout } from "./source.js";
+import { QueryTimeout } from "./data/source.js";
 
 interface Waiting {
   job: QueryJob;

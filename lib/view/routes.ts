@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import { pValueText } from "../evaluate/compare.js";
-import { metricsOf, runTitle } from "../lab/commands.js";
+import { metricsOf, runTitle } from "../evaluate/stored-run.js";
 import type { EvaluationRow, RunSummary } from "../store/records.js";
 import { html, page } from "./html.js";
 import { evaluationPage, KINDS, runsPage, STATUSES, type MetricLine } from "./pages.js";
@@ -15,10 +15,10 @@ import { LIVE_SCRIPT } from "./live-script.js";
 import { checkMetric } from "./metric-filter.js";
 import { IntervalWorker } from "./intervals.js";
 import { MetricLines, recordedMetrics } from "./metric-lines.js";
-import { Matrices } from "./matrix.js";
-import { MatrixRoutes } from "./matrix-routes.js";
-import { PICK_SCRIPT } from "./matrix-pick.js";
-import type { RowQuery, RunQuery, ScoreColumns, ViewSource } from "./source.js";
+import { Matrices } from "./matrix/matrix.js";
+import { MatrixRoutes } from "./matrix/routes.js";
+import { PICK_SCRIPT } from "./matrix/pick.js";
+import type { RowQuery, RunQuery, ScoreColumns, ViewSource } from "./data/source.js";
 import type { PackedRun } from "./interval-worker.js";
 
 const PAGE_SIZE = 50;

@@ -11,9 +11,9 @@ import { hostname, networkInterfaces } from "node:os";
 import { ValidationError } from "../errors.js";
 import { html, page } from "./html.js";
 import { NotFound, Routes } from "./routes.js";
-import { QUERY_TIMEOUT_MS, QueryTimeout, type ViewSource } from "./source.js";
+import { QUERY_TIMEOUT_MS, QueryTimeout, type ViewSource } from "./data/source.js";
 import { isPostgresUrl } from "../store/pg.js";
-import { npmLaunchers, whenEnded } from "../lab/launcher.js";
+import { npmLaunchers, whenEnded } from "../launcher.js";
 
 /** What `startViewer` takes: the store (a file, or a postgres:// URL), and where to listen (default 127.0.0.1:4173). */
 export interface ViewerOptions {
@@ -77,10 +77,10 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
 /** The store's reads: the file at a path, or a team's lab at a postgres:// URL (loads `pg`). */
 async function openSource(store: string, timeoutMs: number): Promise<ViewSource> {
   if (isPostgresUrl(store)) {
-    const { PostgresViewSource } = await import("./pg-source.js");
+    const { PostgresViewSource } = await import("./data/pg-source.js");
     return PostgresViewSource.open(store, { timeoutMs });
   }
-  const { SqliteViewSource } = await import("./queries.js");
+  const { SqliteViewSource } = await import("./data/queries.js");
   return new SqliteViewSource(store, { timeoutMs });
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@jest/globals";
 import { mcnemarComparison } from "../../lib/evaluate/stats/mcnemar.js";
 import { dropPValue, tangoInterval, tangoLowerBound, tangoStatistic } from "../../lib/evaluate/stats/paired-difference.js";
-import { DEFAULT_TOLERANCE, pairedShareDecision } from "../../lib/lab/gate.js";
+import { DEFAULT_TOLERANCE, pairedShareDecision } from "../../lib/lab/gate/gate.js";
 
 // Exact enumeration: n pairs fall into (improved 0→1, worsened 1→0, unchanged) by a multinomial with
 // probabilities (p01, p10, 1 − p01 − p10); the true difference is Δ = p01 − p10. Every probability

@@ -19,7 +19,7 @@ export function runBuiltCli(args: readonly string[], cwd: string, env: NodeJS.Pr
 
 /** Runs `typelm <args>` in this process (lib/, not dist/) from `cwd`; resolves with its exit code and output. */
 export async function runCliHere(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = offline): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { runCli } = await import("../../lib/lab/cli.js");
+  const { runCli } = await import("../../lib/lab/cli/index.js");
   let stdout = "";
   let stderr = "";
   const code = await runCli(args, { stdout: (t) => { stdout += t; }, stderr: (t) => { stderr += t; }, cwd, env, ollamaProbeMs: 200 });

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FewShotExample, Judge, Predict, defineExperiment, type Metric } from "../../lib/index.js";
-import { runExperiment } from "../../lib/lab/run-experiment.js";
+import { runExperiment } from "../../lib/lab/experiment/run.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-experiment-judge-"));

@@ -10,10 +10,10 @@ import {
   ConfigurationError, configure, defineExperiment, Evaluation, FewShotExample, Instrumentation, Judge, LabStore, LM, Predict, Signature,
   resetConfiguration, type TypelmEvent,
 } from "../../lib/index.js";
-import { showRun } from "../../lib/lab/commands.js";
-import type { LoadedExperiment } from "../../lib/lab/load-experiment.js";
-import { runAndReport } from "../../lib/lab/reproduce.js";
-import { runExperiment } from "../../lib/lab/run-experiment.js";
+import { showRun } from "../../lib/lab/cli/show.js";
+import type { LoadedExperiment } from "../../lib/lab/experiment/load.js";
+import { runAndReport } from "../../lib/lab/experiment/reproduce.js";
+import { runExperiment } from "../../lib/lab/experiment/run.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { ScriptedLM, SimulatedLM } from "../../lib/testing/index.js";
 

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { Evaluation, FewShotExample, LabStore, Predict, Signature, rescore, resetConfiguration, ValidationError } from "../../lib/index.js";
-import { showRun } from "../../lib/lab/commands.js";
+import { showRun } from "../../lib/lab/cli/show.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 
 class Capital extends Signature {

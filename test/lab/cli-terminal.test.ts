@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LabStore } from "../../lib/index.js";
-import { runCli } from "../../lib/lab/cli.js";
+import { runCli } from "../../lib/lab/cli/index.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-cli-terminal-"));

@@ -143,7 +143,7 @@ describe("typelm: every usage error exits 2 with one sentence and the command's 
 
 describe("the options each command takes are the ones its usage names", () => {
   it("every option the parser knows is in some command's usage, and every option a usage names is parsed", async () => {
-    const { undeclaredOptions } = await import("../../lib/lab/cli.js");
+    const { undeclaredOptions } = await import("../../lib/lab/cli/index.js");
     expect(undeclaredOptions()).toEqual({ unused: [], unparsed: [] });
   });
 });

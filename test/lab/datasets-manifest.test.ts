@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Predict, defineExperiment, loadDataset } from "../../lib/index.js";
-import { runExperiment } from "../../lib/lab/run-experiment.js";
+import { runExperiment } from "../../lib/lab/experiment/run.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-dataset-manifest-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

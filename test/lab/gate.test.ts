@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { Evaluation, FewShotExample, Predict, Signature } from "../../lib/index.js";
-import { gateLines, junitXml, markdownSummary, readBaseline, resultRows, rowsToReport, runGate, type GateBaseline, type ResultRow } from "../../lib/lab/gate.js";
+import { gateLines, junitXml, markdownSummary, readBaseline, resultRows, rowsToReport, runGate, type GateBaseline, type ResultRow } from "../../lib/lab/gate/gate.js";
 import { ScriptedLM } from "../../lib/testing/index.js";
 import { resetAfterEach } from "../helpers/scripted.js";
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { ConfigurationError, defineExperiment, FewShotExample, LabStore, LM, Module, Predict, Signature } from "../../lib/index.js";
-import { runExperiment } from "../../lib/lab/run-experiment.js";
+import { runExperiment } from "../../lib/lab/experiment/run.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { startFakeProvider, type FakeProvider } from "../../lib/testing/index.js";
 import { offline, runBuiltCli } from "../helpers/cli.js";

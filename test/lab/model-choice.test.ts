@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { chooseModel, firstOllamaModel } from "../../lib/lab/model-choice.js";
+import { chooseModel, firstOllamaModel } from "../../lib/lab/experiment/model-choice.js";
 import { SimulatedLM } from "../../lib/testing/simulated-lm.js";
 
 /** A stand-in for a local Ollama's model list (GET /api/tags), and one that never answers. */

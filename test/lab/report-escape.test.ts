@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@jest/globals";
 import { readFileSync } from "node:fs";
-import type { ModelChoice } from "../../lib/lab/model-choice.js";
-import { renderReport } from "../../lib/lab/report-md.js";
-import type { ReproduceResults } from "../../lib/lab/reproduce.js";
+import type { ModelChoice } from "../../lib/lab/experiment/model-choice.js";
+import { renderReport } from "../../lib/lab/report/report-md.js";
+import type { ReproduceResults } from "../../lib/lab/experiment/reproduce.js";
 
 // Text a model or a dataset could write, each piece something a markdown renderer (CommonMark + GFM,
 // as GitHub shows report.md) would otherwise turn into an image, a link, code, HTML or structure.

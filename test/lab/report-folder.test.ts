@@ -4,8 +4,8 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigurationError, Predict, defineExperiment } from "../../lib/index.js";
-import { REPORT_LOCK, takeReportFolder, writeAtomic } from "../../lib/lab/report-folder.js";
-import { runAndReport } from "../../lib/lab/reproduce.js";
+import { REPORT_LOCK, takeReportFolder, writeAtomic } from "../../lib/lab/report/folder.js";
+import { runAndReport } from "../../lib/lab/experiment/reproduce.js";
 import { runBuiltCli } from "../helpers/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-report-folder-"));

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@jest/globals";
 import { readFileSync } from "node:fs";
-import { renderReport } from "../../lib/lab/report-md.js";
-import type { ModelChoice } from "../../lib/lab/model-choice.js";
-import type { ReproduceResults } from "../../lib/lab/reproduce.js";
+import { renderReport } from "../../lib/lab/report/report-md.js";
+import type { ModelChoice } from "../../lib/lab/experiment/model-choice.js";
+import type { ReproduceResults } from "../../lib/lab/experiment/reproduce.js";
 
 describe("report.md", () => {
   it("writes model and dataset text as text: HTML in an instruction or a demo is escaped, pipes and newlines kept out of table cells", () => {

@@ -2,11 +2,11 @@ import { afterAll, describe, expect, it } from "@jest/globals";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ModelChoice } from "../../lib/lab/model-choice.js";
+import type { ModelChoice } from "../../lib/lab/experiment/model-choice.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import type { EvaluationRow } from "../../lib/store/records.js";
-import { renderReport } from "../../lib/lab/report-md.js";
-import type { ComparisonResult, ReproduceResults } from "../../lib/lab/reproduce.js";
+import { renderReport } from "../../lib/lab/report/report-md.js";
+import type { ComparisonResult, ReproduceResults } from "../../lib/lab/experiment/reproduce.js";
 import { runBuiltCli } from "../helpers/cli.js";
 
 // The reproductions run in child processes (the built CLI): nothing here configures an LM, and a run's

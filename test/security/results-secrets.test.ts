@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LM, Predict, defineExperiment, type LMRequest, type LMResponse } from "../../lib/index.js";
-import { runAndReport } from "../../lib/lab/reproduce.js";
-import { isCredentialName, recordedOptions } from "../../lib/lab/recorded-options.js";
+import { runAndReport } from "../../lib/lab/experiment/reproduce.js";
+import { isCredentialName, recordedOptions } from "../../lib/lab/experiment/recorded-options.js";
 import { SimulatedLM } from "../../lib/testing/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-results-secrets-"));

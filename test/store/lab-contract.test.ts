@@ -4,7 +4,7 @@
 // flush (PostgreSQL queues writes), which `attempt` covers. Engine-specific behaviour stays in
 // lab-store.test.ts and pg-lab-store.test.ts.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import { runCli } from "../../lib/lab/cli.js";
+import { runCli } from "../../lib/lab/cli/index.js";
 import { resetConfiguration } from "../../lib/config.js";
 import { ValidationError } from "../../lib/errors.js";
 import { copyLab, copyReportText } from "../../lib/store/lab-copy.js";

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { configure, resetConfiguration } from "../../lib/config.js";
-import { runCli } from "../../lib/lab/cli.js";
+import { runCli } from "../../lib/lab/cli/index.js";
 import { closeStoreSync, openStoreSync } from "../../lib/store/db.js";
 import { ConfigurationError, ValidationError } from "../../lib/errors.js";
 import { Evaluation, FewShotExample, Predict, Signature } from "../../lib/index.js";

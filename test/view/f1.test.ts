@@ -13,7 +13,7 @@ import { inferFields } from "../../lib/evaluate/fields.js";
 import { f1Statistic } from "../../lib/evaluate/stats/f1-statistic.js";
 import { metricInterval } from "../../lib/evaluate/stats/metric-interval.js";
 import { allIndices } from "../../lib/evaluate/stats/statistic.js";
-import { metricsOf } from "../../lib/lab/commands.js";
+import { metricsOf } from "../../lib/evaluate/stored-run.js";
 import { closeStoreSync, openStoreSync } from "../../lib/store/db.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import type { EvaluationRow, EvaluationRun } from "../../lib/store/records.js";

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Page } from "puppeteer-core";
-import { showRun } from "../../lib/lab/commands.js";
+import { showRun } from "../../lib/lab/cli/show.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
 import { browseFixture, browserTestsRun } from "./browser.js";

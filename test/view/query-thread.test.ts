@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from "@jest/globals";
 import { QueryThread } from "../../lib/view/query-thread.js";
-import { QueryTimeout } from "../../lib/view/source.js";
+import { QueryTimeout } from "../../lib/view/data/source.js";
 import { buildFixture, removeFixtures } from "./fixture.js";
 
 afterAll(() => removeFixtures());
