@@ -26,7 +26,7 @@ export interface CliIO {
 
 const USAGE = `Usage:
   typelm run <experiment file> [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--batch] [--out DIR]
-             [--seeds N] [--baseline <results.json | run id> [--tolerance T] [--allow-underpowered] [--junit FILE]]
+             [--seeds N] [--baseline <results.json | run id> [--tolerance T] [--allow-underpowered] [--junit FILE]] [--watch]
       Runs an experiment file (TypeScript or JavaScript, default-exporting defineExperiment(...)) once
       per --lm and writes <DIR, default reports>/<name>/report.md and results.json.
       Model: --lm (repeat it to compare models), else TYPELM_LM, else a local Ollama that answers,
@@ -39,6 +39,8 @@ const USAGE = `Usage:
       "passed" (a drop larger than T ruled out; --tolerance T, default 0.05, --max-drop T is the
       same) or "inconclusive" (too few examples to tell: exit 1, or 0 with --allow-underpowered);
       --junit FILE writes JUnit XML; with GITHUB_STEP_SUMMARY set, a Markdown table is appended to it.
+      --watch runs it again whenever the file, a file it imports or its dataset changes, and prints
+      each evaluation against the previous good run (paired tests, examples changed); Ctrl-C stops.
   typelm reproduce [experiment] [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--batch] [--out DIR]
       Runs a bundled experiment (default poem-sentiment): ${BUNDLED_EXPERIMENTS.join(", ")}.
       Takes every option of typelm run.
@@ -128,7 +130,7 @@ const OPTIONS = {
   out: { type: "string" }, batch: { type: "boolean" }, kind: { type: "string" }, help: { type: "boolean", short: "h" },
   baseline: { type: "string" }, "max-drop": { type: "string" }, junit: { type: "string" }, seeds: { type: "string" },
   tolerance: { type: "string" }, "allow-underpowered": { type: "boolean" },
-  metric: { type: "string", multiple: true },
+  metric: { type: "string", multiple: true }, watch: { type: "boolean" },
   store: { type: "string" }, port: { type: "string" }, host: { type: "string" },
 } as const satisfies Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
 
@@ -176,13 +178,16 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     };
     if (command === "reproduce") {
       if (rest.length > 1) throw new UsageError(`reproduce takes one experiment; received ${rest.join(" ")}`, { field: "experiment" });
+      if (values.watch === true) throw new UsageError("--watch goes with typelm run <file>: it watches an experiment file of yours", { field: "watch" });
       return reported(await reproduce({ experiment: rest[0] ?? "poem-sentiment", ...common() }));
     }
     if (command === "run") {
       if (rest.length !== 1) {
         throw new UsageError(rest.length === 0 ? "run needs an experiment file, e.g. typelm run experiments/tickets.ts (typelm init <name> writes one)" : `run takes one experiment file; received ${rest.join(" ")}`, { field: "file" });
       }
-      return reported(await runAndReport(rest[0]!, common()));
+      const options = common();
+      if (values.watch === true) return await (await import("./watch.js")).watchRun({ file: rest[0]!, argv, cwd, env: io.env ?? process.env, io, runOnce: async (loaded) => reported(await runAndReport(loaded, options)) });
+      return reported(await runAndReport(rest[0]!, options));
     }
     if (command === "init") {
       if (rest.length !== 1) throw new UsageError("init takes one name, e.g. typelm init tickets", { field: "name" });
