@@ -61,7 +61,8 @@ async function watchedRun(options: WatchRunOptions): Promise<number> {
   process.channel?.unref();
   const send = (message: ChildMessage) => {
     try {
-      process.send?.(message);
+      // The callback takes a failed send (the watching process gone) instead of an 'error' event.
+      process.send?.(message, undefined, undefined, () => undefined);
     } catch {
       // The watching process has gone: the run goes on alone.
     }

@@ -82,6 +82,9 @@ function seen(which: "stdout" | "stderr", pattern: RegExp, count: number): Promi
 }
 
 const WATCHING = /typelm run --watch: watching \d+ files/g;
+const LIVE = /shout baseline: run [0-9a-f-]{36}; typelm view shows it live/g;
+/** A helper whose program waits ten minutes on "hen": a run of it is still going when the test acts. */
+const HANGS = "export async function shout(word) { if (word === \"hen\") await new Promise((r) => setTimeout(r, 600000)); return word.toUpperCase(); }\n";
 const RERUN = /^Run \d+ against the previous good run:$/gm;
 
 /** The block printed for run `n` (from its header to the blank line after it). */
@@ -177,12 +180,30 @@ describe("typelm run --watch", () => {
     expect(block(8)).toMatch(/\n {2}accuracy {2}0\.900 {3}0\.000 {2}-0\.900 /);
   }, 180_000);
 
+  it("a change while a run is going: that run is stopped and marked failed, and the next one is compared with the last good run", async () => {
+    writeFileSync(join(project, "lib", "shout.mjs"), HANGS);
+    await seen("stderr", LIVE, 8);
+    const stale = announced()[7]!;
+    writeFileSync(join(project, "lib", "shout.mjs"), "export function shout(word) { return word.toUpperCase(); }\n");
+    await seen("stdout", RERUN, 7);
+    await seen("stderr", WATCHING, 9);
+    expect(stderr).toContain(`shout baseline: run ${stale.slice(0, 8)} did not finish (a watched file changed and typelm run --watch started again); marked failed`);
+    expect(stderr).toContain("lib/shout.mjs changed; running again (run 10)");
+    const ids = announced();
+    expect(block(10)).toContain(`shout baseline: run ${ids[8]!.slice(0, 8)} against ${ids[6]!.slice(0, 8)}, 10 examples paired by id`);
+    const store = LabStore.open(join(project, ".typelm", "lab.sqlite"));
+    try {
+      const run = store.runs({ kind: "evaluation" }).find((r) => r.id === stale)!;
+      expect([run.status, run.error]).toEqual(["failed", "interrupted: a watched file changed and typelm run --watch started again"]);
+    } finally {
+      store.close();
+    }
+  }, 180_000);
+
   it("SIGINT while a run is going: it stops, exits 0, and leaves no run running in the lab store", async () => {
-    // The program now waits ten minutes on "hen": the run is still going when the signal comes.
-    writeFileSync(join(project, "lib", "shout.mjs"),
-      "export async function shout(word) { if (word === \"hen\") await new Promise((r) => setTimeout(r, 600000)); return word.toUpperCase(); }\n");
-    await seen("stderr", /shout baseline: run [0-9a-f-]{36}; typelm view shows it live/g, 8);
-    const inFlight = announced()[7]!;
+    writeFileSync(join(project, "lib", "shout.mjs"), HANGS);
+    await seen("stderr", LIVE, 10);
+    const inFlight = announced()[9]!;
     const store = LabStore.open(join(project, ".typelm", "lab.sqlite"));
     try {
       // It is recorded as running before the signal (so the check after it means something).
@@ -192,7 +213,7 @@ describe("typelm run --watch", () => {
       expect(stderr).toContain(`shout baseline: run ${inFlight.slice(0, 8)} did not finish (typelm run --watch was stopped); marked failed`);
       expect(stderr).toMatch(/typelm run --watch: stopped\n$/);
       const runs = store.runs({ kind: "evaluation" });
-      expect(runs).toHaveLength(8);
+      expect(runs).toHaveLength(10);
       expect(runs.filter((r) => r.status === "running")).toEqual([]);
       const last = runs.find((r) => r.id === inFlight)!;
       expect([last.status, last.error]).toEqual(["failed", "interrupted: typelm run --watch was stopped"]);
