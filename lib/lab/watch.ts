@@ -59,6 +59,8 @@ export async function watchRun(options: WatchRunOptions): Promise<number> {
 async function watchedRun(options: WatchRunOptions): Promise<number> {
   // The channel must not keep this process alive: a run that waits for nothing ends as `typelm run` does.
   process.channel?.unref();
+  // The watching process has gone (killed with SIGKILL): a run nobody watches any more stops too.
+  process.once("disconnect", () => process.kill(process.pid, "SIGTERM"));
   const send = (message: ChildMessage) => {
     try {
       // The callback takes a failed send (the watching process gone) instead of an 'error' event.

@@ -103,12 +103,19 @@ function announced(): string[] {
 
 describe("typelm run --watch", () => {
   beforeAll(() => {
-    proc = spawn(process.execPath, [BIN, "run", "experiments/shout.mjs", "--lm", "simulated/stand-in", "--watch"], { cwd: project, env: offline, stdio: ["ignore", "pipe", "pipe"] });
+    proc = spawn(process.execPath, [BIN, "run", "experiments/shout.mjs", "--lm", "simulated/stand-in", "--watch"], { cwd: project, env: offline, stdio: ["ignore", "pipe", "pipe"], detached: true });
     proc.stdout!.on("data", (d: Buffer) => { stdout += d.toString(); });
     proc.stderr!.on("data", (d: Buffer) => { stderr += d.toString(); });
     exited = new Promise((done) => proc.once("exit", (code, signal) => done({ code, signal })));
   });
-  afterAll(() => { if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL"); });
+  // After a failure: the command and the run it started (its own process group), so nothing is left running.
+  afterAll(() => {
+    try {
+      process.kill(-proc.pid!, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  });
 
   it("runs once, then watches the experiment, the helper it imports and the three data files", async () => {
     await seen("stderr", WATCHING, 1);
