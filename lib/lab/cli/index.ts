@@ -78,13 +78,16 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     };
     if (command === "reproduce") {
       if (rest.length > 1) throw new UsageError(`reproduce takes one experiment; received ${rest.join(" ")}`, { field: "experiment" });
+      if (values.watch === true) throw new UsageError("--watch goes with typelm run <file>: it watches an experiment file of yours", { field: "watch" });
       return reported(await reproduce({ experiment: rest[0] ?? "poem-sentiment", ...common() }));
     }
     if (command === "run") {
       if (rest.length !== 1) {
         throw new UsageError(rest.length === 0 ? "run needs an experiment file, e.g. typelm run experiments/tickets.ts (typelm init <name> writes one)" : `run takes one experiment file; received ${rest.join(" ")}`, { field: "file" });
       }
-      return reported(await runAndReport(rest[0]!, common()));
+      const options = common();
+      if (values.watch === true) return await (await import("../watch/watch.js")).watchRun({ file: rest[0]!, argv, cwd, env: io.env ?? process.env, io, runOnce: async (loaded) => reported(await runAndReport(loaded, options)) });
+      return reported(await runAndReport(rest[0]!, options));
     }
     if (command === "init") {
       if (rest.length !== 1) throw new UsageError("init takes one name, e.g. typelm init tickets", { field: "name" });

@@ -7,7 +7,7 @@ import { closest, UsageError } from "./usage.js";
 /** The whole usage, as `typelm help` prints it; each command's part declares the options it takes. */
 export const USAGE = `Usage:
   typelm run <experiment file> [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--batch] [--out DIR]
-             [--seeds N] [--baseline <results.json | run id> [--tolerance T] [--allow-underpowered] [--junit FILE]]
+             [--seeds N] [--baseline <results.json | run id> [--tolerance T] [--allow-underpowered] [--junit FILE]] [--watch]
       Runs an experiment file (TypeScript or JavaScript, default-exporting defineExperiment(...)) once
       per --lm and writes <DIR, default reports>/<name>/report.md and results.json.
       Model: --lm (repeat it to compare models), else TYPELM_LM, else a local Ollama that answers,
@@ -20,6 +20,8 @@ export const USAGE = `Usage:
       "passed" (a drop larger than T ruled out; --tolerance T, default 0.05, --max-drop T is the
       same) or "inconclusive" (too few examples to tell: exit 1, or 0 with --allow-underpowered);
       --junit FILE writes JUnit XML; with GITHUB_STEP_SUMMARY set, a Markdown table is appended to it.
+      --watch runs it again whenever the file, a file it imports or its dataset changes, and prints
+      each evaluation against the previous good run (paired tests, examples changed); Ctrl-C stops.
   typelm reproduce [experiment] [--lm provider/model ...] [--limit N] [--seed N] [--no-cache] [--batch] [--out DIR]
       Runs a bundled experiment (default poem-sentiment): ${BUNDLED_EXPERIMENTS.join(", ")}.
       Takes every option of typelm run.
@@ -109,7 +111,7 @@ export const OPTIONS = {
   out: { type: "string" }, batch: { type: "boolean" }, kind: { type: "string" }, help: { type: "boolean", short: "h" },
   baseline: { type: "string" }, "max-drop": { type: "string" }, junit: { type: "string" }, seeds: { type: "string" },
   tolerance: { type: "string" }, "allow-underpowered": { type: "boolean" },
-  metric: { type: "string", multiple: true },
+  metric: { type: "string", multiple: true }, watch: { type: "boolean" },
   store: { type: "string" }, port: { type: "string" }, host: { type: "string" },
 } as const satisfies Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
 
