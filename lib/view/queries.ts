@@ -12,6 +12,7 @@ import { storeError } from "../store/db.js";
 import { storedCalls } from "../store/stored-calls.js";
 import { QueryThread } from "./query-thread.js";
 import { sqliteLineUpSql, type LineUpRow } from "./matrix-sql.js";
+import { inOrderLineUp, sqliteInOrderSql, type InOrderRow } from "./matrix-in-order.js";
 import type { ModelCall } from "../lm/usage-scope.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../store/records.js";
 import {
@@ -315,6 +316,13 @@ export class SqliteViewSource implements ViewSource {
     runIds.forEach((id, j) => { params[`r${j}`] = id; });
     return this.#reading(async (json) => {
       try {
+        // The usual runs (one test set in the same order) are joined by index; others are grouped by example id.
+        const counts = runIds.map((id) => this.#get<{ n: number }>("SELECT count(*) AS n FROM lab_rows WHERE run_id = ?", [id])!.n);
+        if (counts.every((n) => n === counts[0])) {
+          const joined = await this.#thread.read<InOrderRow>(sqliteInOrderSql(runIds.length, metrics.length, json, (idx) => `typelm_live(${idx})`), params, false, signal);
+          const inOrder = inOrderLineUp(joined, counts);
+          if (inOrder !== undefined) return inOrder;
+        }
         return await this.#thread.read<LineUpRow>(sqliteLineUpSql(runIds.length, metrics.length, json, "typelm_live(idx)"), params, false, signal);
       } catch (error) {
         throw error instanceof QueryTimeout || signal?.aborted ? error : storeError(this.path, "read", error);
