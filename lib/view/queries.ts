@@ -68,6 +68,11 @@ export class SqliteViewSource implements ViewSource {
     }
   }
 
+  /** Starts the query thread now rather than at the first slow read (see `QueryThread.start`). */
+  startThread(): void {
+    this.#thread.start();
+  }
+
   async close(): Promise<void> {
     await this.#thread.close();
     this.#db.close();
@@ -150,8 +155,9 @@ export class SqliteViewSource implements ViewSource {
    */
   async scoreCounts(runId: string, metric: string): Promise<{ n: number; sum: number; other: number }> {
     const c = await this.#reading((json) => this.#get<{ n: number; sum: number | null; other: number | null }>(
-      `SELECT count(*) AS n, sum(coalesce(json_extract(${json("scores_json")}, @path), 0)) AS sum,
-       sum(coalesce(json_extract(${json("scores_json")}, @path), 0) NOT IN (0, 1)) AS other FROM lab_rows WHERE run_id = @run`,
+      // Each row's score read once (LIMIT -1 keeps the subquery from being flattened into two reads).
+      `SELECT count(*) AS n, sum(s) AS sum, sum(s NOT IN (0, 1)) AS other
+       FROM (SELECT coalesce(json_extract(${json("scores_json")}, @path), 0) AS s FROM lab_rows WHERE run_id = @run LIMIT -1)`,
       { run: runId, path: `$.${JSON.stringify(metric)}` },
     )!);
     return { n: c.n, sum: c.sum ?? 0, other: c.other ?? 0 };
