@@ -8,7 +8,9 @@ import type { LineUpRow } from "./matrix-sql.js";
 
 /** One index of the runs joined by index: its example id (`#<index>` without one), whether every run has that id there, whether the scores differ. */
 export interface InOrderRow {
+  /** The index, the same in every run. */
   idx: number;
+  /** The first run's example id there (`#<index>` for a row without one). */
   id: string;
   /** 1 when every run's row at this index has the first run's example id. */
   same: number;
