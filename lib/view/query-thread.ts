@@ -54,6 +54,14 @@ export class QueryThread {
     });
   }
 
+  /**
+   * Starts the worker now, before any read (the viewer does at its start): starting it takes a few
+   * hundred milliseconds on a busy machine, which the first slow read, a matrix's say, then does not wait for.
+   */
+  start(): void {
+    this.#start();
+  }
+
   #pump(): void {
     if (this.#running !== undefined) return;
     const next = this.#queue.shift();

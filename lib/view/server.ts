@@ -81,7 +81,10 @@ async function openSource(store: string, timeoutMs: number): Promise<ViewSource>
     return PostgresViewSource.open(store, { timeoutMs });
   }
   const { SqliteViewSource } = await import("./data/queries.js");
-  return new SqliteViewSource(store, { timeoutMs });
+  const source = new SqliteViewSource(store, { timeoutMs });
+  // The query thread starts with the viewer, so that the first slow read (a matrix's line-up) does not wait for it.
+  source.startThread();
+  return source;
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -12,6 +12,7 @@ import { storeError } from "../../store/db.js";
 import { storedCalls } from "../../store/stored-calls.js";
 import { QueryThread } from "../query-thread.js";
 import { sqliteLineUpSql, type LineUpRow } from "../matrix/sql.js";
+import { inOrderLineUp, sqliteInOrderSql, type InOrderRow } from "../matrix/in-order.js";
 import type { ModelCall } from "../../lm/usage-scope.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../../store/records.js";
 import {
@@ -65,6 +66,11 @@ export class SqliteViewSource implements ViewSource {
     } catch (error) {
       throw storeError(this.path, "open", error);
     }
+  }
+
+  /** Starts the query thread now rather than at the first slow read (see `QueryThread.start`). */
+  startThread(): void {
+    this.#thread.start();
   }
 
   async close(): Promise<void> {
@@ -149,8 +155,9 @@ export class SqliteViewSource implements ViewSource {
    */
   async scoreCounts(runId: string, metric: string): Promise<{ n: number; sum: number; other: number }> {
     const c = await this.#reading((json) => this.#get<{ n: number; sum: number | null; other: number | null }>(
-      `SELECT count(*) AS n, sum(coalesce(json_extract(${json("scores_json")}, @path), 0)) AS sum,
-       sum(coalesce(json_extract(${json("scores_json")}, @path), 0) NOT IN (0, 1)) AS other FROM lab_rows WHERE run_id = @run`,
+      // Each row's score read once (LIMIT -1 keeps the subquery from being flattened into two reads).
+      `SELECT count(*) AS n, sum(s) AS sum, sum(s NOT IN (0, 1)) AS other
+       FROM (SELECT coalesce(json_extract(${json("scores_json")}, @path), 0) AS s FROM lab_rows WHERE run_id = @run LIMIT -1)`,
       { run: runId, path: `$.${JSON.stringify(metric)}` },
     )!);
     return { n: c.n, sum: c.sum ?? 0, other: c.other ?? 0 };
@@ -315,6 +322,13 @@ export class SqliteViewSource implements ViewSource {
     runIds.forEach((id, j) => { params[`r${j}`] = id; });
     return this.#reading(async (json) => {
       try {
+        // The usual runs (one test set in the same order) are joined by index; others are grouped by example id.
+        const counts = runIds.map((id) => this.#get<{ n: number }>("SELECT count(*) AS n FROM lab_rows WHERE run_id = ?", [id])!.n);
+        if (counts.every((n) => n === counts[0])) {
+          const joined = await this.#thread.read<InOrderRow>(sqliteInOrderSql(runIds.length, metrics.length, json, (idx) => `typelm_live(${idx})`), params, false, signal);
+          const inOrder = inOrderLineUp(joined, counts);
+          if (inOrder !== undefined) return inOrder;
+        }
         return await this.#thread.read<LineUpRow>(sqliteLineUpSql(runIds.length, metrics.length, json, "typelm_live(idx)"), params, false, signal);
       } catch (error) {
         throw error instanceof QueryTimeout || signal?.aborted ? error : storeError(this.path, "read", error);

@@ -283,7 +283,7 @@ export interface ViewSource {
   rowsByIndex(runId: string, indices: readonly number[]): Promise<ViewRow[]>;
   /**
    * Several runs' rows grouped by example id in the first run's order, with whether their scores on
-   * `metrics` differ (a matrix's line-up, matrix-sql.ts); a slow read, stopped when `signal` is aborted.
+   * `metrics` differ (a matrix's line-up, matrix/sql.ts); a slow read, stopped when `signal` is aborted.
    */
   lineUp(runIds: readonly string[], metrics: readonly string[], signal?: AbortSignal): Promise<LineUpRow[]>;
   /** The trials of an optimization, by index. */

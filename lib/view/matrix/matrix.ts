@@ -1,6 +1,6 @@
 // The viewer's matrix: several evaluation runs over the same examples side by side (`/matrix?runs=a,b,c`).
 // The runs' rows are lined up by example id in the first run's order, and the examples where their
-// scores differ marked, by one SQL read (matrix-sql.ts: on the file's query thread, or PostgreSQL's
+// scores differ marked, by one SQL read (sql.ts: on the file's query thread, or PostgreSQL's
 // sessions for slow reads); that line-up is kept per runs, row counts and statuses, so paging and the
 // disagreement filter cost one page of rows (read by index, in each run) each. Each run's metrics and intervals are its page's (`MetricLines`); the
 // pairwise tests (`typelm compare` on each pair, Holm-adjusted over the family) run on the interval
