@@ -4,7 +4,7 @@
 // sessions for slow reads); that line-up is kept per runs, row counts and statuses, so paging and the
 // disagreement filter cost one page of rows (read by index, in each run) each. Each run's metrics and intervals are its page's (`MetricLines`); the
 // pairwise tests (`typelm compare` on each pair, Holm-adjusted over the family) run on the interval
-// worker. The pages are matrix-page.ts; routes.ts sends the requests here.
+// worker. The pages are page.ts; routes.ts sends the requests here.
 import { ValidationError } from "../../errors.js";
 import type { Comparison } from "../../evaluate/compare.js";
 import { holm } from "../../evaluate/stats/holm.js";

@@ -1,7 +1,7 @@
 // The matrix's pages: `/matrix?runs=a,b,c` (each run's metrics with their intervals on top, then one
 // row per example with each run's prediction and scores, the rows where the runs disagree marked) and
 // `/matrix/tests?runs=…` (every pair of runs compared, Holm-adjusted). The runs page's picking of runs
-// is matrix-pick.ts. Every stored value goes through `html`.
+// is pick.ts. Every stored value goes through `html`.
 import { pValueText } from "../../evaluate/compare.js";
 import type { RunSummary } from "../../store/records.js";
 import { clip, html, link, Markup, num, valueText } from "../html.js";

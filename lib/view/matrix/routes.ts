@@ -1,6 +1,6 @@
 // The matrix's addresses: `/matrix?runs=a,b,c[&disagree=1][&page=N][&size=N]`, `/matrix/tests?runs=…`,
 // and the same data as JSON under `/api/matrix` and `/api/matrix/tests`. The data is matrix.ts's, the
-// pages matrix-page.ts's; routes.ts hands these paths here with the page and size it read.
+// pages page.ts's; routes.ts hands these paths here with the page and size it read.
 import { page } from "../html.js";
 import { Matrices, matrixRunIds } from "./matrix.js";
 import { matrixPage, matrixTestsPage } from "./page.js";
