@@ -33,7 +33,9 @@ const mp3 = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x00]), Buffer.alloc(4
 const aac = Buffer.concat([Buffer.from([0xff, 0xf1, 0x50, 0x80]), Buffer.alloc(60)]); // ADTS AAC: layer bits 00, not MP3
 
 const dir = mkdtempSync(join(tmpdir(), "typelm-media-"));
-afterEach(() => jest.restoreAllMocks());
+afterEach(() => {
+  jest.restoreAllMocks();
+});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("sniffing the media type from the bytes", () => {
@@ -95,9 +97,9 @@ describe("media values", () => {
 });
 
 class Describe extends Signature {
-  static description = "Answer the question about the pictures.";
-  static input = { photo: t.image(), more: z.array(t.image()).optional(), clip: t.audio().optional(), paper: t.document().optional(), question: z.string() };
-  static output = { answer: z.string() };
+  static override description = "Answer the question about the pictures.";
+  static override input = { photo: t.image(), more: z.array(t.image()).optional(), clip: t.audio().optional(), paper: t.document().optional(), question: z.string() };
+  static override output = { answer: z.string() };
 }
 
 describe("media fields", () => {
@@ -150,9 +152,12 @@ describe("media fields", () => {
 
   it("refuse before any model call", async () => {
     const lm = new ScriptedLM([{ answer: "a cat" }]);
-    const predict = new Predict(Describe, { lm });
-    await expect(predict.call({ photo: Image.fromBytes(pdf), question: "What animal?" })).rejects.toThrow(ValidationError);
+    const predict = new Predict(Describe);
+    await expect(predict.call({ photo: Image.fromBytes(pdf), question: "What animal?" }, { lm })).rejects.toThrow(ValidationError);
     expect(lm.requests).toHaveLength(0);
+    // The same predictor with a PNG reaches the model.
+    await predict.call({ photo: Image.fromBytes(png), question: "What animal?" }, { lm });
+    expect(lm.requests).toHaveLength(1);
   });
 
   it("may hold media in demos", () => {
