@@ -12,7 +12,7 @@ import { datasetMediaCell } from "../media/dataset-files.js";
 import { mediaTypes } from "../media/field.js";
 
 /** The datasets shipped in `datasets/` (built by scripts/build-datasets.ts). */
-const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k", "squality-ratings"] as const;
+const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k", "squality-ratings", "shapes"] as const;
 
 const SPLITS = ["train", "dev", "test"] as const;
 /** The three splits of a dataset. */
