@@ -9,9 +9,17 @@ import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { z } from "zod";
 import { ValidationError } from "../errors.js";
-import { unwrap } from "../signature/fields.js";
 import { mediaKind } from "./field.js";
 import { MEDIA_CLASSES, type MediaKind, type MediaSource, type MediaValue } from "./media.js";
+
+const WRAPPERS = new Set(["optional", "nullable", "default", "prefault", "readonly", "nonoptional", "catch"]);
+
+/** The schema inside optional, nullable and default wrappers (media/ sits below signature/, so not its `unwrap`). */
+function unwrapped(schema: z.ZodType): z.ZodType {
+  let s = schema;
+  for (let def = s._zod.def as { type: string; innerType?: z.ZodType }; WRAPPERS.has(def.type) && def.innerType !== undefined; def = s._zod.def as typeof def) s = def.innerType;
+  return s;
+}
 
 /** Whether `path` is inside `root` (not `root` itself). */
 function within(root: string, path: string): boolean {
@@ -53,11 +61,11 @@ function load(kind: MediaKind, folder: string, cell: unknown, where: string, fro
  * cell as usual. `where` starts each error sentence (file, line, row and field).
  */
 export function datasetMediaCell(schema: z.ZodType, cell: unknown, folder: string, where: string, fromText: boolean): unknown {
-  const base = unwrap(schema).base;
+  const base = unwrapped(schema);
   const kind = mediaKind(base);
   if (kind !== undefined) return load(kind, folder, cell, where, fromText);
   const def = base._zod.def as { type: string; element?: z.ZodType };
-  const elementKind = def.type === "array" && def.element !== undefined ? mediaKind(unwrap(def.element).base) : undefined;
+  const elementKind = def.type === "array" && def.element !== undefined ? mediaKind(unwrapped(def.element)) : undefined;
   if (elementKind === undefined) return undefined;
   if (!Array.isArray(cell)) throw new ValidationError(`${where}: expected a list of {"file": "<path>"} values; received ${JSON.stringify(cell)}`, { field: where });
   return cell.map((c, i) => load(elementKind, folder, c, `${where}[${i}]`, false));
