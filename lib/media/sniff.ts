@@ -2,7 +2,9 @@
  * Reads a media type from the first bytes of a value (its magic numbers), never from a file name: PNG,
  * JPEG, GIF and WebP images, WAV and MP3 audio, PDF documents. A small built-in sniffer, synchronous
  * so inputs are checked inside the same (synchronous) validation as every other field, with no
- * dependency loaded at `import "typelm"`.
+ * dependency loaded at `import "typelm"`. (`file-type` was considered: its detection has been async
+ * since version 13 and it is ES-module only, while `fromBytes`/`fromBase64` and input validation are
+ * synchronous; the seven formats the providers take need no more than these checks.)
  */
 
 /** The media types the sniffer recognises, by the kind of value they make. */
