@@ -10,7 +10,7 @@ import { builtin, nodeCrypto } from "../load-sync.js";
 import { SUPPORTED_TYPES, sniffMediaType } from "./sniff.js";
 
 /** What a media value is: an image, an audio clip or a document. */
-export type MediaKind = keyof typeof SUPPORTED_TYPES;
+export type MediaKind = "image" | "audio" | "document";
 
 /** What a media value is made from (see the `from*` factories). */
 export interface MediaSource {

@@ -8,11 +8,11 @@
  */
 
 /** The media types the sniffer recognises, by the kind of value they make. */
-export const SUPPORTED_TYPES = {
+export const SUPPORTED_TYPES: Record<"image" | "audio" | "document", readonly string[]> = {
   image: ["image/png", "image/jpeg", "image/gif", "image/webp"],
   audio: ["audio/wav", "audio/mpeg"],
   document: ["application/pdf"],
-} as const;
+};
 
 const startsWith = (bytes: Uint8Array, at: number, ascii: string): boolean => {
   if (bytes.length < at + ascii.length) return false;
