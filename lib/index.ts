@@ -3,6 +3,8 @@ export { Signature } from "./signature/signature.js";
 export type { Shape, SignatureClass, DefinedSignature, InputShapeOf, OutputShapeOf } from "./signature/signature.js";
 export type { InputOf, OutputOf, SignatureInputs, SignatureOutputs } from "./signature/infer.js";
 export { t, Temporal } from "./signature/temporal.js";
+export { Image, Audio, Document, MediaValue } from "./media/media.js";
+export type { MediaKind, MediaSource } from "./media/media.js";
 
 export { configure, withLM, resetConfiguration } from "./config.js";
 export type { GlobalConfig, ModuleConfig, LogLevel } from "./config.js";

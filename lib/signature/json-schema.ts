@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Shape } from "./signature.js";
 import { unwrap } from "./fields.js";
 import { temporalKind } from "./temporal.js";
+import { mediaJsonSchema, mediaKind } from "../media/field.js";
 
 type Json = Record<string, unknown>;
 
@@ -34,7 +35,9 @@ function override(ctx: { zodSchema: unknown; jsonSchema: Json }): void {
   switch (def.type) {
     case "custom": {
       const kind = temporalKind(schema);
-      if (kind === "date") replaceContents(json, { type: "string", format: "date" });
+      const media = mediaKind(schema);
+      if (media !== undefined) replaceContents(json, mediaJsonSchema(media));
+      else if (kind === "date") replaceContents(json, { type: "string", format: "date" });
       else if (kind === "datetime") replaceContents(json, { type: "string", format: "date-time" });
       break;
     }

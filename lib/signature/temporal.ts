@@ -1,6 +1,7 @@
 import { loadOnFirstUse } from "../load-sync.js";
 import { z } from "zod";
 import type * as Polyfill from "temporal-polyfill";
+import { mediaTypes } from "../media/field.js";
 
 type TemporalApi = typeof Polyfill.Temporal;
 
@@ -102,8 +103,12 @@ function marked<O, I>(kind: TemporalKind, check: (v: unknown) => boolean, messag
   return schema as unknown as z.ZodCustom<O, I>;
 }
 
-/** Date field types for signatures and tools: `t.date()` (`Temporal.PlainDate`) and `t.dateTime()` (`Temporal.ZonedDateTime` with its offset); both accept ISO 8601 strings. */
+/**
+ * Field types for signatures and tools: `t.date()` (`Temporal.PlainDate`) and `t.dateTime()` (`Temporal.ZonedDateTime` with its offset), both accepting ISO 8601 strings;
+ * `t.image()`, `t.audio()` and `t.document()` (media inputs, see lib/media/).
+ */
 export const t = {
+  ...mediaTypes,
   /** A calendar date without a time zone (`Temporal.PlainDate`, wire `YYYY-MM-DD`). */
   date: () =>
     marked<Temporal.PlainDate, Temporal.PlainDate | string>(

@@ -24,7 +24,7 @@ const VALUES = [
   "Predict", "ChainOfThought", "ProgramOfThought", "ReAct", "CodeAct", "Module",
   "Tool", "tool", "Toolset", "CalculatorTool", "MemoryToolset", "Sandbox", "Memory",
   "FewShotExample", "SimpleOptimizer", "MIPROv2", "GEPA", "Evaluation", "Registry", "LabStore", "loadDataset",
-  "Prompt", "Instrumentation",
+  "Prompt", "Instrumentation", "Image", "Audio", "Document",
   "TypelmError", "ValidationError", "ConfigurationError", "LMError", "OutputError", "ToonDecodeError", "MaxIterationsError",
 ];
 

@@ -132,7 +132,7 @@ describe("bundled datasets", () => {
 describe("bad input", () => {
   it("an unknown name lists the bundled datasets", async () => {
     await expect(loadDataset("poems")).rejects.toThrow(ValidationError);
-    await expect(loadDataset("poems")).rejects.toThrow(/Unknown dataset "poems": the bundled ones are poem-sentiment, banking77, gsm8k, restaurant8k, squality-ratings;/);
+    await expect(loadDataset("poems")).rejects.toThrow(/Unknown dataset "poems": the bundled ones are poem-sentiment, banking77, gsm8k, restaurant8k, squality-ratings, shapes;/);
     await expect(loadDataset(join(dir, "nowhere"))).rejects.toThrow(/does not exist/);
   });
 

@@ -3,10 +3,11 @@ import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
-// Data flows one way (DESIGN.md): signature → prompt → lm → strategy → convert. A folder may
+// Data flows one way (DESIGN.md): signature → prompt → lm → strategy → convert (media/, the media
+// values and field types, sits below signature/). A folder may
 // import from itself, from a folder before it, and from the shared foundations at lib/'s top.
 const LIB = join(dirname(fileURLToPath(import.meta.url)), "../../lib");
-const ORDER = ["signature", "prompt", "lm", "strategy", "convert"];
+const ORDER = ["media", "signature", "prompt", "lm", "strategy", "convert"];
 const FOUNDATIONS = new Set(["errors.ts", "plain-object.ts", "load-sync.ts"]);
 
 function importsOf(folder: string): Array<{ file: string; target: string }> {

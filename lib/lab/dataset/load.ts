@@ -10,9 +10,11 @@ import { FewShotExample } from "../../prompt/few-shot.js";
 import { Signature, type Shape, type SignatureClass } from "../../signature/signature.js";
 import { isPlainObject } from "../../plain-object.js";
 import { cellValue, parseCsv, type CsvTable, type TableRow } from "./table.js";
+import { datasetMediaCell } from "../../media/dataset-files.js";
+import { mediaTypes } from "../../media/field.js";
 
 /** The datasets shipped in `datasets/` (built by scripts/build-datasets.ts). */
-const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k", "squality-ratings"] as const;
+const BUNDLED_DATASETS = ["poem-sentiment", "banking77", "gsm8k", "restaurant8k", "squality-ratings", "shapes"] as const;
 
 const SPLITS = ["train", "dev", "test"] as const;
 /** The three splits of a dataset. */
@@ -303,6 +305,7 @@ function fieldSchema(f: FieldSpec, where: string): z.ZodType {
     case "integer": schema = z.number().int(); break;
     case "boolean": schema = z.boolean(); break;
     case "string[]": schema = z.array(z.string()); break;
+    case "image": case "audio": case "document": schema = mediaTypes[f.type](); break;
     case "enum":
       if (!Array.isArray(f.values) || f.values.length === 0 || !f.values.every((v) => typeof v === "string")) {
         throw new ValidationError(`${where}: an enum needs "values", a non-empty list of strings`, { field: where });
@@ -311,7 +314,7 @@ function fieldSchema(f: FieldSpec, where: string): z.ZodType {
       break;
     default:
       throw new ValidationError(
-        `${where}: unknown type ${JSON.stringify(f?.type)}; expected string, number, integer, boolean, enum or string[]`,
+        `${where}: unknown type ${JSON.stringify(f?.type)}; expected string, number, integer, boolean, enum, string[], image, audio or document`,
         { field: where },
       );
   }
@@ -384,8 +387,10 @@ function examplesFrom(
         throw new ValidationError(`${at}: ${what} the task signature declares${fromSignatureJson}`, { field: name });
       }
       let value = row[name];
+      const media = datasetMediaCell(schema, value, dirname(file), `${at}: row "${id}" field "${name}"`, r.fromText);
       // CSV cells are text; JSON values that are text (dates, say) are read the same way.
-      if (r.fromText || (typeof value === "string" && !schema.safeParse(value).success)) value = cellValue(schema, value, `${at}: row "${id}" field "${name}"`);
+      if (media !== undefined) value = media;
+      else if (r.fromText || (typeof value === "string" && !schema.safeParse(value).success)) value = cellValue(schema, value, `${at}: row "${id}" field "${name}"`);
       const parsed = schema.safeParse(value);
       if (!parsed.success) {
         throw new ValidationError(
