@@ -1,3 +1,4 @@
+import { tokenUsage } from "./usage.js";
 import { nodeCrypto } from "../load-sync.js";
 import { canonicalJson } from "../canonical-json.js";
 import { shownUrl } from "../instrument/redact.js";
@@ -162,7 +163,7 @@ export class ResponseCache {
     const row = await (await this.#tableOnce()).get(key);
     if (row === undefined) return undefined;
     const reply: CachedReply = {
-      content: row.content, usage: { inputTokens: row.inputTokens, outputTokens: row.outputTokens }, finishReason: row.finishReason,
+      content: row.content, usage: tokenUsage(row.inputTokens, row.outputTokens), finishReason: row.finishReason,
     };
     this.#remember(key, reply);
     return reply;

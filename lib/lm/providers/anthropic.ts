@@ -3,6 +3,7 @@ import type { MessageCreateParamsNonStreaming, Message } from "@anthropic-ai/sdk
 import { OutputError } from "../../errors.js";
 import { loadOptional } from "../../optional.js";
 import type { LMRequest } from "../types.js";
+import { anthropicUsage } from "../usage.js";
 import { PROVIDER_INFO } from "./info.js";
 import { anthropicStream } from "./anthropic-stream.js";
 import { ANTHROPIC_BATCH_LIMITS, anthropicBatches, anthropicBatchLine } from "./anthropic-batch.js";
@@ -83,7 +84,7 @@ export function anthropicBody(request: LMRequest, settings: CallSettings): Messa
 }
 
 export function anthropicReply(message: Message, body: MessageCreateParamsNonStreaming): ProviderReply {
-  const usage = { inputTokens: message.usage?.input_tokens ?? 0, outputTokens: message.usage?.output_tokens ?? 0 };
+  const usage = anthropicUsage(message.usage);
   const finishReason = message.stop_reason ?? undefined;
   const text = message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
   if (body.tool_choice?.type === "tool") {

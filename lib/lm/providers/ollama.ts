@@ -1,4 +1,5 @@
 import type { ChatRequest, ChatResponse } from "ollama";
+import { tokenUsage } from "../usage.js";
 import { loadOptional } from "../../optional.js";
 import { PROVIDER_INFO } from "./info.js";
 import type { LMRequest } from "../types.js";
@@ -74,7 +75,7 @@ export function ollamaBody(request: LMRequest, settings: CallSettings): ChatRequ
 function ollamaReply(reply: ChatResponse): ProviderReply {
   return {
     content: reply.message?.content ?? "",
-    usage: { inputTokens: reply.prompt_eval_count ?? 0, outputTokens: reply.eval_count ?? 0 },
+    usage: tokenUsage(reply.prompt_eval_count ?? 0, reply.eval_count ?? 0),
     finishReason: reply.done_reason || undefined,
   };
 }

@@ -4,6 +4,7 @@ import { Instrumentation } from "../../instrument/bus.js";
 import { loadOptional } from "../../optional.js";
 import { strictSchemaProblem, toStrictSchema } from "../strict-schema.js";
 import type { LMRequest } from "../types.js";
+import { openaiUsage } from "../usage.js";
 import { PROVIDER_INFO } from "./info.js";
 import { openaiStream } from "./openai-stream.js";
 import { OPENAI_BATCH_LIMITS, openaiBatches, openaiBatchLine } from "./openai-batch.js";
@@ -87,7 +88,7 @@ export function openaiReply(completion: OpenAI.Chat.Completions.ChatCompletion):
   const content = message?.content ?? message?.refusal ?? "";
   return {
     content,
-    usage: { inputTokens: completion.usage?.prompt_tokens ?? 0, outputTokens: completion.usage?.completion_tokens ?? 0 },
+    usage: openaiUsage(completion.usage),
     finishReason: message?.refusal ? "refusal" : choice?.finish_reason ?? undefined,
   };
 }
