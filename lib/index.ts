@@ -51,7 +51,7 @@ export type { LMOptions, LMPolicy } from "./lm/lm.js";
 export type { CacheOptions } from "./lm/cache.js";
 export { estimateCost } from "./lm/prices.js";
 export { BaseLM } from "./lm/base.js";
-export type { LanguageModel, LMRequest, LMResponse, ChatMessage, SchemaFormat, DataFormat, TokenUsage } from "./lm/types.js";
+export type { LanguageModel, LMRequest, LMResponse, ChatMessage, SchemaFormat, DataFormat, TokenUsage, ReasoningOption } from "./lm/types.js";
 export type { ChatOptions } from "./lm/types.js";
 
 export { Evaluation } from "./evaluate/evaluation.js";

@@ -68,6 +68,8 @@ export function ollamaBody(request: LMRequest, settings: CallSettings): ChatRequ
   if (settings.temperature !== undefined) options.temperature = settings.temperature;
   if (settings.maxTokens !== undefined) options.num_predict = settings.maxTokens;
   if (Object.keys(options).length > 0) body.options = options;
+  // `think`: an effort level as Ollama takes it (models such as gpt-oss), a budget as thinking on.
+  if (settings.reasoning !== undefined) body.think = "effort" in settings.reasoning ? settings.reasoning.effort : true;
   if (request.responseSchema !== undefined) body.format = withoutMeta(request.responseSchema.schema);
   return body;
 }

@@ -60,6 +60,7 @@ export function openaiBody(request: LMRequest, settings: CallSettings): ChatComp
   if (settings.temperature !== undefined) body.temperature = settings.temperature;
   // `max_tokens` is deprecated and rejected by reasoning models; `max_completion_tokens` works for all.
   if (settings.maxTokens !== undefined) body.max_completion_tokens = settings.maxTokens;
+  if (settings.reasoning !== undefined && "effort" in settings.reasoning) body.reasoning_effort = settings.reasoning.effort;
   if (request.responseSchema !== undefined) body.response_format = responseFormat(request.responseSchema, settings.model);
   return body;
 }
