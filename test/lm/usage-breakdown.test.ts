@@ -1,7 +1,10 @@
 // Cached, cache-write and reasoning tokens read through the real SDKs from the fake provider's
 // replies, streamed and not, in every provider's wire format, and priced each at its own rate.
-import { beforeEach, describe, expect, it } from "@jest/globals";
+import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
 import { LM } from "../../lib/lm/lm.js";
+import { emptyUsage, trackUsage } from "../../lib/lm/usage-scope.js";
+import { decodeCalls, encodeCalls } from "../../lib/store/stored-calls.js";
 import type { FakeProvider } from "../../lib/testing/fake-provider.js";
 import { lmFor, PROVIDER_NAMES, withFakeProvider } from "./helpers.js";
 
@@ -39,5 +42,27 @@ describe.each(PROVIDER_NAMES)("%s usage breakdown", (provider) => {
     expect(fake.requests[0]!.body.stream === true).toBe(streamed);
     expect(response.usage).toEqual(EXPECTED[provider].usage);
     expect(response.estimatedCost).toBeCloseTo(EXPECTED[provider].cost, 12);
+  });
+});
+
+describe("carried on", () => {
+  afterEach(() => Instrumentation.reset());
+
+  it("lm.tokens.used, a usage scope's totals and log, and the stored calls' compact form keep the breakdown", async () => {
+    const seen: TypelmEvent[] = [];
+    Instrumentation.subscribe("lm.tokens.used", (e) => seen.push(e));
+    fake.reply("4", { usage: scripted });
+    const usage = emptyUsage();
+    usage.log = [];
+    await trackUsage(usage, () => lmFor("anthropic", fake).chat({ messages }));
+    expect(seen.map((e) => [e.payload.reasoningTokens, e.payload.cacheReadTokens, e.payload.cacheWriteTokens])).toEqual([[0, 600, 100]]);
+    expect([usage.inputTokens, usage.cacheReadTokens, usage.cacheWriteTokens, usage.reasoningTokens]).toEqual([1000, 600, 100, 0]);
+    // Saved: 600 cache-read tokens at 0.8 instead of 0.08 USD per million.
+    expect(usage.cacheSavings).toBeCloseTo((600 * (0.8 - 0.08)) / 1e6, 12);
+    expect(usage.log[0]).toMatchObject({ inputTokens: 1000, cacheReadTokens: 600, cacheWriteTokens: 100 });
+    expect(usage.log[0]!.reasoningTokens).toBeUndefined();
+    const json = encodeCalls(usage.log, () => undefined);
+    expect(JSON.parse(json)[0]).toMatchObject({ h: 600, w: 100 });
+    expect(decodeCalls(json, () => undefined)[0]).toMatchObject({ cacheReadTokens: 600, cacheWriteTokens: 100 });
   });
 });
