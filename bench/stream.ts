@@ -69,7 +69,7 @@ class StreamingLM extends BaseLM {
       content += piece;
       options?.onDelta?.(piece);
     }
-    return { content, usage: { inputTokens: 0, outputTokens: 0 }, provider: this.provider, model: this.model, estimatedCost: 0, cached: false };
+    return { content, usage: { inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, provider: this.provider, model: this.model, estimatedCost: 0, cached: false };
   }
 }
 

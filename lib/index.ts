@@ -51,14 +51,15 @@ export type { SandboxOptions, SandboxResult, SandboxTool } from "./sandbox/sandb
 export { LM } from "./lm/lm.js";
 export type { LMOptions, LMPolicy } from "./lm/lm.js";
 export type { CacheOptions } from "./lm/cache.js";
-export { estimateCost } from "./lm/prices.js";
+export { estimateCost, type PricedUsage } from "./lm/prices.js";
 export { BaseLM } from "./lm/base.js";
-export type { LanguageModel, LMRequest, LMResponse, ChatMessage, SchemaFormat, DataFormat, TokenUsage } from "./lm/types.js";
+export type { LanguageModel, LMRequest, LMResponse, ChatMessage, SchemaFormat, DataFormat, TokenUsage, ReasoningOption } from "./lm/types.js";
 export type { ChatOptions } from "./lm/types.js";
 
 export { Evaluation } from "./evaluate/evaluation.js";
 export type { EvaluationOptions, EvaluateArgs, EvaluateInput, ReportOf } from "./evaluate/evaluation.js";
 export { EvaluationReport } from "./evaluate/report.js";
+export type { PromptCacheUsage } from "./evaluate/prompt-cache.js";
 export type { ConfusionMatrix, EvaluationSummary } from "./evaluate/report.js";
 export { compare } from "./evaluate/compare.js";
 export { rescore } from "./evaluate/rescore.js";

@@ -1,6 +1,7 @@
 // Evaluation.evaluate's run, loaded the first time an evaluation runs (see Evaluation.evaluate), so
 // `import "typelm"` does not compile the example loop, recording, batching and scoring.
 import { preview, ValidationError } from "../errors.js";
+import { addPromptCache, emptyPromptCache, usedPromptCache } from "./prompt-cache.js";
 import { describeError, Instrumentation } from "../instrument/bus.js";
 import { resolveLM } from "../config.js";
 import type { LanguageModel } from "../lm/types.js";
@@ -72,6 +73,7 @@ export async function evaluateRun<M extends MetricSpec>(
   const feedback: Record<string, string>[] = new Array(total);
   let done = 0, failures = 0, scoreSum = 0, cost = 0, inputTokens = 0, outputTokens = 0;
   const judge = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
+  const promptCache = emptyPromptCache();
   let callbackError: { error: unknown } | undefined;
 
   /** Counts a finished row into the running totals (a resumed run's kept rows too). */
@@ -88,6 +90,7 @@ export async function evaluateRun<M extends MetricSpec>(
   const finished = (outcome: ExampleOutcome): void => {
     const { row, metricUsage } = outcome;
     tally(row, outcome.feedback);
+    addPromptCache(promptCache, outcome.usage);
     if (metricUsage !== undefined) {
       judge.calls += metricUsage.calls;
       judge.inputTokens += metricUsage.inputTokens;
@@ -178,6 +181,7 @@ export async function evaluateRun<M extends MetricSpec>(
   const summary = {
     metrics: values, failures: failed.length, total, inputTokens, outputTokens, cost, durationMs, judge,
     ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
+    ...(usedPromptCache(promptCache) ? { promptCache } : {}),
   };
   const headline = values[metricNames[0]!]!;
   await recorder.finish({ ok: true, score: headline, summary });
@@ -188,7 +192,8 @@ export async function evaluateRun<M extends MetricSpec>(
     recordError: recorder.failure,
   });
   return new EvaluationReport(
-    { metrics: values, results: rows, failures: failed, feedback, inputTokens, outputTokens, cost, durationMs, runId, name: ev.givenName, judge, warnings: allWarnings },
+    { metrics: values, results: rows, failures: failed, feedback, inputTokens, outputTokens, cost, durationMs, runId, name: ev.givenName, judge, warnings: allWarnings,
+      ...(usedPromptCache(promptCache) ? { promptCache } : {}) },
     fields,
   ) as ReportOf<M>;
 }

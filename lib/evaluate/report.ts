@@ -1,3 +1,4 @@
+import type { PromptCacheUsage } from "./prompt-cache.js";
 import { ValidationError } from "../errors.js";
 import type { EvaluationRow } from "../store/records.js";
 import { labelOf, type FieldInfo } from "./fields.js";
@@ -67,6 +68,8 @@ export interface EvaluationSummary {
   ci?: Record<string, Interval>;
   /** Metric name → how its interval was computed: `"wilson"` or `"bootstrap-bca"`. Computed when not given. */
   ciMethod?: Record<string, CiMethod>;
+  /** The module's prompt-cache and reasoning tokens and what the cache saved; absent when no call used a prompt cache or reasoned. */
+  promptCache?: PromptCacheUsage | undefined;
   /** What the run warns of, one sentence each (a judge that gave every row one verdict; a rescore's failed source). */
   warnings?: string[];
 }
@@ -85,6 +88,8 @@ export class EvaluationReport implements EvaluationSummary {
   readonly judge: JudgeUsage;
   readonly runId: string | null;
   readonly name: string | undefined;
+  /** The module's prompt-cache and reasoning tokens and what the cache saved; undefined when no call used a prompt cache or reasoned. */
+  readonly promptCache: PromptCacheUsage | undefined;
   /** What the run warns of, one sentence each ([] when nothing): a judge that gave every row one verdict, a rescore's failed source. */
   readonly warnings: string[];
   /** Set for a built-in metric when it was asked for (every metric is also `report[name]`). */
@@ -109,6 +114,7 @@ export class EvaluationReport implements EvaluationSummary {
     this.runId = summary.runId;
     this.name = summary.name;
     this.warnings = summary.warnings ?? [];
+    this.promptCache = summary.promptCache;
     this.#fields = fields;
     this.#ci = summary.ci;
     this.#ciMethod = summary.ciMethod;

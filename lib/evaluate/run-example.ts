@@ -31,6 +31,8 @@ export interface ExampleOutcome {
   feedback: Record<string, string>;
   /** The model calls the metrics made (judges), counted apart from the module's (the row's tokens and cost). */
   metricUsage?: UsageTotals;
+  /** The module's usage for this example (its cache and reasoning tokens reach the run's summary). */
+  usage?: UsageTotals;
   /** The model calls the example's module made (re-runs included), when the evaluation records them; else null. */
   calls?: ModelCall[] | null;
 }
@@ -163,7 +165,7 @@ function outcomeOf(
   if (Object.keys(details).length > 0) row.details = details;
   // The calls: a copy, as work abandoned at a timeout may still answer into the log after the row is written.
   return {
-    row, prediction: error === undefined ? attempt.prediction : null, trace, feedback, metricUsage,
+    row, prediction: error === undefined ? attempt.prediction : null, trace, feedback, metricUsage, usage,
     calls: usage.log === undefined ? null : [...usage.log],
   };
 }

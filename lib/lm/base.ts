@@ -99,6 +99,9 @@ export abstract class BaseLM implements LanguageModel {
     Instrumentation.emit("lm.tokens.used", {
       inputTokens: response.usage.inputTokens,
       outputTokens: response.usage.outputTokens,
+      reasoningTokens: response.usage.reasoningTokens ?? 0,
+      cacheReadTokens: response.usage.cacheReadTokens ?? 0,
+      cacheWriteTokens: response.usage.cacheWriteTokens ?? 0,
       estimatedCost: response.estimatedCost,
       provider, model, cached: response.cached,
     });

@@ -1,3 +1,4 @@
+import { tokenUsage } from "./usage.js";
 import { nodeCrypto } from "../load-sync.js";
 import { canonicalJson } from "../canonical-json.js";
 import { shownUrl } from "../instrument/redact.js";
@@ -5,7 +6,7 @@ import { resolve } from "node:path";
 import { openStore } from "../store/db.js";
 import { LMCacheTable, type LMCacheRow } from "../store/lm-cache.js";
 import { isPostgresUrl, storeKind } from "../store/pg-url.js";
-import type { CacheOptions, ChatMessage, JsonSchema, TokenUsage } from "./types.js";
+import type { CacheOptions, ChatMessage, JsonSchema, ReasoningOption, TokenUsage } from "./types.js";
 
 export type { CacheOptions } from "./types.js";
 
@@ -30,6 +31,8 @@ export interface CacheKeyParts {
   responseSchema: { name: string; schema: JsonSchema } | undefined;
   /** The request's `rolloutId`; when absent the key is exactly that of a request without one. */
   rolloutId?: string | number | undefined;
+  /** The LM's reasoning setting; when absent the key is exactly that of an LM without one. */
+  reasoning?: ReasoningOption | undefined;
 }
 
 export interface CachedReply {
@@ -84,6 +87,7 @@ export function cacheRequestJson(parts: CacheKeyParts): string {
     maxTokens: parts.maxTokens ?? null,
     responseSchema: parts.responseSchema ?? null,
     ...(parts.rolloutId === undefined ? {} : { rolloutId: parts.rolloutId }),
+    ...(parts.reasoning === undefined ? {} : { reasoning: parts.reasoning }),
   });
 }
 
@@ -162,7 +166,7 @@ export class ResponseCache {
     const row = await (await this.#tableOnce()).get(key);
     if (row === undefined) return undefined;
     const reply: CachedReply = {
-      content: row.content, usage: { inputTokens: row.inputTokens, outputTokens: row.outputTokens }, finishReason: row.finishReason,
+      content: row.content, usage: tokenUsage(row.inputTokens, row.outputTokens), finishReason: row.finishReason,
     };
     this.#remember(key, reply);
     return reply;

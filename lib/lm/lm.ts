@@ -11,7 +11,8 @@ import { loadProvider, PROVIDER_INFO, type ProviderInfo } from "./providers/info
 import type { Provider, ProviderReply } from "./providers/index.js";
 import { callProvider } from "./provider-call.js";
 import { replayText } from "./stream-text.js";
-import type { ChatOptions, LMRequest, LMResponse } from "./types.js";
+import type { ChatOptions, LMRequest, LMResponse, ReasoningOption } from "./types.js";
+import { checkReasoning } from "./reasoning.js";
 
 /** Options of `new LM(id, options)`: key, server, response cache, and the prompt and sampling settings every LM has. */
 export interface LMOptions extends BaseLMOptions {
@@ -21,6 +22,14 @@ export interface LMOptions extends BaseLMOptions {
   baseURL?: string;
   /** Answer identical requests from memory and the SQLite store: `true` or `{ path }`. Off by default. */
   cache?: boolean | CacheOptions;
+  /**
+   * The model's reasoning: `{ effort: "low" | "medium" | "high" }` or `{ budgetTokens }` (at least
+   * 1024), sent as OpenAI `reasoning_effort`, Anthropic `thinking` (an effort becomes a budget of
+   * 1024 / 4096 / 16384 tokens) or Ollama `think`. Part of the response cache key.
+   */
+  reasoning?: ReasoningOption;
+  /** Marks the static prefix of each prompt (system text and demo turns) as cacheable where the provider needs it (Anthropic `cache_control`). */
+  promptCache?: boolean;
 }
 
 export type { LMPolicy } from "./policy.js";
@@ -48,6 +57,10 @@ export class LM extends BaseLM {
   readonly #cacheOption: boolean | CacheOptions | undefined;
   #cache: ResponseCache | undefined;
   #cacheSetting: true | CacheOptions | undefined;
+  /** The reasoning setting, checked at construction. */
+  readonly reasoning: ReasoningOption | undefined;
+  /** Whether the static prefix is marked cacheable (Anthropic). */
+  readonly promptCache: boolean;
 
   /** Sets the retry/timeout policy of every LM (seconds): `httpTimeout`, `maxRetries`, `retryDelay`. */
   static configure(fn: (config: LMPolicy) => void): void {
@@ -85,6 +98,8 @@ export class LM extends BaseLM {
     }
     this.#apiKey = apiKey || undefined;
     this.#cacheOption = options.cache;
+    this.reasoning = checkReasoning(id, provider, options.reasoning);
+    this.promptCache = options.promptCache === true;
   }
 
   /** Loads the provider's module and builds the provider; a failed load is not kept, so the next call tries again. */
@@ -149,12 +164,15 @@ export class LM extends BaseLM {
       // Only when set: without it the key is byte-for-byte that of earlier versions. Its own key
       // also keeps calls of different rollouts out of each other's in-flight coalescing.
       ...(request.rolloutId === undefined ? {} : { rolloutId: request.rolloutId }),
+      // Only when set, likewise: a reasoning model answers differently at another effort.
+      ...(this.reasoning === undefined ? {} : { reasoning: this.reasoning }),
     };
+    const extra = { ...(this.reasoning === undefined ? {} : { reasoning: this.reasoning }), ...(this.promptCache ? { promptCache: true } : {}) };
     const call = async (): Promise<ProviderReply> => {
       const client = await (this.#client ??= this.#newClient());
       // Loading the SDK is not part of any attempt: a slow first import must not count as a timeout.
       await client.ready();
-      return callProvider(client, request, { model, temperature, maxTokens }, { provider, model, endpoint: this.#shownEndpoint }, options);
+      return callProvider(client, request, { model, temperature, maxTokens, ...extra }, { provider, model, endpoint: this.#shownEndpoint }, options);
     };
 
     const cache = this.#cacheInForce();
@@ -171,7 +189,7 @@ export class LM extends BaseLM {
         const hit = cache === undefined ? undefined : await cache.get(key);
         if (hit !== undefined) return { ...hit, provider, model, estimatedCost: 0, cached: true };
         round.collect({
-          key, lm: { provider, model, endpoint: this.#shownEndpoint }, request, settings: { model, temperature, maxTokens },
+          key, lm: { provider, model, endpoint: this.#shownEndpoint }, request, settings: { model, temperature, maxTokens, ...extra },
           client: (options) => this.#batchClient(temperature, maxTokens, options),
         });
         throw new PendingBatchRequest(key);

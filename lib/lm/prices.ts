@@ -1,14 +1,28 @@
 import type { TokenUsage } from "./types.js";
 
-/** USD per million tokens. */
+/**
+ * USD per million tokens. `cacheRead` (input tokens read from the prompt cache), `cacheWrite` (input
+ * tokens written to it) and `reasoning` (reasoning output tokens) are given where they differ from
+ * `input` / `input` / `output`, which they default to.
+ */
 export interface ModelPrice {
   input: number;
   output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  reasoning?: number;
 }
 
+/** An OpenAI model's price: cached input at `cacheRead`, no charge for writing the cache, reasoning at the output rate. */
+const gpt = (input: number, output: number, cacheRead?: number): ModelPrice => (cacheRead === undefined ? { input, output } : { input, output, cacheRead });
+/** A Claude model's price: cache reads at 0.1x input, cache writes (5-minute) at 1.25x input, thinking at the output rate. */
+const claude = (input: number, output: number): ModelPrice => ({ input, output, cacheRead: input / 10, cacheWrite: input * 1.25 });
+
 /**
- * Public list prices, USD per million input / output tokens, as of 2026-11 (standard tier: no
- * prompt-caching discount, no long-context surcharge). Prices change: treat the estimate as a guide,
+ * Public list prices, USD per million input / output tokens, as of 2026-11 (standard tier, no
+ * long-context surcharge), with the prompt-cache rates: OpenAI's cached input (written for free),
+ * Anthropic's cache reads (0.1x input) and 5-minute cache writes (1.25x input). Reasoning tokens are
+ * output tokens at the output rate for both. Prices change: treat the estimate as a guide,
  * not an invoice. Dated snapshots (`gpt-4o-2024-08-06`, `claude-sonnet-4-20250514`) are priced as
  * their base name; fine-tunes and unknown models are not priced (`null`).
  *
@@ -18,33 +32,33 @@ export interface ModelPrice {
  */
 const PRICES: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = {
   openai: {
-    "gpt-4o-mini": { input: 0.15, output: 0.6 },
-    "gpt-4o": { input: 2.5, output: 10 },
-    "gpt-4.1": { input: 2, output: 8 },
-    "gpt-4.1-mini": { input: 0.4, output: 1.6 },
-    "gpt-4.1-nano": { input: 0.1, output: 0.4 },
-    "gpt-4-turbo": { input: 10, output: 30 },
-    "gpt-3.5-turbo": { input: 0.5, output: 1.5 },
-    "gpt-5": { input: 1.25, output: 10 },
-    "gpt-5-mini": { input: 0.25, output: 2 },
-    "gpt-5-nano": { input: 0.05, output: 0.4 },
-    "o1": { input: 15, output: 60 },
-    "o3": { input: 2, output: 8 },
-    "o3-mini": { input: 1.1, output: 4.4 },
-    "o4-mini": { input: 1.1, output: 4.4 },
+    "gpt-4o-mini": gpt(0.15, 0.6, 0.075),
+    "gpt-4o": gpt(2.5, 10, 1.25),
+    "gpt-4.1": gpt(2, 8, 0.5),
+    "gpt-4.1-mini": gpt(0.4, 1.6, 0.1),
+    "gpt-4.1-nano": gpt(0.1, 0.4, 0.025),
+    "gpt-4-turbo": gpt(10, 30),
+    "gpt-3.5-turbo": gpt(0.5, 1.5),
+    "gpt-5": gpt(1.25, 10, 0.125),
+    "gpt-5-mini": gpt(0.25, 2, 0.025),
+    "gpt-5-nano": gpt(0.05, 0.4, 0.005),
+    "o1": gpt(15, 60, 7.5),
+    "o3": gpt(2, 8, 0.5),
+    "o3-mini": gpt(1.1, 4.4, 0.55),
+    "o4-mini": gpt(1.1, 4.4, 0.275),
   },
   anthropic: {
-    "claude-3-haiku": { input: 0.25, output: 1.25 },
-    "claude-3-opus": { input: 15, output: 75 },
-    "claude-3-5-haiku": { input: 0.8, output: 4 },
-    "claude-3-5-sonnet": { input: 3, output: 15 },
-    "claude-3-7-sonnet": { input: 3, output: 15 },
-    "claude-sonnet-4": { input: 3, output: 15 },
-    "claude-sonnet-4-5": { input: 3, output: 15 },
-    "claude-opus-4": { input: 15, output: 75 },
-    "claude-opus-4-1": { input: 15, output: 75 },
-    "claude-opus-4-5": { input: 5, output: 25 },
-    "claude-haiku-4-5": { input: 1, output: 5 },
+    "claude-3-haiku": claude(0.25, 1.25),
+    "claude-3-opus": claude(15, 75),
+    "claude-3-5-haiku": claude(0.8, 4),
+    "claude-3-5-sonnet": claude(3, 15),
+    "claude-3-7-sonnet": claude(3, 15),
+    "claude-sonnet-4": claude(3, 15),
+    "claude-sonnet-4-5": claude(3, 15),
+    "claude-opus-4": claude(15, 75),
+    "claude-opus-4-1": claude(15, 75),
+    "claude-opus-4-5": claude(5, 25),
+    "claude-haiku-4-5": claude(1, 5),
   },
 };
 
@@ -74,7 +88,12 @@ export function priceOf(provider: string, model: string, options: PriceOptions =
   const price = standardPriceOf(provider, model);
   if (price === undefined || !options.batch) return price;
   const share = BATCH_DISCOUNT[provider];
-  return share === undefined ? undefined : { input: price.input * share, output: price.output * share };
+  if (share === undefined) return undefined;
+  const scaled: ModelPrice = { input: price.input * share, output: price.output * share };
+  if (price.cacheRead !== undefined) scaled.cacheRead = price.cacheRead * share;
+  if (price.cacheWrite !== undefined) scaled.cacheWrite = price.cacheWrite * share;
+  if (price.reasoning !== undefined) scaled.reasoning = price.reasoning * share;
+  return scaled;
 }
 
 function standardPriceOf(provider: string, model: string): ModelPrice | undefined {
@@ -91,13 +110,34 @@ function standardPriceOf(provider: string, model: string): ModelPrice | undefine
   return best?.price;
 }
 
+/** Token counts `estimateCost` takes: input and output, with the cache and reasoning breakdowns when known (0 otherwise). */
+export type PricedUsage = Pick<TokenUsage, "inputTokens" | "outputTokens"> & Partial<TokenUsage>;
+
 /**
  * Estimated USD cost of one call: 0 for local providers, null when the model's price is unknown.
- * `{ batch: true }` prices it as a request of the provider's batch service.
+ * Each kind of token is priced at its own rate: cache reads at `cacheRead`, cache writes at
+ * `cacheWrite`, the rest of the input at `input`; reasoning tokens at `reasoning`, the rest of the
+ * output at `output`. `{ batch: true }` prices it as a request of the provider's batch service.
  */
-export function estimateCost(provider: string, model: string, usage: TokenUsage, options: PriceOptions = {}): number | null {
+export function estimateCost(provider: string, model: string, usage: PricedUsage, options: PriceOptions = {}): number | null {
   if (LOCAL_PROVIDERS.has(provider)) return 0;
   const price = priceOf(provider, model, options);
   if (price === undefined) return null;
-  return (usage.inputTokens * price.input + usage.outputTokens * price.output) / 1_000_000;
+  const cacheRead = usage.cacheReadTokens ?? 0;
+  const cacheWrite = usage.cacheWriteTokens ?? 0;
+  const reasoning = usage.reasoningTokens ?? 0;
+  const plainInput = Math.max(0, usage.inputTokens - cacheRead - cacheWrite);
+  const plainOutput = Math.max(0, usage.outputTokens - reasoning);
+  return (
+    plainInput * price.input + cacheRead * (price.cacheRead ?? price.input) + cacheWrite * (price.cacheWrite ?? price.input) +
+    plainOutput * price.output + reasoning * (price.reasoning ?? price.output)
+  ) / 1_000_000;
+}
+
+/** What the cache reads of `usage` saved: their price at the input rate minus at the cache-read rate (USD; null when unpriced). */
+export function cacheSavings(provider: string, model: string, usage: PricedUsage, options: PriceOptions = {}): number | null {
+  if (LOCAL_PROVIDERS.has(provider)) return 0;
+  const price = priceOf(provider, model, options);
+  if (price === undefined) return null;
+  return ((usage.cacheReadTokens ?? 0) * (price.input - (price.cacheRead ?? price.input))) / 1_000_000;
 }

@@ -37,11 +37,26 @@ export interface LMRequest {
   rolloutId?: string | number;
 }
 
-/** Tokens of one model call as the provider counted them (an estimate for the test doubles). */
+/**
+ * Tokens of one model call as the provider counted them (an estimate for the test doubles).
+ * `inputTokens` is every prompt token, cached or not: it includes `cacheReadTokens` and
+ * `cacheWriteTokens` (OpenAI's `prompt_tokens` already does; Anthropic's `input_tokens` does not, so
+ * its cache counts are added). `outputTokens` includes `reasoningTokens`. The three breakdowns are 0
+ * when the provider reports none.
+ */
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Output tokens spent on reasoning (OpenAI `reasoning_tokens`); 0 when not reported separately. */
+  reasoningTokens: number;
+  /** Input tokens read from the provider's prompt cache (priced at its cache-read rate). */
+  cacheReadTokens: number;
+  /** Input tokens written to the provider's prompt cache (Anthropic; priced at its cache-write rate). */
+  cacheWriteTokens: number;
 }
+
+/** Reasoning setting of an LM: an effort level, or a budget of thinking tokens. */
+export type ReasoningOption = { effort: "low" | "medium" | "high" } | { budgetTokens: number };
 
 /** What a language model answered. */
 export interface LMResponse {

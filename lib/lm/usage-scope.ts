@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { cacheSavings } from "./prices.js";
 import type { ChatMessage, LMResponse } from "./types.js";
 
 /** One model call as an evaluation records it with its example (`Evaluation({ recordCalls })`). */
@@ -11,6 +12,12 @@ export interface ModelCall {
   reply: string;
   inputTokens: number;
   outputTokens: number;
+  /** Of `outputTokens`, reasoning tokens; absent when 0 (and in calls recorded before they were counted). */
+  reasoningTokens?: number;
+  /** Of `inputTokens`, tokens read from the provider's prompt cache; absent when 0. */
+  cacheReadTokens?: number;
+  /** Of `inputTokens`, tokens written to the provider's prompt cache; absent when 0. */
+  cacheWriteTokens?: number;
   /** USD; null when the model's price is unknown. */
   cost: number | null;
   /** From the request to the reply, in milliseconds (retries included). */
@@ -29,8 +36,16 @@ export interface UsageTotals {
   cachedCalls: number;
   inputTokens: number;
   outputTokens: number;
+  /** Of `outputTokens`, reasoning tokens. */
+  reasoningTokens: number;
+  /** Of `inputTokens`, tokens read from the provider's prompt cache. */
+  cacheReadTokens: number;
+  /** Of `inputTokens`, tokens written to the provider's prompt cache. */
+  cacheWriteTokens: number;
   /** USD; calls whose price is unknown add nothing. */
   cost: number;
+  /** USD the prompt cache saved: the cache reads at the input rate minus at the cache-read rate (unpriced calls add nothing). */
+  cacheSavings: number;
   /** When set, every call answered in this scope is appended here (an evaluation recording its examples' calls). */
   log?: ModelCall[];
 }
@@ -38,7 +53,7 @@ export interface UsageTotals {
 const scopes = new AsyncLocalStorage<UsageTotals[]>();
 
 export function emptyUsage(): UsageTotals {
-  return { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
+  return { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cost: 0, cacheSavings: 0 };
 }
 
 /**
@@ -66,6 +81,9 @@ export function recordUsage(response: LMResponse, sent?: { messages: ChatMessage
         provider: response.provider, model: response.model, messages: sent.messages, reply: response.content,
         inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens, cost: response.estimatedCost,
         latencyMs: sent.latencyMs, cached: response.cached,
+        ...(response.usage.reasoningTokens ? { reasoningTokens: response.usage.reasoningTokens } : {}),
+        ...(response.usage.cacheReadTokens ? { cacheReadTokens: response.usage.cacheReadTokens } : {}),
+        ...(response.usage.cacheWriteTokens ? { cacheWriteTokens: response.usage.cacheWriteTokens } : {}),
         ...(response.firstTokenMs === undefined ? {} : { firstTokenMs: response.firstTokenMs }),
       });
     }
@@ -73,6 +91,11 @@ export function recordUsage(response: LMResponse, sent?: { messages: ChatMessage
     if (response.cached) u.cachedCalls++;
     u.inputTokens += response.usage.inputTokens;
     u.outputTokens += response.usage.outputTokens;
+    u.reasoningTokens += response.usage.reasoningTokens ?? 0;
+    u.cacheReadTokens += response.usage.cacheReadTokens ?? 0;
+    u.cacheWriteTokens += response.usage.cacheWriteTokens ?? 0;
     u.cost += response.estimatedCost ?? 0;
+    // A cache hit of typelm's own response cache paid nothing, so the provider's cache saved nothing.
+    if (!response.cached && response.usage.cacheReadTokens) u.cacheSavings += cacheSavings(response.provider, response.model, response.usage) ?? 0;
   }
 }

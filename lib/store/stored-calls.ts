@@ -28,6 +28,8 @@ export interface StoredCall {
 /** A call as `calls_json` keeps it now (see the top of this file). */
 interface CompactCall {
   m?: string; p?: string; q: string[]; r: string; i: number; o: number; c?: number; t: number; k?: 1; f?: number;
+  /** Reasoning, cache-read and cache-write tokens, each only when not 0. */
+  x?: number; h?: number; w?: number;
 }
 
 type Role = ModelCall["messages"][number]["role"];
@@ -91,6 +93,9 @@ export function encodeCalls(calls: readonly ModelCall[], keep: (hash: string, te
     compact.t = call.latencyMs;
     if (call.cached) compact.k = 1;
     if (call.firstTokenMs !== undefined && Number.isFinite(call.firstTokenMs)) compact.f = call.firstTokenMs;
+    if (call.reasoningTokens) compact.x = call.reasoningTokens;
+    if (call.cacheReadTokens) compact.h = call.cacheReadTokens;
+    if (call.cacheWriteTokens) compact.w = call.cacheWriteTokens;
     previous = apart ? undefined : model;
     out.push(compact);
   }
@@ -132,6 +137,9 @@ export function decodeCalls(json: string, textOf: (hash: string) => string | und
       messages: c.q.map((m) => ({ role: ROLE[m[0]!] ?? "user", content: m[1] === "#" ? read(m.slice(2)) : m.slice(2) })),
       reply: c.r, inputTokens: c.i, outputTokens: c.o, cost: c.c ?? null, latencyMs: c.t, cached: c.k === 1,
       ...(c.f === undefined ? {} : { firstTokenMs: c.f }),
+      ...(c.x === undefined ? {} : { reasoningTokens: c.x }),
+      ...(c.h === undefined ? {} : { cacheReadTokens: c.h }),
+      ...(c.w === undefined ? {} : { cacheWriteTokens: c.w }),
     };
   });
 }

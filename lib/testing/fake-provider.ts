@@ -8,7 +8,7 @@ import {
 import { wantsStream, writeStream, type FakeStream, type FakeStreamError, type FakeStreamOptions } from "./fake-stream.js";
 
 export type { FakeStream, FakeStreamError, FakeStreamOptions } from "./fake-stream.js";
-export type { FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FakeWire } from "./fake-wire.js";
+export type { FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FakeUsage, FakeWire } from "./fake-wire.js";
 export type { FakeBatch, FakeBatchLineMatch, FakeBatchScript, FakeBatchWire } from "./fake-batches.js";
 
 /** A scripted failure (`fake.fail(...)`): the HTTP status, how many requests get it, its retry headers and body. */

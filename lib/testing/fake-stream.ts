@@ -7,7 +7,7 @@ import type { ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { textChunks } from "../lm/stream-text.js";
-import type { FakeWire } from "./fake-wire.js";
+import { anthropicWireUsage, openaiWireUsage, type FakeUsage, type FakeWire } from "./fake-wire.js";
 
 /** How a streamed reply is paced: characters of reply text per chunk, and a pause before each chunk after the first. */
 export interface FakeStreamOptions {
@@ -63,8 +63,8 @@ interface ReplyParts {
   text: string;
   /** Anthropic forced tool use: the tool's name (the text is then its input as JSON). */
   tool: string | undefined;
-  inputTokens: number;
-  outputTokens: number;
+  /** The usage in typelm's meaning (see `FakeReplyOptions.usage`). */
+  usage: FakeUsage;
   finishReason: string;
 }
 
@@ -73,7 +73,10 @@ function partsOf(wire: FakeWire, success: any): ReplyParts {
     const choice = success.choices[0];
     return {
       model: success.model, text: choice.message.content ?? "", tool: undefined, finishReason: choice.finish_reason,
-      inputTokens: success.usage.prompt_tokens, outputTokens: success.usage.completion_tokens,
+      usage: {
+        inputTokens: success.usage.prompt_tokens, outputTokens: success.usage.completion_tokens,
+        cacheReadTokens: success.usage.prompt_tokens_details.cached_tokens, reasoningTokens: success.usage.completion_tokens_details.reasoning_tokens,
+      },
     };
   }
   if (wire === "anthropic") {
@@ -81,12 +84,16 @@ function partsOf(wire: FakeWire, success: any): ReplyParts {
     const tool = block?.type === "tool_use" ? String(block.name) : undefined;
     return {
       model: success.model, text: tool === undefined ? block?.text ?? "" : JSON.stringify(block.input), tool, finishReason: success.stop_reason,
-      inputTokens: success.usage.input_tokens, outputTokens: success.usage.output_tokens,
+      usage: {
+        inputTokens: success.usage.input_tokens + success.usage.cache_read_input_tokens + success.usage.cache_creation_input_tokens,
+        outputTokens: success.usage.output_tokens,
+        cacheReadTokens: success.usage.cache_read_input_tokens, cacheWriteTokens: success.usage.cache_creation_input_tokens,
+      },
     };
   }
   return {
     model: success.model, text: success.message.content, tool: undefined, finishReason: success.done_reason,
-    inputTokens: success.prompt_eval_count, outputTokens: success.eval_count,
+    usage: { inputTokens: success.prompt_eval_count, outputTokens: success.eval_count },
   };
 }
 
@@ -98,7 +105,7 @@ function frames(wire: FakeWire, parts: ReplyParts, includeUsage: boolean): { hea
   if (wire === "openai") {
     const base = { id: "chatcmpl-fake", object: "chat.completion.chunk", created, model: parts.model, system_fingerprint: null, ...(includeUsage ? { usage: null } : {}) };
     const choice = (delta: object, finish: string | null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
-    const usage = { prompt_tokens: parts.inputTokens, completion_tokens: parts.outputTokens, total_tokens: parts.inputTokens + parts.outputTokens };
+    const usage = openaiWireUsage(parts.usage);
     return {
       head: [sse(choice({ role: "assistant", content: "", refusal: null }, null))],
       chunk: (text) => sse(choice({ content: text }, null)),
@@ -109,7 +116,7 @@ function frames(wire: FakeWire, parts: ReplyParts, includeUsage: boolean): { hea
     const block = parts.tool === undefined ? { type: "text", text: "" } : { type: "tool_use", id: "toolu_fake", name: parts.tool, input: {} };
     const message = {
       id: "msg_fake", type: "message", role: "assistant", model: parts.model, content: [], stop_reason: null, stop_sequence: null,
-      usage: { input_tokens: parts.inputTokens, output_tokens: 1 },
+      usage: { ...anthropicWireUsage(parts.usage), output_tokens: 1 },
     };
     return {
       head: [
@@ -123,7 +130,7 @@ function frames(wire: FakeWire, parts: ReplyParts, includeUsage: boolean): { hea
       }, "content_block_delta"),
       tail: [
         sse({ type: "content_block_stop", index: 0 }, "content_block_stop"),
-        sse({ type: "message_delta", delta: { stop_reason: parts.finishReason, stop_sequence: null }, usage: { output_tokens: parts.outputTokens } }, "message_delta"),
+        sse({ type: "message_delta", delta: { stop_reason: parts.finishReason, stop_sequence: null }, usage: { output_tokens: parts.usage.outputTokens } }, "message_delta"),
         sse({ type: "message_stop" }, "message_stop"),
       ],
     };
@@ -135,7 +142,7 @@ function frames(wire: FakeWire, parts: ReplyParts, includeUsage: boolean): { hea
     chunk: (text) => line(text, false),
     tail: [line("", true, {
       done_reason: parts.finishReason, total_duration: 1000, load_duration: 10,
-      prompt_eval_count: parts.inputTokens, prompt_eval_duration: 100, eval_count: parts.outputTokens, eval_duration: 100,
+      prompt_eval_count: parts.usage.inputTokens, prompt_eval_duration: 100, eval_count: parts.usage.outputTokens, eval_duration: 100,
     })],
   };
 }

@@ -31,10 +31,42 @@ export type FakeReplyValue = string | Record<string, unknown> | unknown[];
 /** What `fake.reply(...)` and `defaultReply` take: a reply value, or a function of the request that returns one. */
 export type FakeReply = FakeReplyValue | ((request: FakeRequest) => FakeReplyValue | Promise<FakeReplyValue>);
 
+/** Token counts a scripted reply reports (see `FakeReplyOptions.usage`). */
+export interface FakeUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+/** OpenAI's usage object for `usage`. */
+export function openaiWireUsage(usage: FakeUsage): object {
+  return {
+    prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens,
+    prompt_tokens_details: { cached_tokens: usage.cacheReadTokens ?? 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
+
+/** Anthropic's usage object for `usage` (`input_tokens` without the cache reads and writes). */
+export function anthropicWireUsage(usage: FakeUsage): { input_tokens: number; output_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number } {
+  const read = usage.cacheReadTokens ?? 0;
+  const write = usage.cacheWriteTokens ?? 0;
+  return { input_tokens: usage.inputTokens - read - write, output_tokens: usage.outputTokens, cache_read_input_tokens: read, cache_creation_input_tokens: write };
+}
+
 /** Usage and stop reason a scripted reply reports instead of the defaults. */
 export interface FakeReplyOptions {
-  /** Token counts to report; estimated from the text (4 characters a token) when omitted. */
-  usage?: { inputTokens: number; outputTokens: number };
+  /**
+   * Token counts to report; estimated from the text (4 characters a token) when omitted.
+   * `inputTokens` is the whole prompt, cached tokens included (typelm's meaning): the Anthropic wire
+   * gets `input_tokens` without the cache reads and writes, as Anthropic counts it. The breakdowns
+   * are written in each wire's fields (OpenAI `prompt_tokens_details.cached_tokens` and
+   * `completion_tokens_details.reasoning_tokens`; Anthropic `cache_read_input_tokens` and
+   * `cache_creation_input_tokens`); Ollama has none and gets only the totals.
+   */
+  usage?: FakeUsage;
   /** Stop reason to report; each wire format's usual "done" value when omitted. */
   finishReason?: string;
   /** Pacing of this reply when the request asks for a stream (else the fake's own, see `fake.stream()`). */
@@ -119,7 +151,7 @@ export function successBody(wire: FakeWire, body: any, value: FakeReplyValue, re
     return {
       id: "chatcmpl-fake", object: "chat.completion", created: Math.floor(Date.now() / 1000), model,
       choices: [{ index: 0, message: { role: "assistant", content: text, refusal: null }, finish_reason: options.finishReason ?? "stop", logprobs: null }],
-      usage: { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens },
+      usage: openaiWireUsage(usage),
     };
   }
   if (wire === "anthropic") {
@@ -131,7 +163,7 @@ export function successBody(wire: FakeWire, body: any, value: FakeReplyValue, re
     return {
       id: "msg_fake", type: "message", role: "assistant", model, content,
       stop_reason: options.finishReason ?? (content[0]?.type === "tool_use" ? "tool_use" : "end_turn"), stop_sequence: null,
-      usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens },
+      usage: anthropicWireUsage(usage),
     };
   }
   return {

@@ -2,7 +2,7 @@ export { ScriptedLM } from "./scripted-lm.js";
 export type { ScriptedLMOptions, ScriptedReplies, ScriptedReply, ScriptedRequest } from "./scripted-lm.js";
 export { startFakeProvider } from "./fake-provider.js";
 export type {
-  FakeProvider, FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FailOptions, FakeProviderOptions, FakeWire,
+  FakeProvider, FakeRequest, FakeReply, FakeReplyValue, FakeReplyOptions, FakeUsage, FailOptions, FakeProviderOptions, FakeWire,
   FakeBatch, FakeBatchScript, FakeBatchLineMatch, FakeBatchWire, FakeStream, FakeStreamError, FakeStreamOptions,
 } from "./fake-provider.js";
 export { SimulatedLM } from "./simulated-lm.js";

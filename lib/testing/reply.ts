@@ -25,7 +25,7 @@ export function writeReply(values: Record<string, unknown>, native: boolean, dat
 export function estimatedResponse(messages: readonly ChatMessage[], content: string, provider: string, model: string): LMResponse {
   return {
     content,
-    usage: estimatedUsage(messages, content),
+    usage: { ...estimatedUsage(messages, content), reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
     provider,
     model,
     estimatedCost: 0,

@@ -33,7 +33,7 @@ function transport(options: { failOnce?: (r: CollectedRequest) => boolean; failA
           continue;
         }
         const content = JSON.stringify(answerFor(last));
-        answers.set(r.key, { ok: true, reply: { content, usage: { inputTokens: 1000, outputTokens: 100 }, finishReason: "stop" } });
+        answers.set(r.key, { ok: true, reply: { content, usage: { inputTokens: 1000, outputTokens: 100, reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, finishReason: "stop" } });
       }
       return answers;
     },

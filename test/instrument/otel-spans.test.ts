@@ -137,7 +137,7 @@ describe("otel subscriber", () => {
       }
       protected async complete(): Promise<LMResponse> {
         return {
-          content: '{"answer":"x"}', usage: { inputTokens: 12, outputTokens: 3 }, provider: "openai", model: "gpt-x-2025-01-01",
+          content: '{"answer":"x"}', usage: { inputTokens: 12, outputTokens: 3, reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, provider: "openai", model: "gpt-x-2025-01-01",
           estimatedCost: 0.0001, cached: false, finishReason: "stop",
         };
       }

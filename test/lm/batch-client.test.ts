@@ -91,7 +91,7 @@ describe("OpenAI result lines", () => {
     const raw = openaiResultLine({ id: "r", custom_id: "ex-1", response: { status_code: 200, request_id: "q", body: completion }, error: null });
     expect(raw).toEqual({ customId: "ex-1", ok: true, body: completion });
     const reply = PROVIDERS["openai"]!.batch!.reply((raw as { body: unknown }).body, { messages: [] }, settings("gpt-4o-mini"));
-    expect(reply).toEqual({ content: "positive", usage: { inputTokens: 12, outputTokens: 3 }, finishReason: "stop" });
+    expect(reply).toEqual({ content: "positive", usage: { inputTokens: 12, outputTokens: 3, reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, finishReason: "stop" });
   });
 
   it("an error response keeps its status and the provider's message", () => {
@@ -133,7 +133,7 @@ describe("Anthropic results", () => {
     const reply = PROVIDERS["anthropic"]!.batch!.reply(
       message([{ type: "tool_use", id: "t", name: "Classify", input: { sentiment: "positive" } }]), request, settings("claude-3-5-haiku-20241022"),
     );
-    expect(reply).toEqual({ content: '{"sentiment":"positive"}', usage: { inputTokens: 20, outputTokens: 5 }, finishReason: "tool_use" });
+    expect(reply).toEqual({ content: '{"sentiment":"positive"}', usage: { inputTokens: 20, outputTokens: 5, reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, finishReason: "tool_use" });
   });
 
   it("a reply without the forced tool call is an OutputError, as it is live", () => {

@@ -20,10 +20,10 @@ describe("batch prices", () => {
   });
 
   it("halves the input and output prices of the table, and leaves the standard price as it was", () => {
-    expect(priceOf("openai", "gpt-4o", { batch: true })).toEqual({ input: 1.25, output: 5 });
-    expect(priceOf("anthropic", "claude-sonnet-4", { batch: true })).toEqual({ input: 1.5, output: 7.5 });
-    expect(priceOf("openai", "gpt-4o")).toEqual({ input: 2.5, output: 10 });
-    expect(priceOf("openai", "gpt-4o", { batch: false })).toEqual({ input: 2.5, output: 10 });
+    expect(priceOf("openai", "gpt-4o", { batch: true })).toEqual({ input: 1.25, output: 5, cacheRead: 0.625 });
+    expect(priceOf("anthropic", "claude-sonnet-4", { batch: true })).toEqual({ input: 1.5, output: 7.5, cacheRead: 0.15, cacheWrite: 1.875 });
+    expect(priceOf("openai", "gpt-4o")).toMatchObject({ input: 2.5, output: 10 });
+    expect(priceOf("openai", "gpt-4o", { batch: false })).toMatchObject({ input: 2.5, output: 10 });
     expect(estimateCost("openai", "gpt-4o-mini", { inputTokens: 1_000_000, outputTokens: 1_000_000 }, { batch: true })).toBe(0.375);
   });
 

@@ -9,15 +9,15 @@ describe("estimateCost", () => {
   });
 
   it("prices dated snapshots as their base model, preferring the longest name", () => {
-    expect(priceOf("openai", "gpt-4o-mini-2024-07-18")).toEqual({ input: 0.15, output: 0.6 });
-    expect(priceOf("openai", "gpt-4o-2024-08-06")).toEqual({ input: 2.5, output: 10 });
-    expect(priceOf("openai", "gpt-4.1-nano-2025-04-14")).toEqual({ input: 0.1, output: 0.4 });
-    expect(priceOf("openai", "o3-mini-2025-01-31")).toEqual({ input: 1.1, output: 4.4 });
-    expect(priceOf("anthropic", "claude-3-5-haiku-20241022")).toEqual({ input: 0.8, output: 4 });
-    expect(priceOf("anthropic", "claude-3-5-sonnet-latest")).toEqual({ input: 3, output: 15 });
-    expect(priceOf("anthropic", "claude-sonnet-4-20250514")).toEqual({ input: 3, output: 15 });
-    expect(priceOf("anthropic", "claude-opus-4-1-20250805")).toEqual({ input: 15, output: 75 });
-    expect(priceOf("anthropic", "claude-haiku-4-5-20251001")).toEqual({ input: 1, output: 5 });
+    expect(priceOf("openai", "gpt-4o-mini-2024-07-18")).toEqual({ input: 0.15, output: 0.6, cacheRead: 0.075 });
+    expect(priceOf("openai", "gpt-4o-2024-08-06")).toEqual({ input: 2.5, output: 10, cacheRead: 1.25 });
+    expect(priceOf("openai", "gpt-4.1-nano-2025-04-14")).toMatchObject({ input: 0.1, output: 0.4 });
+    expect(priceOf("openai", "o3-mini-2025-01-31")).toMatchObject({ input: 1.1, output: 4.4 });
+    expect(priceOf("anthropic", "claude-3-5-haiku-20241022")).toMatchObject({ input: 0.8, output: 4 });
+    expect(priceOf("anthropic", "claude-3-5-sonnet-latest")).toMatchObject({ input: 3, output: 15 });
+    expect(priceOf("anthropic", "claude-sonnet-4-20250514")).toMatchObject({ input: 3, output: 15 });
+    expect(priceOf("anthropic", "claude-opus-4-1-20250805")).toMatchObject({ input: 15, output: 75 });
+    expect(priceOf("anthropic", "claude-haiku-4-5-20251001")).toMatchObject({ input: 1, output: 5 });
   });
 
   it("is 0 for Ollama whatever the model", () => {

@@ -67,7 +67,7 @@ describe.each(CASES)("%s, %s mode, streamed", (provider, mode) => {
     expect(r.content).toBe(text);
     expect(deltas.join("")).toBe(text);
     expect(deltas.length).toBe(Math.ceil(text.length / 5));
-    expect(r.usage).toEqual({ inputTokens: 1200, outputTokens: 300 });
+    expect(r.usage).toEqual({ inputTokens: 1200, outputTokens: 300, reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
     const [input, output] = PRICE[provider];
     expect(r.estimatedCost).toBeCloseTo((1200 * input + 300 * output) / 1e6, 12);
     expect(r.cached).toBe(false);

@@ -141,7 +141,7 @@ describe("RunRecorder: failed trials, reused counts and maxCost", () => {
     const costly = (cost: number) => rec.trial({ kind: "trial", choices: {} }, async () => {
       // The recorder measures usage: fake one priced call.
       const { recordUsage } = await import("../../lib/lm/usage-scope.js");
-      recordUsage({ content: "", usage: { inputTokens: 1, outputTokens: 1 }, provider: "p", model: "m", estimatedCost: cost, cached: false });
+      recordUsage({ content: "", usage: { inputTokens: 1, outputTokens: 1, reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, provider: "p", model: "m", estimatedCost: cost, cached: false });
       return { kind: "trial", choices: {}, instructions: {}, demoIds: {}, score: 0.5 };
     });
     await costly(0.004);

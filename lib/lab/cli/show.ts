@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { promptCacheLine, type PromptCacheUsage } from "../../evaluate/prompt-cache.js";
 import { join, relative } from "node:path";
 import { ValidationError } from "../../errors.js";
 import { adjustComparisons, compare, pValueText, signed, type Comparison } from "../../evaluate/compare.js";
@@ -33,6 +34,9 @@ function showEvaluation(run: EvaluationRun): string[] {
   if (typeof judge?.calls === "number" && judge.calls > 0) {
     out.push(`judge calls ${judge.calls}, tokens ${String(judge.inputTokens)} in / ${String(judge.outputTokens)} out, cost $${Number(judge.cost).toFixed(4)}`);
   }
+  const promptCache = run.summary["promptCache"] as PromptCacheUsage | undefined;
+  const input = run.summary["inputTokens"];
+  if (promptCache !== undefined && typeof promptCache.readTokens === "number" && typeof input === "number") out.push(promptCacheLine(promptCache, input));
   const warnings = run.summary["warnings"];
   if (Array.isArray(warnings)) for (const w of warnings) out.push(`warning: ${printable(String(w))}`);
   if (Object.keys(metrics).length > 0) {

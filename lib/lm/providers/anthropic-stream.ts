@@ -7,6 +7,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { MessageCreateParamsNonStreaming } from "@anthropic-ai/sdk/resources/messages/messages";
 import { OutputError } from "../../errors.js";
 import type { ProviderReply } from "./provider.js";
+import { anthropicUsage } from "../usage.js";
 
 /**
  * Sends `body` as a streamed request and reads the stream to its end. What `onDelta` throws aborts
@@ -24,8 +25,8 @@ export async function anthropicStream(
   /** Index of the forced tool's block, once it has started, and whether its input sent any text. */
   let toolBlock: number | undefined;
   let toolText = false;
-  let inputTokens = 0;
-  let outputTokens = 0;
+  /** The usage fields as reported so far: `message_start`'s, overwritten by each `message_delta`'s (cumulative). */
+  const wireUsage: Record<string, number | null | undefined> = {};
   let finishReason: string | undefined;
   const deliver = (piece: string): void => {
     content += piece;
@@ -39,8 +40,7 @@ export async function anthropicStream(
   for await (const event of stream) {
     switch (event.type) {
       case "message_start":
-        inputTokens = event.message.usage?.input_tokens ?? 0;
-        outputTokens = event.message.usage?.output_tokens ?? 0;
+        Object.assign(wireUsage, event.message.usage ?? {});
         break;
       case "content_block_start":
         blockTypes.push(event.content_block.type);
@@ -67,15 +67,14 @@ export async function anthropicStream(
       case "message_delta":
         finishReason = event.delta.stop_reason ?? finishReason;
         // Cumulative counts: the last message_delta has the totals.
-        outputTokens = event.usage.output_tokens ?? outputTokens;
-        inputTokens = event.usage.input_tokens ?? inputTokens;
+        for (const [name, value] of Object.entries(event.usage)) if (typeof value === "number") wireUsage[name] = value;
         break;
       default:
         break;
     }
   }
   if (signal.aborted) throw signal.reason;
-  const usage = { inputTokens, outputTokens };
+  const usage = anthropicUsage(wireUsage);
   if (toolName !== undefined && toolBlock === undefined) {
     throw new OutputError(
       `anthropic reply for model "${body.model}" has no call of the forced tool "${toolName}"; ` +

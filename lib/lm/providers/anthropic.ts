@@ -1,8 +1,10 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { MessageCreateParamsNonStreaming, Message } from "@anthropic-ai/sdk/resources/messages/messages";
-import { OutputError } from "../../errors.js";
+import { ConfigurationError, OutputError } from "../../errors.js";
+import { thinkingBudget } from "../reasoning.js";
 import { loadOptional } from "../../optional.js";
 import type { LMRequest } from "../types.js";
+import { anthropicUsage } from "../usage.js";
 import { PROVIDER_INFO } from "./info.js";
 import { anthropicStream } from "./anthropic-stream.js";
 import { ANTHROPIC_BATCH_LIMITS, anthropicBatches, anthropicBatchLine } from "./anthropic-batch.js";
@@ -60,14 +62,30 @@ function lazyClient(apiKey: string | undefined, baseURL: string): () => Promise<
 export function anthropicBody(request: LMRequest, settings: CallSettings): MessageCreateParamsNonStreaming {
   // Anthropic takes system text as a parameter, not as a message.
   const system = request.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
+  const turns = request.messages.filter((m) => m.role !== "system");
+  const budget = settings.reasoning === undefined ? undefined : thinkingBudget(settings.reasoning);
+  if (budget !== undefined && settings.maxTokens !== undefined && settings.maxTokens <= budget) {
+    throw new ConfigurationError(
+      `anthropic model "${settings.model}": maxTokens (${settings.maxTokens}) must be larger than the thinking budget (${budget} tokens), which it includes`,
+    );
+  }
   const body: MessageCreateParamsNonStreaming = {
     model: settings.model,
-    max_tokens: settings.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
-    messages: request.messages
-      .filter((m) => m.role !== "system")
-      .map((m) => ({ role: m.role as "user" | "assistant", content: m.content })),
+    // The thinking budget counts against max_tokens: without a maxTokens, the answer keeps the default room.
+    max_tokens: settings.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS + (budget ?? 0),
+    messages: turns.map((m, i) => {
+      const role = m.role as "user" | "assistant";
+      // `promptCache`: the last turn before the final one closes the static prefix (system text and
+      // demo turns); everything up to and including it is cached.
+      if (settings.promptCache && i === turns.length - 2) return { role, content: [{ type: "text" as const, text: m.content, cache_control: { type: "ephemeral" as const } }] };
+      return { role, content: m.content };
+    }),
   };
-  if (system !== "") body.system = system;
+  if (system !== "") {
+    // With no demo turns, the system text alone is the static prefix.
+    body.system = settings.promptCache && turns.length < 2 ? [{ type: "text", text: system, cache_control: { type: "ephemeral" } }] : system;
+  }
+  if (budget !== undefined) body.thinking = { type: "enabled", budget_tokens: budget };
   // No `temperature`: API version 2026-10-21 (sent by SDK 1.x) rejects every sampling parameter
   // with a 400, even at default values, and the SDK's types no longer have it.
   if (request.responseSchema !== undefined) {
@@ -83,7 +101,7 @@ export function anthropicBody(request: LMRequest, settings: CallSettings): Messa
 }
 
 export function anthropicReply(message: Message, body: MessageCreateParamsNonStreaming): ProviderReply {
-  const usage = { inputTokens: message.usage?.input_tokens ?? 0, outputTokens: message.usage?.output_tokens ?? 0 };
+  const usage = anthropicUsage(message.usage);
   const finishReason = message.stop_reason ?? undefined;
   const text = message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
   if (body.tool_choice?.type === "tool") {

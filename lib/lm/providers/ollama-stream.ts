@@ -2,6 +2,7 @@
 // schema for native structured output), read through the ollama SDK. The last line (`done: true`)
 // brings the token counts and the stop reason.
 import type { ChatRequest, Ollama } from "ollama";
+import { tokenUsage } from "../usage.js";
 import type { ProviderReply } from "./provider.js";
 
 /**
@@ -11,13 +12,13 @@ import type { ProviderReply } from "./provider.js";
 export async function ollamaStream(client: Ollama, body: ChatRequest, signal: AbortSignal, onDelta: (text: string) => void): Promise<ProviderReply> {
   const parts = await client.chat({ ...body, stream: true });
   let content = "";
-  let usage = { inputTokens: 0, outputTokens: 0 };
+  let usage = tokenUsage(0, 0);
   let finishReason: string | undefined;
   try {
     for await (const part of parts) {
       const piece = part.message?.content ?? "";
       if (part.done) {
-        usage = { inputTokens: part.prompt_eval_count ?? 0, outputTokens: part.eval_count ?? 0 };
+        usage = tokenUsage(part.prompt_eval_count ?? 0, part.eval_count ?? 0);
         finishReason = part.done_reason || undefined;
       }
       if (piece === "") continue;

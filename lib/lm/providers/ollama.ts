@@ -1,4 +1,5 @@
 import type { ChatRequest, ChatResponse } from "ollama";
+import { tokenUsage } from "../usage.js";
 import { loadOptional } from "../../optional.js";
 import { PROVIDER_INFO } from "./info.js";
 import type { LMRequest } from "../types.js";
@@ -67,6 +68,8 @@ export function ollamaBody(request: LMRequest, settings: CallSettings): ChatRequ
   if (settings.temperature !== undefined) options.temperature = settings.temperature;
   if (settings.maxTokens !== undefined) options.num_predict = settings.maxTokens;
   if (Object.keys(options).length > 0) body.options = options;
+  // `think`: an effort level as Ollama takes it (models such as gpt-oss), a budget as thinking on.
+  if (settings.reasoning !== undefined) body.think = "effort" in settings.reasoning ? settings.reasoning.effort : true;
   if (request.responseSchema !== undefined) body.format = withoutMeta(request.responseSchema.schema);
   return body;
 }
@@ -74,7 +77,7 @@ export function ollamaBody(request: LMRequest, settings: CallSettings): ChatRequ
 function ollamaReply(reply: ChatResponse): ProviderReply {
   return {
     content: reply.message?.content ?? "",
-    usage: { inputTokens: reply.prompt_eval_count ?? 0, outputTokens: reply.eval_count ?? 0 },
+    usage: tokenUsage(reply.prompt_eval_count ?? 0, reply.eval_count ?? 0),
     finishReason: reply.done_reason || undefined,
   };
 }

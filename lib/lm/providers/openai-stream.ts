@@ -4,6 +4,7 @@
 import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import type { ProviderReply } from "./provider.js";
+import { openaiUsage, tokenUsage } from "../usage.js";
 
 /**
  * Sends `body` as a streamed request and reads the stream to its end. What `onDelta` throws aborts
@@ -20,9 +21,9 @@ export async function openaiStream(
   let content = "";
   let refused = false;
   let finishReason: string | undefined;
-  let usage = { inputTokens: 0, outputTokens: 0 };
+  let usage = tokenUsage(0, 0);
   for await (const chunk of stream) {
-    if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
+    if (chunk.usage) usage = openaiUsage(chunk.usage);
     const choice = chunk.choices[0];
     if (choice === undefined) continue;
     if (choice.finish_reason) finishReason = choice.finish_reason;

@@ -4,6 +4,7 @@ import { Instrumentation } from "../../instrument/bus.js";
 import { loadOptional } from "../../optional.js";
 import { strictSchemaProblem, toStrictSchema } from "../strict-schema.js";
 import type { LMRequest } from "../types.js";
+import { openaiUsage } from "../usage.js";
 import { PROVIDER_INFO } from "./info.js";
 import { openaiStream } from "./openai-stream.js";
 import { OPENAI_BATCH_LIMITS, openaiBatches, openaiBatchLine } from "./openai-batch.js";
@@ -59,6 +60,7 @@ export function openaiBody(request: LMRequest, settings: CallSettings): ChatComp
   if (settings.temperature !== undefined) body.temperature = settings.temperature;
   // `max_tokens` is deprecated and rejected by reasoning models; `max_completion_tokens` works for all.
   if (settings.maxTokens !== undefined) body.max_completion_tokens = settings.maxTokens;
+  if (settings.reasoning !== undefined && "effort" in settings.reasoning) body.reasoning_effort = settings.reasoning.effort;
   if (request.responseSchema !== undefined) body.response_format = responseFormat(request.responseSchema, settings.model);
   return body;
 }
@@ -87,7 +89,7 @@ export function openaiReply(completion: OpenAI.Chat.Completions.ChatCompletion):
   const content = message?.content ?? message?.refusal ?? "";
   return {
     content,
-    usage: { inputTokens: completion.usage?.prompt_tokens ?? 0, outputTokens: completion.usage?.completion_tokens ?? 0 },
+    usage: openaiUsage(completion.usage),
     finishReason: message?.refusal ? "refusal" : choice?.finish_reason ?? undefined,
   };
 }

@@ -1,11 +1,15 @@
 import type { ProviderInfo } from "./info.js";
-import type { LMRequest, TokenUsage } from "../types.js";
+import type { LMRequest, ReasoningOption, TokenUsage } from "../types.js";
 
 /** The settings of one call, after per-call overrides and defaults are applied. */
 export interface CallSettings {
   model: string;
   temperature: number | undefined;
   maxTokens: number | undefined;
+  /** The LM's reasoning setting, checked when the LM was built (absent: the provider's default). */
+  reasoning?: ReasoningOption | undefined;
+  /** Mark the static prefix of the prompt as cacheable where the provider needs it (Anthropic). */
+  promptCache?: boolean | undefined;
   /** Time allowed for this attempt, in ms (the signal aborts when it runs out). */
   timeoutMs: number;
 }
