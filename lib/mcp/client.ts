@@ -49,6 +49,14 @@ function checkOptions(options: MCPConnectOptions): number {
   return seconds;
 }
 
+/** Registers each header value as a secret, and the credential after a scheme ("Bearer <token>") on its own. */
+function registerHeaderSecrets(headers: Record<string, string>): void {
+  for (const value of Object.values(headers)) {
+    registerSecret(value);
+    registerSecret(/^[A-Za-z-]+\s+(\S.*)$/.exec(value)?.[1]);
+  }
+}
+
 /** Waits until process `pid` is gone (checked with signal 0), for at most `ms` milliseconds. */
 async function waitGone(pid: number, ms: number): Promise<boolean> {
   const alive = (): boolean => {
@@ -86,7 +94,7 @@ export class MCPClient {
    */
   static async connect(options: MCPConnectOptions): Promise<MCPClient> {
     const seconds = checkOptions(options);
-    if (!isStdio(options)) for (const value of Object.values(options.headers ?? {})) registerSecret(value);
+    if (!isStdio(options)) registerHeaderSecrets(options.headers ?? {});
     const { Client } = await loadOptional<typeof import("@modelcontextprotocol/sdk/client/index.js")>(
       "@modelcontextprotocol/sdk", FEATURE, "@modelcontextprotocol/sdk/client/index.js",
     );

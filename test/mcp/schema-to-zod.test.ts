@@ -41,7 +41,7 @@ describe("inputSchemaToZod", () => {
 
   test("keeps descriptions and notes each construct it does not translate, by path", () => {
     const { shape, notes } = inputSchemaToZod(schema);
-    expect(shape.name!.description).toBe("Who");
+    expect((shape.name as z.ZodType).description).toBe("Who");
     expect(notes).toEqual([
       "choice: anyOf is not translated; any value is accepted here and the server checks it",
       "ref: $ref is not translated; any value is accepted here and the server checks it",
