@@ -12,6 +12,7 @@ import { inputSchemaToZod } from "./schema-to-zod.js";
 
 /** What a tool needs of the connection: a call with a timeout in milliseconds. */
 export interface MCPCaller {
+  /** Calls tool `name` on the server with `args`; rejects when there is no answer within `timeoutMs`. */
   callTool(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<MCPToolResult>;
 }
 
