@@ -101,7 +101,7 @@ describe("close()", () => {
 
   test("a command that is not a server fails to connect with a clear error, leaving no process", async () => {
     await expect(MCPClient.connect({ command: process.execPath, args: ["-e", "console.error('not an MCP server'); process.exit(3)"] })).rejects.toThrow(
-      /MCPClient could not connect to the MCP server `.*node -e/,
+      /MCPClient could not connect to the MCP server `.*node -e.*; its stderr ended with: not an MCP server$/s,
     );
   }, 60000);
 });
