@@ -63,8 +63,8 @@ describe("the fixture server over Streamable HTTP, with a bearer token", () => {
     expect(caught).toBeInstanceOf(Error);
     const text = `${(caught as Error).message} ${String((caught as Error).stack)}`;
     expect((caught as Error).message).toMatch(/^MCPClient could not connect to the MCP server at http:\/\/127\.0\.0\.1:\d+\/mcp: /);
-    // The server's answer echoes the header; the error keeps the answer with the value masked.
-    expect((caught as Error).message).toContain("unauthorized: [REDACTED]");
+    // The server's answer echoes the header and the bare token; the error keeps the answer with both masked.
+    expect((caught as Error).message).toContain("unauthorized: header [REDACTED]; token [REDACTED]");
     expect(text).not.toContain(wrong);
   }, 60000);
 });
