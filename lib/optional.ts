@@ -1,6 +1,6 @@
 /**
  * Optional peer dependencies: the packages only some features need (a provider's SDK, the
- * OpenTelemetry SDK, the chart renderers, ioredis, pg, tsx for TypeScript experiment files). Each is loaded when its feature is first used,
+ * OpenTelemetry SDK, the chart renderers, ioredis, pg, tsx for TypeScript experiment files, the MCP SDK). Each is loaded when its feature is first used,
  * never at `import "typelm"`. When one is not installed, the feature throws a ConfigurationError
  * that names it and gives the exact `npm install` line; any other failure (a file missing inside an
  * installed package, a dependency of it missing, an error while it runs) propagates unchanged.
@@ -28,6 +28,7 @@ export const OPTIONAL_PACKAGES = {
   "vega-lite": "^6.4.3",
   "@resvg/resvg-js": "^2.6.2",
   tsx: "^4.23.15",
+  "@modelcontextprotocol/sdk": "^1.32.2",
 } as const;
 
 export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;

@@ -41,7 +41,7 @@ console.log(JSON.stringify(out));
 const LATER = [
   "temporal-polyfill", "@toon-format/toon", "csv-parse", "better-sqlite3", "@opentelemetry/api", "quickjs-emscripten-core",
   "@jitl/quickjs-wasmfile-release-sync", "@jitl/quickjs-ffi-types",
-  "tsx", "cli-progress", "openai", "@anthropic-ai/sdk", "ollama", "ioredis", "vega", "vega-lite", "@resvg/resvg-js",
+  "tsx", "cli-progress", "openai", "@anthropic-ai/sdk", "ollama", "ioredis", "vega", "vega-lite", "@resvg/resvg-js", "@modelcontextprotocol/sdk",
 ];
 
 describe("cold start", () => {
@@ -73,6 +73,21 @@ out.afterToon = await loaded();
     expect(out.afterDate).not.toContain("@toon-format/toon");
     expect(out.afterToon).toContain("@toon-format/toon");
   }, 30000);
+
+  it("MCPClient loads the MCP SDK at connect, not at import", () => {
+    const server = join(root, "test", "fixtures", "mcp", "server.mjs");
+    const out = inChild(`
+const { MCPClient } = await import("typelm");
+out.beforeConnect = await loaded();
+const mcp = await MCPClient.connect({ command: process.execPath, args: [${JSON.stringify(server)}, "stdio"] });
+out.tools = (await mcp.tools()).length;
+await mcp.close();
+out.afterConnect = await loaded();
+`) as { beforeConnect: string[]; tools: number; afterConnect: string[] };
+    expect(out.beforeConnect).not.toContain("@modelcontextprotocol/sdk");
+    expect(out.tools).toBe(7);
+    expect(out.afterConnect).toContain("@modelcontextprotocol/sdk");
+  }, 60000);
 
   it("every exported class and function keeps its name in the bundle (error names and saved module names use them)", () => {
     const out = inChild(`

@@ -112,6 +112,18 @@ describe("a project with typelm and none of its optional packages", () => {
     });
   });
 
+  test("MCPClient.connect says which package to install, over either transport", async () => {
+    const out = await runJson(bare, `
+      import { MCPClient } from "typelm";
+      const results = {
+        stdio: await attempt(() => MCPClient.connect({ command: process.execPath, args: ["-e", ""] })),
+        http: await attempt(() => MCPClient.connect({ url: "http://127.0.0.1:9/mcp" })),
+      };
+      console.log(JSON.stringify(results));`);
+    const mcp = missing(`MCPClient needs the "@modelcontextprotocol/sdk" package, which is not installed. Install it with: npm install @modelcontextprotocol/sdk@^1.32.2`);
+    expect(out).toEqual({ stdio: mcp, http: mcp });
+  });
+
   test("the otel subscriber exporting over OTLP, langfuse and newrelic say how to install the OpenTelemetry SDK", async () => {
     const out = await runJson(bare, `
       import { configure } from "typelm";
