@@ -51,7 +51,7 @@ type ChildMessage =
 
 /** `typelm run <file> --watch`: watches until stopped (exit 0); in a watched run's child, runs once. */
 export async function watchRun(options: WatchRunOptions): Promise<number> {
-  if (process.env[CHILD] === "1" && typeof process.send === "function") return watchedRun(options);
+  if (options.env[CHILD] === "1" && typeof process.send === "function") return watchedRun(options);
   return new RunWatcher(options).start();
 }
 
