@@ -14,6 +14,19 @@ export function abortError(signal: AbortSignal): Error {
   return error;
 }
 
+/**
+ * Hands one piece of streamed text to the caller's `onDelta`; when `onDelta` throws (a field that
+ * failed conversion), `abort` stops the provider request before the error goes on up.
+ */
+export function handOver(onDelta: (text: string) => void, piece: string, abort: () => void): void {
+  try {
+    onDelta(piece);
+  } catch (error) {
+    abort();
+    throw error;
+  }
+}
+
 /** Throws `abortError(signal)` when `signal` has aborted. */
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw abortError(signal);

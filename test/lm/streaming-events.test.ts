@@ -4,7 +4,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
 import * as otelApi from "@opentelemetry/api";
 import { trace } from "@opentelemetry/api";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { inMemoryTracer } from "../helpers/otel.js";
 import { configure, resetConfiguration } from "../../lib/config.js";
 import { LMError } from "../../lib/errors.js";
 import { Instrumentation, type TypelmEvent } from "../../lib/instrument/bus.js";
@@ -66,15 +66,7 @@ describe("time to first token", () => {
   });
 
   describe("on the OpenTelemetry chat span", () => {
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-    beforeAll(() => {
-      trace.setGlobalTracerProvider(provider);
-    });
-    afterAll(async () => {
-      trace.disable();
-      await provider.shutdown();
-    });
+    const exporter = inMemoryTracer();
 
     it("as gen_ai.response.time_to_first_token, in seconds", async () => {
       configure((c) => {
@@ -88,7 +80,7 @@ describe("time to first token", () => {
     });
 
     it("and for Langfuse as the completion's start time: the call's start plus firstTokenMs", () => {
-      const listener = createSpanListener(otelApi, provider.getTracer("t"), { content: false, langfuse: true });
+      const listener = createSpanListener(otelApi, trace.getTracer("t"), { content: false, langfuse: true });
       const ids = { traceId: "t1", spanId: "s1", parentSpanId: null };
       listener({ name: "lm.chat.start", payload: { ...ids, provider: "openai", model: "m" }, timestamp: 0 });
       const before = Date.now();

@@ -8,6 +8,7 @@ import type { MessageCreateParamsNonStreaming } from "@anthropic-ai/sdk/resource
 import { OutputError } from "../../errors.js";
 import type { ProviderReply } from "./provider.js";
 import { anthropicUsage } from "../usage.js";
+import { handOver } from "../stream-text.js";
 
 /**
  * Sends `body` as a streamed request and reads the stream to its end. What `onDelta` throws aborts
@@ -30,12 +31,7 @@ export async function anthropicStream(
   let finishReason: string | undefined;
   const deliver = (piece: string): void => {
     content += piece;
-    try {
-      onDelta(piece);
-    } catch (error) {
-      stream.controller.abort();
-      throw error;
-    }
+    handOver(onDelta, piece, () => stream.controller.abort());
   };
   for await (const event of stream) {
     switch (event.type) {

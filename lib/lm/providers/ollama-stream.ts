@@ -4,6 +4,7 @@
 import type { ChatRequest, Ollama } from "ollama";
 import { tokenUsage } from "../usage.js";
 import type { ProviderReply } from "./provider.js";
+import { handOver } from "../stream-text.js";
 
 /**
  * Sends `body` as a streamed request and reads it to its end. What `onDelta` throws aborts the HTTP
@@ -23,12 +24,7 @@ export async function ollamaStream(client: Ollama, body: ChatRequest, signal: Ab
       }
       if (piece === "") continue;
       content += piece;
-      try {
-        onDelta(piece);
-      } catch (error) {
-        parts.abort();
-        throw error;
-      }
+      handOver(onDelta, piece, () => parts.abort());
     }
   } catch (error) {
     if (signal.aborted) throw signal.reason;

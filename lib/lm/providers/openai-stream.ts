@@ -5,6 +5,7 @@ import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import type { ProviderReply } from "./provider.js";
 import { openaiUsage, tokenUsage } from "../usage.js";
+import { handOver } from "../stream-text.js";
 
 /**
  * Sends `body` as a streamed request and reads the stream to its end. What `onDelta` throws aborts
@@ -34,12 +35,7 @@ export async function openaiStream(
     const piece = (choice.delta?.content ?? "") + refusal;
     if (piece === "") continue;
     content += piece;
-    try {
-      onDelta(piece);
-    } catch (error) {
-      stream.controller.abort();
-      throw error;
-    }
+    handOver(onDelta, piece, () => stream.controller.abort());
   }
   if (signal.aborted) throw signal.reason;
   return { content, usage, finishReason: refused ? "refusal" : finishReason };
