@@ -40,8 +40,8 @@ function lm(provider: ProviderName, mode: Mode): LM {
 
 describe.each(CASES)("%s, %s: Predict.stream through the SDK", (provider, mode) => {
   it("emits each field while the provider is still sending, and its result equals call()'s", async () => {
-    // About 130 chunks, 5 ms apart: the reply takes over half a second to send.
-    fake.reply(reply(mode, "positive"), { stream: { chunkChars: 4, delayMs: 5 } });
+    // About 130 chunks, 10 ms apart: the reply takes over a second to send.
+    fake.reply(reply(mode, "positive"), { stream: { chunkChars: 4, delayMs: 10 } });
     const s = new Predict(Classify).stream({ sentence: "I love it" }, { lm: lm(provider, mode) });
     const seen: Array<{ event: StreamEvent<any>; sent: number; ended: boolean }> = [];
     for await (const event of s) seen.push({ event, sent: fake.streams[0]!.sent, ended: fake.streams[0]!.ended });
