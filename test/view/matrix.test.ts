@@ -104,6 +104,10 @@ describe.each(viewerEngines())("the matrix of runs (%s)", (engine) => {
     const rows = [...page.matchAll(/<tr data-example-id="([^"]+)"( data-disagree="1")?>/g)];
     expect(rows).toHaveLength(EXAMPLES);
     expect(rows.filter((r) => r[2] !== undefined).map((r) => r[1])).toEqual(disagreeing().map((i) => `ex-${i}`));
+    // Values as fields (name: value), never JSON text: inputs, expected and each run's prediction.
+    expect(page).toContain('data-field="sentence"');
+    expect(page).toContain('data-field="sentiment"');
+    expect(page).not.toMatch(/\{(&quot;|")sentiment/);
     const filtered = await (await get(`/matrix?runs=${runs}&disagree=1&size=100`)).text();
     const shown = [...filtered.matchAll(/<tr data-example-id="([^"]+)"( data-disagree="1")?>/g)];
     expect(shown.map((r) => r[1])).toEqual(disagreeing().map((i) => `ex-${i}`));

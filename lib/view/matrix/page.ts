@@ -4,7 +4,8 @@
 // is pick.ts. Every stored value goes through `html`.
 import { pValueText } from "../../evaluate/compare.js";
 import type { RunSummary } from "../../store/records.js";
-import { clip, html, link, Markup, num, valueText } from "../html.js";
+import { html, link, Markup, num } from "../html.js";
+import { fields } from "../fields.js";
 import type { MatrixData, PairTest } from "./matrix.js";
 import { models, pager, type MetricLine } from "../pages.js";
 import type { ViewRow } from "../data/source.js";
@@ -42,7 +43,7 @@ ${names.map((name) => html`<tr><td>${name}${shared.includes(name) ? "" : html` <
 function runCell(run: RunSummary, row: ViewRow | undefined): Markup {
   if (row === undefined) return html`<td class="muted" data-run="${run.id}">—</td>`;
   const scores = Object.entries(row.scores).map(([m, v]) => `${m} ${num(v)}`).join(" · ");
-  return html`<td class="cell${row.error === null ? "" : " failed"}" data-run="${run.id}"><a href="/runs/${encodeURIComponent(run.id)}/rows/${row.index}">#${row.index}</a> ${row.error === null ? clip(valueText(row.prediction), 300) : clip(`failed: ${row.error}`, 300)}
+  return html`<td class="cell${row.error === null ? "" : " failed"}" data-run="${run.id}"><a href="/runs/${encodeURIComponent(run.id)}/rows/${row.index}">#${row.index}</a> ${row.error === null ? fields(row.prediction) : html`<span class="worse">failed:</span> ${fields(row.error)}`}
 <div class="scores" data-scores>${scores}</div></td>`;
 }
 
@@ -62,7 +63,7 @@ export function matrixPage(d: MatrixData): Markup {
 ${d.rows.map((r) => {
     const first = r.cells.find((c) => c !== undefined);
     return html`<tr data-example-id="${r.exampleId}"${new Markup(r.disagree ? ' data-disagree="1"' : "")}><td>${r.exampleId}</td>
-<td class="cell">${clip(valueText(first?.inputs), 300)}</td><td class="cell">${clip(valueText(first?.expected), 200)}</td>${d.runs.map((run, i) => runCell(run, r.cells[i]))}</tr>`;
+<td class="cell">${fields(first?.inputs)}</td><td class="cell">${fields(first?.expected)}</td>${d.runs.map((run, i) => runCell(run, r.cells[i]))}</tr>`;
   })}</tbody></table>
 ${d.rows.length === 0 ? html`<p class="muted" id="no-rows">No example${d.query.disagree ? " where the runs differ" : ""}.</p>` : ""}
 ${pager("/matrix", keep, d.query.offset, d.query.limit, d.total)}`;
