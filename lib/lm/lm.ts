@@ -98,6 +98,9 @@ export class LM extends BaseLM {
     }
     this.#apiKey = apiKey || undefined;
     this.#cacheOption = options.cache;
+    if (options.reasoning !== undefined && definition.capabilities?.reasoning === false) {
+      throw new ConfigurationError(`LM "${id}": ${provider} takes no reasoning setting on its OpenAI-compatible endpoint; leave reasoning unset`);
+    }
     this.reasoning = checkReasoning(id, provider, options.reasoning);
     this.promptCache = options.promptCache === true;
   }
@@ -124,9 +127,14 @@ export class LM extends BaseLM {
     return this.#cache;
   }
 
-  /** All three providers have a native structured output (json_schema, forced tool use, `format`). */
+  /**
+   * OpenAI, Anthropic and Ollama have a native structured output (json_schema, forced tool use,
+   * `format`); a profile has one when its flag says so. Anthropic with `reasoning` has none here:
+   * its API refuses a forced tool call while thinking, so predictors use Enhanced Prompting.
+   */
   supportsStructuredOutputs(): boolean {
-    return true;
+    if (this.provider === "anthropic" && this.reasoning !== undefined) return false;
+    return this.#definition.capabilities?.structuredOutputs ?? true;
   }
 
   /** Whether replies are cached, and where. */
@@ -152,6 +160,14 @@ export class LM extends BaseLM {
    */
   protected async complete(request: LMRequest, options: ChatOptions = {}): Promise<LMResponse> {
     const { provider, model } = this;
+    const capabilities = this.#definition.capabilities;
+    // A profile's refusals come before any request (and before the cache: a reply must not hide them).
+    if (request.responseSchema !== undefined && capabilities?.structuredOutputs === false) {
+      throw new ConfigurationError(`LM "${this.id}": ${provider} has no native structured output in typelm; use structuredOutputs: false (Enhanced Prompting), which Strategy.Strict picks for it`);
+    }
+    if (options.onDelta !== undefined && capabilities?.streaming === false) {
+      throw new ConfigurationError(`LM "${this.id}": ${provider} does not stream; call without onDelta`);
+    }
     const temperature = request.temperature ?? this.temperature;
     const maxTokens = request.maxTokens ?? this.maxTokens;
     // `request.rolloutId` is not a provider parameter: it reaches the cache key below and nothing else.

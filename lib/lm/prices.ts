@@ -60,7 +60,43 @@ const PRICES: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = {
     "claude-opus-4-5": claude(5, 25),
     "claude-haiku-4-5": claude(1, 5),
   },
+  // Provider profiles (2026-11). Gemini: ai.google.dev/gemini-api/docs/pricing as quoted by public
+  // price guides read 2026-11 (prompts up to 200k tokens; context-cache reads at 10% of input).
+  gemini: {
+    "gemini-2.5-pro": { input: 1.25, output: 10, cacheRead: 0.125 },
+    "gemini-2.5-flash": { input: 0.3, output: 2.5, cacheRead: 0.03 },
+    "gemini-2.5-flash-lite": { input: 0.1, output: 0.4, cacheRead: 0.01 },
+  },
+  // Groq: groq.com/pricing as quoted by public guides read 2026-11 (gpt-oss-120b's cache hits at $0.075).
+  groq: {
+    "openai/gpt-oss-120b": gpt(0.15, 0.6, 0.075),
+    "llama-3.3-70b-versatile": gpt(0.59, 0.79),
+    "llama-3.1-8b-instant": gpt(0.05, 0.08),
+  },
+  // Together: together.ai/pricing as listed by a public model library read 2026-11 (Llama 70B Turbo, $0.88 both ways).
+  together: {
+    "meta-llama/Llama-3.3-70B-Instruct-Turbo": gpt(0.88, 0.88),
+    "meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo": gpt(0.88, 0.88),
+  },
 };
+
+/**
+ * OpenRouter "passes through the pricing of the underlying providers" (openrouter.ai/docs/faq, read
+ * 2026-11), so `openrouter/<vendor>/<model>` is priced as the vendor's model in this table (`google`
+ * is Gemini; OpenRouter writes Claude versions with dots: `claude-sonnet-4.5` is `claude-sonnet-4-5`).
+ */
+function openrouterPrice(model: string): ModelPrice | undefined {
+  const slash = model.indexOf("/");
+  if (slash < 0) return undefined;
+  const vendor = model.slice(0, slash);
+  // A variant (`:free`, `:nitro`) has its own price: not in this table.
+  const name = model.slice(slash + 1);
+  if (name.includes(":")) return undefined;
+  if (vendor === "openai") return standardPriceOf("openai", name);
+  if (vendor === "anthropic") return standardPriceOf("anthropic", name.replace(/(\d)\.(\d)/g, "$1-$2"));
+  if (vendor === "google") return standardPriceOf("gemini", name);
+  return undefined;
+}
 
 /**
  * Share of the standard price a provider's batch service charges, as of 2026-11: OpenAI Batch API
@@ -75,7 +111,7 @@ export interface PriceOptions {
 }
 
 /** Providers that run on the user's own machine: no charge per token. */
-const LOCAL_PROVIDERS = new Set(["ollama"]);
+const LOCAL_PROVIDERS = new Set(["ollama", "vllm", "lmstudio"]);
 
 /** What may follow a priced name and still be the same model: a date snapshot or `-latest`. */
 const SNAPSHOT_SUFFIX = /^-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest)$/;
@@ -97,6 +133,7 @@ export function priceOf(provider: string, model: string, options: PriceOptions =
 }
 
 function standardPriceOf(provider: string, model: string): ModelPrice | undefined {
+  if (provider === "openrouter") return openrouterPrice(model);
   const table = PRICES[provider];
   if (table === undefined) return undefined;
   const exact = table[model];

@@ -3,6 +3,7 @@
 // `think`). An effort is turned into a thinking budget for Anthropic; a budget has no OpenAI
 // equivalent and is refused there with a sentence saying what to pass instead.
 import { ConfigurationError } from "../errors.js";
+import { isProfile } from "./profiles.js";
 import type { ReasoningOption } from "./types.js";
 
 const EFFORTS = ["low", "medium", "high"] as const;
@@ -30,8 +31,9 @@ export function checkReasoning(id: string, provider: string, option: unknown): R
   if (typeof budget !== "number" || !Number.isInteger(budget) || budget < MIN_THINKING_BUDGET) {
     throw new ConfigurationError(`LM "${id}": reasoning.budgetTokens must be an integer of at least ${MIN_THINKING_BUDGET}; received ${JSON.stringify(budget)}`);
   }
-  if (provider === "openai") {
-    throw new ConfigurationError(`LM "${id}": OpenAI takes a reasoning effort, not a token budget; pass reasoning: { effort: "low" | "medium" | "high" }`);
+  if (provider === "openai" || isProfile(provider)) {
+    const who = provider === "openai" ? "OpenAI" : `${provider} (the OpenAI wire)`;
+    throw new ConfigurationError(`LM "${id}": ${who} takes a reasoning effort, not a token budget; pass reasoning: { effort: "low" | "medium" | "high" }`);
   }
   return { budgetTokens: budget };
 }

@@ -1,3 +1,5 @@
+import { ConfigurationError } from "../../errors.js";
+import { PROFILES, type ProviderCapabilities } from "../profiles.js";
 import type { ProviderDefinition } from "./provider.js";
 
 /** What `new LM(...)` needs of a provider before any call: its name, key variable and server. */
@@ -10,6 +12,8 @@ export interface ProviderInfo {
    * default address. `create` receives this value, and the response cache keys on it.
    */
   resolveBaseURL(baseURL: string | undefined): string;
+  /** What the provider's endpoint accepts (a profile's flags); absent: everything. */
+  capabilities?: ProviderCapabilities;
 }
 
 const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
@@ -37,6 +41,20 @@ export const PROVIDER_INFO: Readonly<Record<string, ProviderInfo>> = {
     name: "ollama",
     resolveBaseURL: (baseURL) => baseURL ?? (process.env["OLLAMA_HOST"] || OLLAMA_DEFAULT_HOST),
   },
+  ...Object.fromEntries(Object.entries(PROFILES).map(([name, profile]): [string, ProviderInfo] => [name, {
+    name,
+    ...(profile.apiKeyEnv === undefined ? {} : { apiKeyEnv: profile.apiKeyEnv }),
+    capabilities: profile.capabilities,
+    resolveBaseURL: (baseURL) => {
+      const resolved = baseURL ?? ((profile.baseURLEnv === undefined ? undefined : process.env[profile.baseURLEnv]) || profile.baseURL);
+      if (resolved === undefined) {
+        throw new ConfigurationError(
+          `${name}: no server address. Set ${profile.baseURLEnv} in the environment (e.g. http://127.0.0.1:8000/v1) or pass { baseURL } to new LM(...).`,
+        );
+      }
+      return resolved;
+    },
+  }])),
 };
 
 /** The provider's whole definition, loaded the first time a model of that provider is called. */
