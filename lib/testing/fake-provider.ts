@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 import { createBatchService, type FakeBatch, type FakeBatchScript } from "./fake-batches.js";
 import {
-  errorBody, fakeRequest, lastUserText, parseBody, readBody, sendJson, successBody,
+  errorBody, fakeRequest, lastUserText, parseBody, readBody, refusedRequest, sendJson, successBody,
   type FakeReply, type FakeReplyOptions, type FakeRequest, type FakeWire,
 } from "./fake-wire.js";
 import { wantsStream, writeStream, type FakeStream, type FakeStreamError, type FakeStreamOptions } from "./fake-stream.js";
@@ -250,6 +250,11 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     }
     if (fault?.kind === "delay") await new Promise((resolve) => setTimeout(resolve, fault.ms));
     if (res.destroyed || req.socket.destroyed) return;
+    const refused = refusedRequest(wire, body);
+    if (refused !== undefined) {
+      sendJson(res, 400, errorBody(wire, 400, refused));
+      return;
+    }
 
     if (wantsStream(body)) return stream(request, req, res, false, fault?.kind === "stream-error" ? fault.options : undefined);
     sendJson(res, 200, await answer(request));

@@ -129,6 +129,17 @@ function forcedTool(body: any): { name: string; input_schema: JsonSchema } | und
   return (body.tools ?? []).find((t: any) => t.name === body.tool_choice.name);
 }
 
+/**
+ * Why the real API would refuse this request with a 400, or undefined. Anthropic: extended thinking
+ * combines only with `tool_choice` "auto" or "none"; a forced tool ("tool" or "any") is an error.
+ */
+export function refusedRequest(wire: FakeWire, body: any): string | undefined {
+  if (wire !== "anthropic" || body?.thinking?.type !== "enabled") return undefined;
+  const choice = body?.tool_choice?.type;
+  if (choice === "tool" || choice === "any") return "Thinking may not be enabled when tool_choice forces tool use.";
+  return undefined;
+}
+
 export function lastUserText(messages: ChatMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === "user") return messages[i]!.content;
   return "";

@@ -95,7 +95,10 @@ export function anthropicBody(request: LMRequest, settings: CallSettings): Messa
       description: "Record the answer. Call this tool exactly once with every output field.",
       input_schema: withoutMeta(request.responseSchema.schema) as Anthropic.Messages.Tool.InputSchema,
     }];
-    body.tool_choice = { type: "tool", name };
+    // Anthropic refuses a forced tool call while thinking ("tool_choice: any / tool" with extended
+    // thinking is an error; only "auto" or "none" combine): with reasoning the tool is offered with
+    // `auto`, and the reply is its call when the model made one, else its text.
+    body.tool_choice = budget === undefined ? { type: "tool", name } : { type: "auto" };
   }
   return body;
 }
@@ -116,5 +119,9 @@ export function anthropicReply(message: Message, body: MessageCreateParamsNonStr
     }
     return { content: JSON.stringify(call.input), usage, finishReason };
   }
+  const tool = body.tool_choice?.type === "auto" ? body.tools?.[0] : undefined;
+  const offered = tool !== undefined && "name" in tool ? tool.name : undefined;
+  const call = offered === undefined ? undefined : message.content.find((b) => b.type === "tool_use" && b.name === offered);
+  if (call !== undefined && call.type === "tool_use") return { content: JSON.stringify(call.input), usage, finishReason };
   return { content: text, usage, finishReason };
 }
