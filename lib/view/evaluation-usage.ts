@@ -1,6 +1,8 @@
 // What an evaluation page says of the run's model use and origin: the program's tokens and cost and,
 // apart from them, the judges' calls, tokens and cost (the totals an evaluation stores in its summary
-// when it ends, `summary.judge`); and, for a run `typelm rescore` made, a link to its source run.
+// when it ends, `summary.judge`); the provider's prompt cache when the run used one (the cache-read
+// share and what it saved, `summary.promptCache`); and, for a run `typelm rescore` made, a link to its source run.
+import { promptCacheLine, type PromptCacheUsage } from "../evaluate/prompt-cache.js";
 import type { RunSummary } from "../store/records.js";
 import { html, type Markup, num } from "./html.js";
 
@@ -33,5 +35,14 @@ export function usageSection(run: RunSummary): Markup {
   return html`<h2>Model use</h2><table id="usage"><thead><tr><th></th><th>calls</th><th>input tokens</th><th>output tokens</th><th>cost (USD)</th></tr></thead><tbody>
 <tr data-usage="program"><td>program${rescored ? " (not called: a rescore)" : ""}</td><td class="num">—</td><td class="num">${count(stored(s, "inputTokens"))}</td><td class="num">${count(stored(s, "outputTokens"))}</td><td class="num">${num(stored(s, "cost"), 4)}</td></tr>
 ${judge === undefined ? "" : html`<tr data-usage="judge"><td>judges</td><td class="num">${count(stored(judge, "calls"))}</td><td class="num">${count(stored(judge, "inputTokens"))}</td><td class="num">${count(stored(judge, "outputTokens"))}</td><td class="num">${num(stored(judge, "cost"), 4)}</td></tr>`}
-</tbody></table>${judge === undefined ? "" : html`<p class="muted">The judges' calls are counted apart from the program's: the rows' tokens and cost are the program's only.</p>`}`;
+</tbody></table>${promptCacheNote(s)}${judge === undefined ? "" : html`<p class="muted">The judges' calls are counted apart from the program's: the rows' tokens and cost are the program's only.</p>`}`;
+}
+
+/** `#prompt-cache`: the program's cache-read share of its input tokens and what the cache saved, as `typelm show` says it; nothing when the run used no prompt cache. */
+function promptCacheNote(summary: Record<string, unknown>): Markup {
+  const cache = summary["promptCache"] as PromptCacheUsage | undefined;
+  const input = stored(summary, "inputTokens");
+  if (input === undefined || stored(cache, "readTokens") === undefined || stored(cache, "writeTokens") === undefined ||
+    stored(cache, "reasoningTokens") === undefined || stored(cache, "savings") === undefined) return html``;
+  return html`<p id="prompt-cache">${promptCacheLine(cache!, input)}</p>`;
 }
