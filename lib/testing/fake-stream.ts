@@ -65,6 +65,8 @@ interface ReplyParts {
   tool: string | undefined;
   /** The usage in typelm's meaning (see `FakeReplyOptions.usage`). */
   usage: FakeUsage;
+  /** Anthropic extended thinking: the thinking block's text, streamed before the answer's block. */
+  thinking?: string;
   finishReason: string;
 }
 
@@ -80,9 +82,11 @@ function partsOf(wire: FakeWire, success: any): ReplyParts {
     };
   }
   if (wire === "anthropic") {
-    const block = success.content[0];
+    const block = success.content.find((b: { type: string }) => b.type !== "thinking");
     const tool = block?.type === "tool_use" ? String(block.name) : undefined;
+    const thinking = success.content.find((b: { type: string }) => b.type === "thinking")?.thinking;
     return {
+      ...(thinking === undefined ? {} : { thinking }),
       model: success.model, text: tool === undefined ? block?.text ?? "" : JSON.stringify(block.input), tool, finishReason: success.stop_reason,
       usage: {
         inputTokens: success.usage.input_tokens + success.usage.cache_read_input_tokens + success.usage.cache_creation_input_tokens,
@@ -118,19 +122,29 @@ function frames(wire: FakeWire, parts: ReplyParts, includeUsage: boolean): { hea
       id: "msg_fake", type: "message", role: "assistant", model: parts.model, content: [], stop_reason: null, stop_sequence: null,
       usage: { ...anthropicWireUsage(parts.usage), output_tokens: 1 },
     };
+    // With thinking, its block comes first (index 0) and the answer's block is index 1.
+    const at = parts.thinking === undefined ? 0 : 1;
+    const thinking = parts.thinking === undefined ? [] : [
+      sse({ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } }, "content_block_start"),
+      sse({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: parts.thinking } }, "content_block_delta"),
+      sse({ type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "fake-signature" } }, "content_block_delta"),
+      sse({ type: "content_block_stop", index: 0 }, "content_block_stop"),
+    ];
     return {
       head: [
         sse({ type: "message_start", message }, "message_start"),
-        sse({ type: "content_block_start", index: 0, content_block: block }, "content_block_start"),
+        ...thinking,
+        sse({ type: "content_block_start", index: at, content_block: block }, "content_block_start"),
         sse({ type: "ping" }, "ping"),
       ],
       chunk: (text) => sse({
-        type: "content_block_delta", index: 0,
+        type: "content_block_delta", index: at,
         delta: parts.tool === undefined ? { type: "text_delta", text } : { type: "input_json_delta", partial_json: text },
       }, "content_block_delta"),
       tail: [
-        sse({ type: "content_block_stop", index: 0 }, "content_block_stop"),
-        sse({ type: "message_delta", delta: { stop_reason: parts.finishReason, stop_sequence: null }, usage: { output_tokens: parts.usage.outputTokens } }, "message_delta"),
+        sse({ type: "content_block_stop", index: at }, "content_block_stop"),
+        // Cumulative usage, cache counts included, as the Messages API sends it in message_delta.
+        sse({ type: "message_delta", delta: { stop_reason: parts.finishReason, stop_sequence: null }, usage: anthropicWireUsage(parts.usage) }, "message_delta"),
         sse({ type: "message_stop" }, "message_stop"),
       ],
     };

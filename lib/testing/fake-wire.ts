@@ -150,6 +150,9 @@ function tokens(text: string): number {
   return Math.max(1, Math.ceil(text.length / 4));
 }
 
+/** The text of the thinking block an Anthropic reply opens with when the request enabled thinking. */
+export const FAKE_THINKING = "The fake provider thinks before it answers.";
+
 /** The 200 body `wire` answers a chat request with, carrying `value` as the reply. */
 export function successBody(wire: FakeWire, body: any, value: FakeReplyValue, request: FakeRequest | undefined, options: FakeReplyOptions): unknown {
   const text = typeof value === "string" ? value : JSON.stringify(value);
@@ -168,12 +171,14 @@ export function successBody(wire: FakeWire, body: any, value: FakeReplyValue, re
   if (wire === "anthropic") {
     const tool = forcedTool(body);
     const input = tool === undefined ? undefined : typeof value === "string" ? parseJsonObject(value) : value;
-    const content = input !== undefined && tool !== undefined
-      ? [{ type: "tool_use", id: "toolu_fake", name: tool.name, input }]
-      : [{ type: "text", text }];
+    const main = input !== undefined && tool !== undefined
+      ? { type: "tool_use", id: "toolu_fake", name: tool.name, input }
+      : { type: "text", text };
+    // With extended thinking on, the reply opens with a thinking block, as Anthropic's does.
+    const content = body?.thinking?.type === "enabled" ? [{ type: "thinking", thinking: FAKE_THINKING, signature: "fake-signature" }, main] : [main];
     return {
       id: "msg_fake", type: "message", role: "assistant", model, content,
-      stop_reason: options.finishReason ?? (content[0]?.type === "tool_use" ? "tool_use" : "end_turn"), stop_sequence: null,
+      stop_reason: options.finishReason ?? (main.type === "tool_use" ? "tool_use" : "end_turn"), stop_sequence: null,
       usage: anthropicWireUsage(usage),
     };
   }

@@ -99,3 +99,39 @@ describe("Predict through a profile under Strategy.Strict with structuredOutputs
     expect(r.answer).toBe("4");
   });
 });
+
+describe("the fake provider's Anthropic replies with thinking on", () => {
+  const usage = { inputTokens: 1000, outputTokens: 200, cacheReadTokens: 600, cacheWriteTokens: 100 };
+
+  it("open with a thinking block, which the LM leaves out of the reply, streamed and not", async () => {
+    const { default: Anthropic } = await import("@anthropic-ai/sdk");
+    const client = new Anthropic({ apiKey: TEST_KEY, baseURL: fake.url, maxRetries: 0 });
+    fake.reply("4");
+    const raw = await client.messages.create({
+      model: "claude-3-5-haiku-20241022", max_tokens: 4096, messages: [{ role: "user", content: "2 + 2?" }],
+      thinking: { type: "enabled", budget_tokens: 2048 },
+    });
+    expect(raw.content.map((b) => b.type)).toEqual(["thinking", "text"]);
+    const lm = lmFor("anthropic", fake, { reasoning: { budgetTokens: 2048 } });
+    fake.reply("4", { usage }).reply("4", { usage });
+    const pieces: string[] = [];
+    const streamed = await lm.chat({ messages }, { onDelta: (p) => pieces.push(p) });
+    const unstreamed = await lm.chat({ messages });
+    for (const r of [streamed, unstreamed]) {
+      expect(r.content).toBe("4");
+      expect(r.usage).toEqual({ inputTokens: 1000, outputTokens: 200, cacheReadTokens: 600, cacheWriteTokens: 100, reasoningTokens: 0 });
+    }
+    expect(pieces.join("")).toBe("4");
+  });
+
+  it("stream a message_delta whose usage is cumulative, cache counts included, as the Messages API does", async () => {
+    fake.reply("4", { usage });
+    const response = await fetch(`${fake.url}/v1/messages`, {
+      method: "POST", headers: { "content-type": "application/json", "x-api-key": TEST_KEY },
+      body: JSON.stringify({ model: "claude-3-5-haiku-20241022", max_tokens: 100, stream: true, messages: [{ role: "user", content: "2 + 2?" }] }),
+    });
+    const events = (await response.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+    const delta = events.find((e) => e.type === "message_delta");
+    expect(delta.usage).toEqual({ input_tokens: 300, output_tokens: 200, cache_read_input_tokens: 600, cache_creation_input_tokens: 100 });
+  });
+});
