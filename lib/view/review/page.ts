@@ -44,12 +44,8 @@ function rowOf(item: QueueItem): Markup {
   return html`<tr data-review-row data-run-id="${run.id}" data-example-id="${item.exampleId}"${review === undefined ? "" : html` data-reviewed="${String(review.verdict)}"`}${row.error === null ? "" : html` data-failed`}>
 <td><a href="/runs/${encodeURIComponent(run.id)}/rows/${row.index}">${run.name}</a> <span class="muted">${run.kind}</span></td><td>${item.exampleId}</td>
 <td class="cell">${fields(row.inputs)}</td>
-<td class="cell"><div data-expected-shown>${fields(review?.expected ?? row.expected)}</div>
-<textarea data-expected-edit hidden rows="6" cols="40" aria-label="corrected expected output (JSON)">${valueText(review?.expected ?? row.expected, true)}</textarea></td>
+<td class="cell"><div data-expected-shown>${fields(review?.expected ?? row.expected)}</div><textarea data-expected-edit hidden rows="6" cols="40" aria-label="corrected expected output (JSON)">${valueText(review?.expected ?? row.expected, true)}</textarea></td>
 <td class="cell">${row.error === null ? fields(row.prediction) : html`${fields(row.prediction)}<div class="worse">${row.error}</div>`}</td>
 <td class="cell">${fields(scores)}</td>
-<td class="cell"><div><span class="name">verdict:</span> <span data-verdict>${review === undefined ? "—" : String(review.verdict)}</span> <span data-pending class="muted"></span></div>
-<div><span class="name">note:</span> <span data-note>${review?.note ?? ""}</span></div>
-<input data-note-edit hidden size="30" aria-label="note" value="${review?.note ?? ""}">
-<div class="muted" data-reviewer>${review === undefined ? "" : `${review.reviewer} · ${review.createdAt}`}</div></td></tr>`;
+<td class="cell"><div><span class="name">verdict:</span> <span data-verdict>${review === undefined ? "—" : String(review.verdict)}</span> <span data-pending class="muted"></span></div><div><span class="name">note:</span> <span data-note>${review?.note ?? ""}</span></div><input data-note-edit hidden size="30" aria-label="note" value="${review?.note ?? ""}"><div class="muted" data-reviewer>${review === undefined ? "" : `${review.reviewer} · ${review.createdAt}`}</div></td></tr>`;
 }
