@@ -4,6 +4,7 @@
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import type { Lab } from "../store/lab-store.js";
+import { isPostgresUrl } from "../store/pg-url.js";
 import type { Judge } from "./judge.js";
 
 /** Where `calibrate` reads human verdicts from instead of examples: a run's reviews, in a lab store. */
@@ -27,7 +28,6 @@ export async function annotatedExamples(judge: Judge, source: AnnotationSource):
     throw new ValidationError(`calibrate: annotations must be the id of a reviewed run; received ${JSON.stringify(runId)}`, { field: "annotations" });
   }
   const { LabStore, labFromConfig } = await import("../store/lab-store.js");
-  const { isPostgresUrl } = await import("../store/pg-url.js");
   const { listAnnotations } = await import("../store/annotations/annotations.js");
   const given = source.store;
   const lab: Lab | null = given === undefined ? labFromConfig() : typeof given === "string"

@@ -7,6 +7,7 @@
 import { ValidationError } from "../../errors.js";
 import { isPlainObject } from "../../plain-object.js";
 import type { Lab } from "../lab-store.js";
+import { openStoreSync } from "../db.js";
 
 /** A review's verdict: pass, fail, or a score on the judge's scale. */
 export type Verdict = "pass" | "fail" | number;
@@ -165,6 +166,5 @@ export async function listAnnotations(lab: Lab, runId: string, options: { all?: 
 /** The connection of a lab store file (shared with the `LabStore` on it; migrated when opened). */
 async function sqliteOf(lab: Lab & { engine: "sqlite" }) {
   if (lab.path === ":memory:") throw new ValidationError("annotations need a lab store file or a PostgreSQL lab; an in-memory store keeps no reviews", { field: "lab" });
-  const { openStoreSync } = await import("../db.js");
   return openStoreSync(lab.path);
 }
