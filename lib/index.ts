@@ -79,7 +79,7 @@ export type { JudgeOptions, JudgeScale, JudgeInput, JudgeOutput } from "./judge/
 export { SemanticF1 } from "./judge/semantic-f1.js";
 export type { SemanticF1Options } from "./judge/semantic-f1.js";
 export { calibrate } from "./judge/calibrate.js";
-export type { Calibration } from "./judge/calibrate.js";
+export type { AnnotationSource, Calibration } from "./judge/calibrate.js";
 export { PairwiseJudge } from "./judge/pairwise.js";
 export type { PairwiseJudgeOptions, PairwiseInput, PairwiseOutput, PairwiseRow, PairwiseComparison, PairwiseReport } from "./judge/pairwise.js";
 

@@ -3,6 +3,9 @@ import type { EvaluationReport } from "../evaluate/report.js";
 import type { Interval } from "../evaluate/stats/methods.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { Judge } from "./judge.js";
+import type { AnnotationSource } from "./calibrate-annotations.js";
+
+export type { AnnotationSource } from "./calibrate-annotations.js";
 
 /** How far a judge agrees with people: what `calibrate` returns. */
 export interface Calibration {
@@ -34,10 +37,19 @@ export interface Calibration {
  * These are the judge program's own inputs and outputs, so the same examples can train it (an
  * optimizer's `trainset` with agreement as the metric).
  *
+ * Or `{ annotations: runId, store? }`: people's reviews of that run's rows (`typelm view --review`,
+ * the latest per row) are the human verdicts — "pass"/"fail", or a number on the judge's scale (pass
+ * counts 1 and fail 0 on a numeric scale; 1 and 0 count pass and fail on a pass-fail judge) — and the
+ * judge sees each row's inputs and prediction, with the reviewer's corrected expected output where given.
+ *
  * The judge runs as an evaluation (`options` as for `new Evaluation`, named "calibrate:<judge>"),
  * metric `agreement`. Returns agreement, Cohen's κ with its 95% interval (Fleiss–Cohen–Everitt
  * large-sample standard error), the confusion, and for numeric scales quadratic-weighted κ.
  */
-export async function calibrate(judge: Judge, examples: readonly FewShotExample[], options: EvaluationOptions = {}): Promise<Calibration> {
-  return (await import("./calibrate-run.js")).calibrateRun(judge, examples, options);
+export async function calibrate(judge: Judge, examples: readonly FewShotExample[] | AnnotationSource, options: EvaluationOptions = {}): Promise<Calibration> {
+  if (!Array.isArray(examples) && typeof examples === "object" && examples !== null && "annotations" in examples) {
+    const { annotatedExamples } = await import("./calibrate-annotations.js");
+    examples = await annotatedExamples(judge, examples);
+  }
+  return (await import("./calibrate-run.js")).calibrateRun(judge, examples as readonly FewShotExample[], options);
 }

@@ -6,7 +6,7 @@ import { ValidationError } from "../errors.js";
 import { pValueText } from "../evaluate/compare.js";
 import { metricsOf, runTitle } from "../evaluate/stored-run.js";
 import type { EvaluationRow, RunSummary } from "../store/records.js";
-import { html, page } from "./html.js";
+import { html, Markup, page } from "./html.js";
 import { evaluationPage, KINDS, runsPage, STATUSES, type MetricLine } from "./pages.js";
 import { comparePage, registryNamePage, registryPage } from "./pages-more.js";
 import { optimizationPage } from "./pages-optimization.js";
@@ -20,6 +20,10 @@ import { MatrixRoutes } from "./matrix/routes.js";
 import { PICK_SCRIPT } from "./matrix/pick.js";
 import type { RowQuery, RunQuery, ScoreColumns, ViewSource } from "./data/source.js";
 import type { PackedRun } from "./interval-worker.js";
+import { FIELDS_SCRIPT } from "./fields.js";
+import { readOnlyReviewPage, reviewPage } from "./review/page.js";
+import { queueQuery, reviewQueue } from "./review/queue.js";
+import { REVIEW_SCRIPT, REVIEW_STYLE } from "./review/script.js";
 
 const PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 500;
@@ -33,7 +37,8 @@ export class Routes {
   readonly #metricLines: MetricLines;
   readonly #matrix: MatrixRoutes;
 
-  constructor(readonly store: ViewSource, deferAbove: number) {
+  /** `review`: the viewer was started with --review (the queue page offers writing). */
+  constructor(readonly store: ViewSource, deferAbove: number, readonly review = false) {
     this.#metricLines = new MetricLines(store, this.#intervals, deferAbove);
     this.#matrix = new MatrixRoutes(new Matrices(store, this.#intervals, this.#metricLines, (id) => this.#run(id)));
   }
@@ -76,6 +81,13 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
       const [rowsA, rowsB] = await Promise.all([this.store.rowsById(c.a.id, shown), this.store.rowsById(c.b.id, shown)]);
       return page("Comparison", s, comparePage(c.a, c.b, c.comparisons, byId(rowsA), byId(rowsB), pValueText));
     }
+    if (parts[0] === "review" && parts.length === 1) {
+      if (!this.review) return page("Review queue", s, readOnlyReviewPage());
+      const query = queueQuery(q);
+      const { runs, items } = await reviewQueue(this.store, query);
+      return page("Review queue", s, html`<style>${new Markup(REVIEW_STYLE)}</style>${reviewPage(items, runs.length, query)}`,
+        { nonce: randomBytes(16).toString("base64"), code: `${FIELDS_SCRIPT}${REVIEW_SCRIPT}` });
+    }
     if (parts[0] === "registry" && parts.length === 1) return page("Registry", s, registryPage(await this.store.registryNames()));
     if (parts[0] === "registry" && parts.length === 2) {
       const r = await this.#registry(parts[1]!, q);
@@ -117,6 +129,12 @@ ${run.error === null ? "" : html`<pre class="worse">${run.error}</pre>`}`));
     if (parts[0] === "matrix") {
       const matrix = await this.#matrix.api(parts.slice(1), q, paging(q), signal);
       if (matrix !== undefined) return matrix;
+    }
+    if (parts[0] === "reviews" && parts.length === 1) {
+      const given = text(q, "runId");
+      if (given === undefined) throw new ValidationError("runId is missing: GET /api/reviews?runId=<run id> lists a run's reviews", { field: "runId" });
+      const run = await this.#run(given);
+      return this.store.annotations(run.id, q.get("all") === "1" || q.get("all") === "true");
     }
     if (parts[0] === "registry" && parts.length === 1) return this.store.registryNames();
     if (parts[0] === "registry" && parts.length === 2) return await this.#registry(parts[1]!, q);

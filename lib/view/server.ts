@@ -14,6 +14,10 @@ import { NotFound, Routes } from "./routes.js";
 import { QUERY_TIMEOUT_MS, QueryTimeout, type ViewSource } from "./data/source.js";
 import { isPostgresUrl } from "../store/pg.js";
 import { npmLaunchers, whenEnded } from "../launcher.js";
+import { randomBytes } from "node:crypto";
+import { userInfo } from "node:os";
+import type { Lab, PostgresUrl } from "../store/lab-store.js";
+import { postReview, type Answer, type ReviewSession } from "./review/post.js";
 
 /** What `startViewer` takes: the store (a file, or a postgres:// URL), and where to listen (default 127.0.0.1:4173). */
 export interface ViewerOptions {
@@ -31,12 +35,22 @@ export interface ViewerOptions {
    * the request answered 503 with a sentence; default 20,000.
    */
   queryTimeoutMs?: number;
+  /**
+   * Review mode (`typelm view --review`): the review queue at /review writes reviews through
+   * `POST /api/reviews`, which needs the session token (`Viewer.token`). Without it nothing can be written.
+   */
+  review?: boolean;
+  /** Who the reviews are by (default: the account that started the viewer). */
+  reviewer?: string;
 }
 
 /** A running viewer: its address, and `close()` to stop it. */
 export interface Viewer {
   url: string;
   store: string;
+  /** Review mode: the session's token, and the queue's address carrying it (`/review#token=…`). */
+  token?: string;
+  reviewUrl?: string;
   close(): Promise<void>;
 }
 
@@ -47,11 +61,12 @@ const DEFER_INTERVALS_ABOVE = 20_000;
 export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   const store = await openSource(options.store, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS);
   const host = options.host ?? "127.0.0.1";
-  const routes = new Routes(store, options.deferIntervalsAbove ?? DEFER_INTERVALS_ABOVE);
+  const routes = new Routes(store, options.deferIntervalsAbove ?? DEFER_INTERVALS_ABOVE, options.review === true);
   const allowed = { test: allowedHosts(host), text: hostsText(host) };
+  const session = options.review === true ? await reviewSession(options.store, options.reviewer) : undefined;
   const server = createServer((req, res) => {
     // handle() answers its own errors; this is for a failure to send (the connection went away).
-    handle(routes, allowed, req, res).catch(() => res.destroy());
+    handle(routes, allowed, req, res, session).catch(() => res.destroy());
   });
   try {
     await new Promise<void>((done, fail) => {
@@ -60,6 +75,7 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     });
   } catch (error) {
     await routes.close();
+    await session?.close();
     const code = (error as { code?: unknown }).code;
     if (code === "EADDRINUSE") throw new ValidationError(`port ${options.port ?? DEFAULT_PORT} on ${host} is in use: give another with --port N (--port 0 picks a free one)`, { field: "port" });
     if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") throw new ValidationError(`cannot listen on host ${JSON.stringify(host)}: give an address of this machine with --host (default 127.0.0.1)`, { field: "host" });
@@ -67,11 +83,39 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   }
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${shownHost}:${address.port}/`;
   return {
-    url: `http://${shownHost}:${address.port}/`,
+    url,
     store: store.path,
-    close: () => closeServer(server).finally(() => routes.close()),
+    ...(session === undefined ? {} : { token: session.token, reviewUrl: `${url}review#token=${session.token}` }),
+    close: () => closeServer(server).finally(() => routes.close()).finally(() => session?.close()),
   };
+}
+
+/** A review session: a new random token, the reviewer's name, and the lab opened for writing at the first review. */
+async function reviewSession(store: string, reviewer: string | undefined): Promise<ReviewSession & { close(): Promise<void> }> {
+  let lab: Promise<Lab> | undefined;
+  const open = async (): Promise<Lab> => {
+    const { LabStore } = await import("../store/lab-store.js");
+    return isPostgresUrl(store) ? LabStore.open(store as PostgresUrl) : LabStore.open(store);
+  };
+  return {
+    token: randomBytes(24).toString("base64url"),
+    reviewer: reviewer ?? accountName(),
+    lab: () => (lab ??= open()),
+    close: async () => {
+      const opened = await lab?.catch(() => undefined);
+      await opened?.close();
+    },
+  };
+}
+
+function accountName(): string {
+  try {
+    return userInfo().username || "reviewer";
+  } catch {
+    return "reviewer";
+  }
 }
 
 /** The store's reads: the file at a path, or a team's lab at a postgres:// URL (loads `pg`). */
@@ -143,15 +187,29 @@ function hostsText(host: string): string {
  * page, or JSON under /api/; a page that is not there 404, bad input 400, a query past its time 503,
  * anything else 500; nothing for a client that has gone.
  */
-async function handle(routes: Routes, allowed: { test: (hostHeader: string) => boolean; text: string }, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (req.method !== "GET" && req.method !== "HEAD") {
-    send(res, 405, "text/plain; charset=utf-8", "The viewer is read-only: GET only.\n", { allow: "GET, HEAD" });
+async function handle(
+  routes: Routes, allowed: { test: (hostHeader: string) => boolean; text: string }, req: IncomingMessage, res: ServerResponse, session?: ReviewSession,
+): Promise<void> {
+  const reviewPost = req.method === "POST" && (req.url ?? "").split("?")[0] === "/api/reviews";
+  if (req.method !== "GET" && req.method !== "HEAD" && !reviewPost) {
+    const only = session === undefined ? "GET only" : "GET only, and POST to /api/reviews";
+    send(res, 405, "text/plain; charset=utf-8", `The viewer is read-only: ${only}.\n`, { allow: "GET, HEAD" });
     return;
   }
   // A page on another site must not reach the viewer through a name that resolves to 127.0.0.1.
   const hostHeader = req.headers.host ?? "";
   if (!allowed.test(hostHeader)) {
     send(res, 403, "text/plain; charset=utf-8", `The viewer answers only to ${allowed.text}.\n`);
+    return;
+  }
+  if (reviewPost) {
+    let answer: Answer;
+    try {
+      answer = await postReview(req, session);
+    } catch (error) {
+      answer = { status: 500, body: { error: error instanceof Error ? error.message : String(error) } };
+    }
+    send(res, answer.status, "application/json; charset=utf-8", JSON.stringify(answer.body), answer.status === 405 ? { allow: "GET, HEAD" } : {});
     return;
   }
   const url = new URL(req.url ?? "/", "http://viewer");
@@ -219,12 +277,14 @@ export async function serveCommand(options: ViewerOptions, io: { stdout: (text: 
     for (const s of signals) process.on(s, stop);
     const unwatch = whenEnded(npmLaunchers(), stop);
   });
-  io.stderr(`Serving ${viewer.store} read-only; Ctrl-C stops.\n`);
+  io.stderr(viewer.token === undefined ? `Serving ${viewer.store} read-only; Ctrl-C stops.\n`
+    : `Serving ${viewer.store} in review mode: the review queue writes reviews with the session token in its address; Ctrl-C stops.\n`);
   const host = options.host ?? "127.0.0.1";
   if (!isLoopback(host)) {
     io.stderr(`Warning: listening on ${host}, which other machines may reach: the viewer has no login, so whoever reaches it reads every run in the store. It answers only to ${hostsText(host)}.\n`);
   }
   io.stdout(`typelm view: ${viewer.url}\n`);
+  if (viewer.reviewUrl !== undefined) io.stdout(`review queue: ${viewer.reviewUrl}\n`);
   await stopped;
   await viewer.close();
   return 0;

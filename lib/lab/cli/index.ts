@@ -146,7 +146,8 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       const store = chosen.engine === "postgresql" ? chosen.url : chosen.path;
       // Loaded here only: `import "typelm"` never loads the viewer.
       const { serveCommand } = await import("../../view/server.js");
-      return await serveCommand({ store, port, host: values.host }, io);
+      if (values.reviewer !== undefined && values.review !== true) throw new UsageError("--reviewer names who reviews: give it with --review", { field: "reviewer" });
+      return await serveCommand({ store, port, host: values.host, review: values.review === true, reviewer: values.reviewer }, io);
     }
     if (command === "lab") {
       if (rest[0] !== "copy" || rest.length !== 3) {

@@ -41,10 +41,13 @@ export const USAGE = `Usage:
       Scores the stored predictions of an evaluation run again, without calling its program, with
       the metrics the files default-export (a metric function or a Judge), and records a new run
       linked to the first (config.rescoredFrom), in the store the run was read from.
-  typelm view [--store .typelm/lab.sqlite|postgres://...] [--port 4173] [--host 127.0.0.1]
+  typelm view [--store .typelm/lab.sqlite|postgres://...] [--port 4173] [--host 127.0.0.1] [--review [--reviewer NAME]]
       A local web app over the lab store, read-only: runs, an evaluation's metrics and examples, one
       example, two runs compared, the registry. Prints the address; Ctrl-C stops it. Without --store,
       TYPELM_LAB_URL when set.
+      --review also serves a review queue at /review (rows of evaluation and traces runs; pass, fail or
+      a score, a corrected expected output, a note, from the keyboard) that writes reviews to the store;
+      it prints the queue's address with the session's token. --reviewer NAME names who reviews.
   typelm lab copy <.typelm/lab.sqlite> <postgres://user@host/db>   (or the other way round)
       Copies a local lab's runs (with their rows, trials and batches) and registry versions into a
       team's lab on PostgreSQL, or a team's lab into a file. Runs keep their ids; copying again adds nothing.
@@ -113,6 +116,7 @@ export const OPTIONS = {
   tolerance: { type: "string" }, "allow-underpowered": { type: "boolean" },
   metric: { type: "string", multiple: true }, watch: { type: "boolean" },
   store: { type: "string" }, port: { type: "string" }, host: { type: "string" },
+  review: { type: "boolean" }, reviewer: { type: "string" },
 } as const satisfies Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
 
 /**

@@ -13,6 +13,7 @@ import { requireOptional } from "../../optional.js";
 import { postgresError } from "../../store/pg.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../../store/records.js";
 import { callTextHashes, decodeCalls } from "../../store/stored-calls.js";
+import { annotationFrom, annotationsSql, type Annotation, type AnnotationRaw } from "../../store/annotations/annotations.js";
 import { postgresLineUpSql, type LineUpRow } from "../matrix/sql.js";
 import {
   ColumnsBuilder, LISTED_COLUMNS, listedColumn, onlyOne, QUERY_TIMEOUT_MS, QueryTimeout, parse, row, scoreRow, summary, trial, version,
@@ -379,6 +380,11 @@ export class PostgresViewSource implements ViewSource {
 
   async trials(runId: string): Promise<Trial[]> {
     return (await this.#query<TrialRaw>("SELECT * FROM lab_trials WHERE run_id = $1 ORDER BY idx", [runId])).map(trial);
+  }
+
+  async annotations(runId: string, all = false): Promise<Annotation[]> {
+    if (!(await this.#hasTable("annotations"))) return [];
+    return (await this.#query<AnnotationRaw>(annotationsSql(!all, "$1"), [runId])).map(annotationFrom);
   }
 
   async registryNames(): Promise<RegistryName[]> {

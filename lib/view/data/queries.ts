@@ -11,6 +11,7 @@ import { ValidationError } from "../../errors.js";
 import { storeError } from "../../store/db.js";
 import { storedCalls } from "../../store/stored-calls.js";
 import { QueryThread } from "../query-thread.js";
+import { annotationFrom, annotationsSql, type Annotation, type AnnotationRaw } from "../../store/annotations/annotations.js";
 import { sqliteLineUpSql, type LineUpRow } from "../matrix/sql.js";
 import { inOrderLineUp, sqliteInOrderSql, type InOrderRow } from "../matrix/in-order.js";
 import type { ModelCall } from "../../lm/usage-scope.js";
@@ -352,6 +353,11 @@ export class SqliteViewSource implements ViewSource {
   }
 
   /** Each registry name with its number of versions and its latest version's score. */
+  async annotations(runId: string, all = false): Promise<Annotation[]> {
+    if (!this.#hasTable("annotations")) return [];
+    return this.#all<AnnotationRaw>(annotationsSql(!all, "?"), [runId]).map(annotationFrom);
+  }
+
   async registryNames(): Promise<RegistryName[]> {
     if (!this.#hasTable("registry_versions")) return [];
     return this.#all(

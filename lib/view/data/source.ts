@@ -4,6 +4,7 @@
 import type { ModelCall } from "../../lm/usage-scope.js";
 import type { EvaluationRow, LabRun, RunKind, RunStatus, RunSummary, Trial, ExampleScore } from "../../store/records.js";
 import type { LineUpRow } from "../matrix/sql.js";
+import type { Annotation } from "../../store/annotations/annotations.js";
 
 /** How the runs list is narrowed: kind and status exactly, name and model as a part of the text. */
 export interface RunQuery {
@@ -289,6 +290,8 @@ export interface ViewSource {
   /** The trials of an optimization, by index. */
   trials(runId: string): Promise<Trial[]>;
   registryNames(): Promise<RegistryName[]>;
+  /** People's reviews of a run's rows, oldest first: the latest per row, or every one with `all` ([] for a store without reviews). */
+  annotations(runId: string, all?: boolean): Promise<Annotation[]>;
   /** Every stored version of `name`, oldest first. */
   versions(name: string): Promise<ViewVersion[]>;
 }
