@@ -14,6 +14,7 @@ import type { FewShotExample } from "../prompt/few-shot.js";
 import { Prediction, type Typed } from "./prediction.js";
 import { recordTrace } from "./trace.js";
 import { replyTap } from "../stream/reply-tap.js";
+import { ONE_CALL } from "../stream/context.js";
 import type { PredictionStream } from "../stream/events.js";
 
 /** Options of `new Predict(signature, options)`: the instruction (default: the signature's description) and the demos. */
@@ -89,6 +90,11 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
   /** Like `call`, streaming the reply's fields as they arrive (see `Module.stream`). */
   override stream(inputs: InputOf<I>, options: StreamOptions = {}): PredictionStream<Typed<OutputOf<O>>, OutputOf<O>> {
     return super.stream(inputs, options) as PredictionStream<Typed<OutputOf<O>>, OutputOf<O>>;
+  }
+
+  /** @internal One model call, reached synchronously from `call`, unless a subclass changed how it calls (see `ONE_CALL`). */
+  [ONE_CALL](): boolean {
+    return this.forward === Predict.prototype.forward && this.predictValues === Predict.prototype.predictValues;
   }
 
   /** Validates the inputs, resolves the LM, makes one model call and converts the reply into the typed prediction. */
