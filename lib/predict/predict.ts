@@ -14,7 +14,7 @@ import type { FewShotExample } from "../prompt/few-shot.js";
 import { Prediction, type Typed } from "./prediction.js";
 import { recordTrace } from "./trace.js";
 import { replyTap } from "../stream/reply-tap.js";
-import { ONE_CALL } from "../stream/context.js";
+import { recognizeOneCall } from "../stream/context.js";
 import type { PredictionStream } from "../stream/events.js";
 
 /** Options of `new Predict(signature, options)`: the instruction (default: the signature's description) and the demos. */
@@ -92,11 +92,6 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
     return super.stream(inputs, options) as PredictionStream<Typed<OutputOf<O>>, OutputOf<O>>;
   }
 
-  /** @internal One model call, reached synchronously from `call`, unless a subclass changed how it calls (see `ONE_CALL`). */
-  [ONE_CALL](): boolean {
-    return this.forward === Predict.prototype.forward && this.predictValues === Predict.prototype.predictValues;
-  }
-
   /** Validates the inputs, resolves the LM, makes one model call and converts the reply into the typed prediction. */
   async forward(inputs: InputOf<I>, options: CallOptions = {}): Promise<Typed<OutputOf<O>>> {
     const sig = this.compiledSignature;
@@ -159,3 +154,8 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
     }
   }
 }
+
+// A Predict whose subclass keeps Predict's own `forward` and `predictValues` makes one model call,
+// reached synchronously from `call`: its stream needs no AsyncLocalStorage (see stream/context.ts).
+recognizeOneCall((module) =>
+  module instanceof Predict && module.forward === Predict.prototype.forward && module["predictValues"] === Predict.prototype["predictValues"]);

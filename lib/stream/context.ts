@@ -26,11 +26,18 @@ const sinks = new AsyncLocalStorage<StreamSink>();
 /** The sink handed over directly, while a lone predictor's run starts (see the header); taken once. */
 let direct: StreamSink | undefined;
 
-/**
- * Marks a module that makes exactly one model call, reached synchronously from `call` (a method on
- * its prototype answering true): its stream hands the sink over directly, without AsyncLocalStorage.
- */
-export const ONE_CALL: unique symbol = Symbol("typelm.stream.oneCall");
+/** Recognises a module that makes exactly one model call, reached synchronously from `call` (set by `Predict`). */
+let oneCallTest: (module: object) => boolean = () => false;
+
+/** @internal Sets how `makesOneCall` recognises such modules (`Predict` does, where it is defined). */
+export function recognizeOneCall(test: (module: object) => boolean): void {
+  oneCallTest = test;
+}
+
+/** Whether `module`'s stream can hand its sink over directly, without AsyncLocalStorage (see the header). */
+export function makesOneCall(module: object): boolean {
+  return oneCallTest(module);
+}
 
 /** The sink of the stream running here, or undefined outside a stream. A directly handed sink is taken once. */
 export function currentSink(): StreamSink | undefined {
@@ -69,7 +76,7 @@ function runWith<R>(sink: StreamSink, oneCall: boolean, run: () => Promise<R>): 
 /**
  * Starts `run` with a sink of its own and returns its stream. `paths` maps each predictor and agent
  * inside the streamed module to its path; `oneCall` says the module makes one model call, reached
- * synchronously (see `ONE_CALL`). The stream rejects with an `AbortError` as soon as `signal`
+ * synchronously (see `makesOneCall`). The stream rejects with an `AbortError` as soon as `signal`
  * aborts; the model calls inside see the same signal and stop.
  */
 export function openStream<R, P>(paths: Map<object, string>, signal: AbortSignal | undefined, run: () => Promise<R>, oneCall = false): PredictionStream<R, P> {
