@@ -14,6 +14,21 @@
  *     (`Label: good\nScore: 0.5\nAnswer: ...`: Ax does not read a JSON block), cut into the same
  *     4-character chunks; a field counts as seen when a delta holds its whole value.
  *
+ * (d) CPU per chunk through the openai SDK, which is what the target (typelm's stream at most 1.5×
+ *     the raw chunks) is about: the fake provider runs in a child process (bench/stream-server.ts),
+ *     so `process.cpuUsage` counts the client alone, and streams the same JSON reply in 4-character
+ *     chunks as OpenAI server-sent events. The same SDK (`openai`, the client typelm's LM builds,
+ *     no retries) reads the same chunks two ways: raw (`chat.completions.create({ stream: true })`,
+ *     iterated, each delta's text concatenated) and `Predict.stream` (an LM pointed at the fake, no
+ *     response cache; every event iterated). typelm's fixed cost per call (prompt, conversion,
+ *     instrumentation) is counted, spread over the chunks. Two pacings: "burst" (the server writes
+ *     every chunk at once: many chunks per network read, as when a client falls behind) and "paced"
+ *     (1 ms between chunks: one chunk per read, as a model writes).
+ *
+ * Fairness: in (a) and (d) both consumers get the same chunks from the same source in the same
+ * process state (runs interleaved, after the same warm-up); the raw consumer does the least work a
+ * consumer can (keep the text); typelm's consumer iterates every event it is given.
+ *
  * Run: `npm run bench:stream`.
  */
 import { performance } from "node:perf_hooks";
@@ -23,7 +38,10 @@ import type { AxChatResponse } from "@ax-llm/ax";
 import { BaseLM } from "../lib/lm/base.js";
 import type { ChatOptions, LMRequest, LMResponse } from "../lib/lm/types.js";
 import { Predict, Signature } from "../lib/index.js";
+import { LM } from "../lib/lm/lm.js";
 import { intFromEnv } from "./env.js";
+import { fork } from "node:child_process";
+import OpenAI from "openai";
 
 const CHUNK = 4;
 const Bench = Signature.define({
@@ -87,7 +105,7 @@ async function callRun(lm: StreamingLM): Promise<number> {
   return r.answer.length;
 }
 
-async function streamRun(lm: StreamingLM): Promise<number> {
+async function streamRun(lm: BaseLM): Promise<number> {
   const s = predict.stream(inputs, { lm });
   let events = 0;
   for await (const _ of s) events++;
@@ -177,6 +195,56 @@ async function partA(n: number, runs: number): Promise<string[]> {
   ];
 }
 
+/** The fake provider in a child process (bench/stream-server.ts). */
+interface Server {
+  url: string;
+  queue(reply: string, times: number, delayMs: number): Promise<void>;
+  close(): void;
+}
+
+async function startServer(): Promise<Server> {
+  const child = fork(new URL("./stream-server.js", import.meta.url));
+  const url = await new Promise<string>((resolve) => child.once("message", (m: { url: string }) => resolve(m.url)));
+  return {
+    url,
+    queue: (reply, times, delayMs) => new Promise((resolve) => {
+      child.once("message", () => resolve());
+      child.send({ reply, times, delayMs });
+    }),
+    close: () => child.disconnect(),
+  };
+}
+
+async function sdkRawRun(client: OpenAI): Promise<number> {
+  const s = await client.chat.completions.create({
+    model: "gpt-4o-mini", messages: [{ role: "user", content: inputs.question }], stream: true, stream_options: { include_usage: true },
+  });
+  let text = "";
+  for await (const chunk of s) text += chunk.choices[0]?.delta?.content ?? "";
+  return text.length;
+}
+
+async function partSdk(server: Server, n: number, runs: number, delayMs: number): Promise<string[]> {
+  const v = values(n);
+  const reply = typelmReply(v);
+  const chunks = cut(reply).length;
+  const client = new OpenAI({ apiKey: "bench", baseURL: `${server.url}/v1`, maxRetries: 0, logLevel: "off" });
+  const lm = new LM("openai/gpt-4o-mini", { apiKey: "bench", baseURL: `${server.url}/v1`, cache: false });
+  await server.queue(reply, 2 * (runs + 2), delayMs);
+  const times: Record<string, number[]> = { raw: [], stream: [] };
+  for (let i = 0; i < 2; i++) {
+    if ((await sdkRawRun(client)) !== reply.length) throw new Error("raw SDK run did not read the whole reply");
+    if ((await streamRun(lm)) !== v.answer.length) throw new Error("stream run did not read the whole answer");
+  }
+  for (let r = 0; r < runs; r++) {
+    times.raw!.push((await cpuMicros(() => sdkRawRun(client))).us);
+    times.stream!.push((await cpuMicros(() => streamRun(lm))).us);
+  }
+  const raw = median(times.raw!) / chunks;
+  const stream = median(times.stream!) / chunks;
+  return [delayMs === 0 ? "burst" : `paced (${delayMs} ms)`, `${chunks}`, raw.toFixed(3), stream.toFixed(3), (stream / raw).toFixed(2), `${runs}`];
+}
+
 /** The index of the chunk holding character `at`. */
 const chunkOf = (at: number): number => Math.floor(at / CHUNK);
 
@@ -244,6 +312,20 @@ async function main(): Promise<void> {
   console.log("\n(b, c) field events: the chunk that completes the value, the last chunk handed over when the consumer saw the field\n");
   const b = [...(await partB(1000)), ...(await partB(20000))];
   console.log(table(["library", "field", "completing chunk", "chunk handed over when seen", "chunks late", "µs after the completing chunk"], b));
+
+  console.log("\n(d) CPU µs per chunk through the openai SDK, fake provider in a child process (median over runs)\n");
+  const server = await startServer();
+  try {
+    const d = [
+      await partSdk(server, 1000, intFromEnv("BENCH_STREAM_SDK_RUNS_1K", 15), 0),
+      await partSdk(server, 1000, intFromEnv("BENCH_STREAM_SDK_RUNS_1K", 15), 1),
+      await partSdk(server, 20000, intFromEnv("BENCH_STREAM_SDK_RUNS_20K", 5), 0),
+      await partSdk(server, 20000, intFromEnv("BENCH_STREAM_SDK_RUNS_20K_PACED", 3), 1),
+    ];
+    console.log(table(["pacing", "chunks", "raw SDK stream", "Predict.stream", "stream / raw", "runs"], d));
+  } finally {
+    server.close();
+  }
 }
 
 await main();

@@ -7,7 +7,7 @@ import type { LanguageModel } from "./lm/types.js";
 export { callSampling } from "./call-sampling.js";
 import { FewShotExample } from "./prompt/few-shot.js";
 import type { BatchCallOptions, BatchResult } from "./batch/options.js";
-import { openStream } from "./stream/context.js";
+import { makesOneCall, openStream } from "./stream/context.js";
 import type { PredictionStream } from "./stream/events.js";
 
 /** Options accepted by every `call`. */
@@ -98,7 +98,7 @@ export abstract class Module<I = any, O = any> {
    */
   stream(inputs: I, options: StreamOptions = {}): PredictionStream<O, Record<string, unknown>> {
     const { signal, ...callOptions } = options;
-    return openStream(modulePaths(this), signal, () => this.call(inputs, callOptions));
+    return openStream(modulePaths(this), signal, () => this.call(inputs, callOptions), makesOneCall(this));
   }
 
   private async callInSpan(inputs: I, options: CallOptions): Promise<O> {

@@ -14,6 +14,7 @@ import type { FewShotExample } from "../prompt/few-shot.js";
 import { Prediction, type Typed } from "./prediction.js";
 import { recordTrace } from "./trace.js";
 import { replyTap } from "../stream/reply-tap.js";
+import { recognizeOneCall } from "../stream/context.js";
 import type { PredictionStream } from "../stream/events.js";
 
 /** Options of `new Predict(signature, options)`: the instruction (default: the signature's description) and the demos. */
@@ -153,3 +154,8 @@ export class Predict<I extends Shape = Shape, O extends Shape = Shape>
     }
   }
 }
+
+// A Predict whose subclass keeps Predict's own `forward` and `predictValues` makes one model call,
+// reached synchronously from `call`: its stream needs no AsyncLocalStorage (see stream/context.ts).
+recognizeOneCall((module) =>
+  module instanceof Predict && module.forward === Predict.prototype.forward && module["predictValues"] === Predict.prototype["predictValues"]);

@@ -2,7 +2,9 @@
  * What a stream hands out: the `StreamEvent` types, `DeepPartial`, and `PredictionStream`, the
  * async iterable of events with the final `result`. The events wait in a queue for whoever
  * iterates; consecutive `partial` events of one predictor are merged (only the newest is kept), so a
- * stream that nobody iterates holds a few events per field, never one per chunk.
+ * stream that nobody iterates holds a few events per field, never one per chunk. A consumer waiting
+ * for the next event gets a partial once per turn of the event loop (the newest state of the chunks
+ * that arrived in that turn), and every other event at once.
  */
 import type { Temporal } from "../signature/temporal.js";
 
@@ -43,6 +45,8 @@ export class PredictionStream<R = unknown, P = Record<string, unknown>> implemen
   /** The consumer waiting for the next event (its `next()` found the queue empty). */
   private waiter: { resolve: (r: IteratorResult<StreamEvent<any>>) => void; reject: (error: unknown) => void } | undefined;
   private done = false;
+  /** A hand-over of a queued partial is scheduled for the end of this turn (see `push`). */
+  private flushing = false;
   private failure: { error: unknown } | undefined;
 
   /** @internal Built by `stream()`; `start` runs the prediction, handing events to `push`. */
@@ -58,12 +62,38 @@ export class PredictionStream<R = unknown, P = Record<string, unknown>> implemen
   private push(event: Queued): void {
     if (this.done) return;
     const waiter = this.waiter;
-    if (waiter !== undefined) {
+    if (waiter !== undefined && !isLazy(event) && this.head === this.queue.length) {
       // The queue is empty and someone waits: hand the event over directly.
       this.waiter = undefined;
       waiter.resolve({ value: materialize(event), done: false });
       return;
     }
+    this.enqueue(event);
+    if (waiter === undefined) return;
+    // A partial for a waiting consumer is handed over at the end of this turn of the event loop, so
+    // the chunks that arrive in one turn (one network read) make one partial, not one each; any
+    // other event is handed over at once, the partial queued before it first.
+    if (!isLazy(event)) this.flush();
+    else if (!this.flushing) {
+      this.flushing = true;
+      setImmediate(this.flushLater);
+    }
+  }
+
+  /** Hands the next queued event to the waiting consumer, if both are there. */
+  private flush(): void {
+    const waiter = this.waiter;
+    if (waiter === undefined || this.head === this.queue.length) return;
+    this.waiter = undefined;
+    waiter.resolve({ value: this.take(), done: false });
+  }
+
+  private readonly flushLater = (): void => {
+    this.flushing = false;
+    this.flush();
+  };
+
+  private enqueue(event: Queued): void {
     const last = this.queue[this.queue.length - 1];
     if (this.head < this.queue.length && last !== undefined && isLazy(last)) {
       if (event.type === "partial" && last.path === event.path) {
@@ -79,6 +109,8 @@ export class PredictionStream<R = unknown, P = Record<string, unknown>> implemen
   private end(failure: { error: unknown } | undefined): void {
     this.done = true;
     this.failure = failure;
+    // Events still queued go first; `next()` hands out the end after them.
+    this.flush();
     const waiter = this.waiter;
     this.waiter = undefined;
     if (waiter === undefined) return;

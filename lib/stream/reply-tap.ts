@@ -48,10 +48,13 @@ export function replyTap(predictor: object, sig: CompiledSignature, format: "jso
     for (const [name, value] of emitted) partial[name] = value;
     return partial;
   };
+  // One lazy event for the whole call: the stream keeps it only at the end of its queue, building it
+  // when read or when something is queued behind it, so pushing it again per chunk allocates nothing.
+  const partial = { type: "partial" as const, path, build };
   const onDelta = (text: string): void => {
     raw += text;
     reader.push(text);
-    if (reader.takeChanged() && reader.confident) sink.push({ type: "partial", path, build });
+    if (reader.takeChanged() && reader.confident) sink.push(partial);
   };
   return {
     chatOptions: { signal: sink.signal, onDelta },
