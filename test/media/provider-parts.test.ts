@@ -75,7 +75,7 @@ describe("media as each provider's content parts, through the real SDKs", () => 
         it(`${provider} × ${c.kind}${streamed ? " (streamed)" : ""}: ${part ? `arrives as ${part}` : "refused before any request"}`, async () => {
           const lm = lmFor(provider, fake);
           fake.reply(REPLY);
-          const predict = new Predict(c.signature);
+          const predict = new Predict(c.signature as typeof Describe);
           const run = streamed
             ? lm.chat({ messages: predict.prompt(lm.schemaFormat, lm.dataFormat).messages(c.inputs()) }, { onDelta: () => undefined })
             : predict.call(c.inputs() as never, { lm });
