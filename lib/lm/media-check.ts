@@ -20,7 +20,7 @@
  * A value given as an `http(s):` URL is not fetched here, so its type and size are left to the provider.
  */
 import { ConfigurationError, ValidationError } from "../errors.js";
-import { mediaProblem, type MediaKind, type MediaValue } from "../media/media.js";
+import { mediaProblem, type MediaKind } from "../media/media.js";
 import type { ChatMessage, MediaAttachment } from "../prompt/formats.js";
 
 const MB = 1024 * 1024;
@@ -82,7 +82,7 @@ const megabytes = (n: number): string => `${(n / MB).toFixed(n % MB === 0 ? 0 : 
 const WORD: Record<MediaKind, string> = { image: "image", audio: "audio clip", document: "document" };
 
 /** The bytes a value sends: its own, or a `data:` URL's payload; undefined for an `http(s):` URL. */
-function payload(value: MediaValue): { mediaType: string; bytes: number; base64: number } | undefined {
+function payload(value: MediaAttachment["value"]): { mediaType: string; bytes: number; base64: number } | undefined {
   if (value.bytes !== undefined) return { mediaType: value.mediaType, bytes: value.size, base64: 4 * Math.ceil(value.size / 3) };
   const match = /^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$/is.exec(value.url ?? "");
   if (match === null) return undefined;

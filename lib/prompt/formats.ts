@@ -6,7 +6,8 @@ export type Role = "system" | "user" | "assistant";
 /** A media value attached to a message, with the name of the input field it came from ("photo", "pages[1]"). */
 export interface MediaAttachment {
   name: string;
-  value: MediaValue;
+  /** The `Image`, `Audio` or `Document` (typed by its public side, so copies of the package agree). */
+  value: Pick<MediaValue, "kind" | "bytes" | "url" | "sniffedType" | "mediaType" | "size" | "base64" | "sha256" | "toJSON">;
 }
 
 /** One chat message, as a prompt renders it and a language model receives it. */

@@ -7,10 +7,9 @@
  * refused before the call (media-check.ts); these builders only translate.
  */
 import type { MediaAttachment } from "../../prompt/formats.js";
-import type { MediaValue } from "../../media/media.js";
 
 /** A value's bytes as base64 with their media type: its own bytes, or the payload of a `data:` URL; undefined for an `http(s):` URL. */
-export function inlineMedia(value: MediaValue): { mediaType: string; base64: string } | undefined {
+export function inlineMedia(value: MediaAttachment["value"]): { mediaType: string; base64: string } | undefined {
   if (value.bytes !== undefined) return { mediaType: value.mediaType, base64: value.base64 };
   const match = /^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$/is.exec(value.url ?? "");
   if (match === null) return undefined;
