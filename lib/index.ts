@@ -54,6 +54,7 @@ export type { CacheOptions } from "./lm/cache.js";
 export { estimateCost, type PricedUsage } from "./lm/prices.js";
 export { BaseLM } from "./lm/base.js";
 export type { LanguageModel, LMRequest, LMResponse, ChatMessage, SchemaFormat, DataFormat, TokenUsage, ReasoningOption } from "./lm/types.js";
+export type { MediaAttachment } from "./lm/types.js";
 export type { ChatOptions } from "./lm/types.js";
 
 export { Evaluation } from "./evaluate/evaluation.js";

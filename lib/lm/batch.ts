@@ -190,6 +190,8 @@ export class BatchClient {
     try {
       for (const { customId, request } of requests) {
         checkCustomId(customId, seen);
+        // Media the provider cannot take is refused before anything is uploaded (as a live call is).
+        if (request.messages.some((m) => m.media !== undefined && m.media.length > 0)) (await import("./media-check.js")).checkRequestMedia(this.provider, this.model, request.messages);
         const { line, text, bytes: size } = this.line({ customId, request });
         if (size > this.limits.maxBytes) {
           throw new ValidationError(

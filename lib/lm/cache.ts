@@ -82,7 +82,11 @@ export function cacheRequestJson(parts: CacheKeyParts): string {
     provider: parts.provider,
     endpoint: parts.endpoint,
     model: parts.model,
-    messages: parts.messages.map((m) => ({ role: m.role, content: m.content })),
+    // A message's media enter as each value's type and sha256 (never its base64 text); a message
+    // without media keeps the key it always had.
+    messages: parts.messages.map((m) => (m.media?.length
+      ? { role: m.role, content: m.content, media: m.media.map((a) => ({ kind: a.value.kind, mediaType: a.value.mediaType, sha256: a.value.sha256 })) }
+      : { role: m.role, content: m.content })),
     temperature: parts.temperature ?? null,
     maxTokens: parts.maxTokens ?? null,
     responseSchema: parts.responseSchema ?? null,

@@ -171,6 +171,10 @@ export class LM extends BaseLM {
     const temperature = request.temperature ?? this.temperature;
     const maxTokens = request.maxTokens ?? this.maxTokens;
     // `request.rolloutId` is not a provider parameter: it reaches the cache key below and nothing else.
+    // Media the provider cannot take is refused here, before the cache, a batch or the provider sees the request.
+    if (request.messages.some((m) => m.media !== undefined && m.media.length > 0)) {
+      (await import("./media-check.js")).checkRequestMedia(provider, model, request.messages);
+    }
 
     const round = currentBatchRound();
     let viaBatch = false;

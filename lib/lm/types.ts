@@ -2,7 +2,7 @@ import type { SignatureClass } from "../signature/signature.js";
 import type { ChatMessage, DataFormat, SchemaFormat } from "../prompt/formats.js";
 
 // The prompt layer defines messages and formats; the LM layer sends them.
-export type { ChatMessage, DataFormat, Role, SchemaFormat } from "../prompt/formats.js";
+export type { ChatMessage, DataFormat, MediaAttachment, Role, SchemaFormat } from "../prompt/formats.js";
 
 /** `cache: true` uses the lab store file (`c.lab.path`, else .typelm/lab.sqlite); `{ path }` another file (or ":memory:"). */
 export interface CacheOptions {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChatMessage, JsonSchema } from "../lm/types.js";
 import type { FakeStreamOptions } from "./fake-stream.js";
+import { mediaOf, type FakeMediaPart } from "./fake-media.js";
 
 // The three providers' chat wire formats, as the fake provider reads and writes them. Shared by the
 // live routes (fake-provider.ts) and the batch services (fake-batches.ts), so a batch line and a live
@@ -22,6 +23,8 @@ export interface FakeRequest {
   messages: ChatMessage[];
   /** The schema asked for in structured mode (OpenAI json_schema, Anthropic forced tool, Ollama format). */
   schema: JsonSchema | undefined;
+  /** The media parts that arrived (images, audio, documents), in message order (see fake-media.ts). */
+  media: FakeMediaPart[];
   /** Set when the request is a line of a batch: the batch's id and the line's custom id. */
   batch?: { id: string; customId: string };
 }
@@ -99,7 +102,7 @@ export function parseBody(text: string): any {
 
 /** A request record for a JSON body in `wire`'s chat format. */
 export function fakeRequest(wire: FakeWire, method: string, path: string, headers: Record<string, string>, body: any): FakeRequest {
-  return { wire, method, path, headers, body, messages: messagesOf(wire, body), schema: schemaOf(wire, body) };
+  return { wire, method, path, headers, body, messages: messagesOf(wire, body), schema: schemaOf(wire, body), media: mediaOf(wire, body) };
 }
 
 function textOf(content: unknown): string {

@@ -8,3 +8,4 @@ export type {
 export { SimulatedLM } from "./simulated-lm.js";
 export type { SimulatedLMOptions, SimulatedRule, SimulatedRequest } from "./simulated-lm.js";
 export type { ChunkPacing } from "../lm/stream-text.js";
+export type { FakeMediaPart } from "./fake-media.js";

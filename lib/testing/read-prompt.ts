@@ -116,16 +116,51 @@ function readDemos(system: string): ReadPrompt["demos"] {
   });
 }
 
-/** Reads instruction, output fields, demos and input values out of a predictor's messages. */
+/**
+ * The values read from a message's text with each media placeholder ("[image 1 below]") replaced by
+ * the value the message carries, so a rule sees the `Image` itself.
+ */
+function withMedia(values: Record<string, unknown>, message: ChatMessage | undefined): Record<string, unknown> {
+  const media = message?.media ?? [];
+  if (media.length === 0) return values;
+  const byPlaceholder = new Map<string, unknown>();
+  const counts: Record<string, number> = {};
+  for (const { value } of media) byPlaceholder.set(`[${value.kind} ${(counts[value.kind] = (counts[value.kind] ?? 0) + 1)} below]`, value);
+  const swap = (v: unknown): unknown => {
+    if (typeof v === "string") return byPlaceholder.get(v) ?? v;
+    if (Array.isArray(v)) return v.map(swap);
+    if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, swap(x)]));
+    return v;
+  };
+  return swap(values) as Record<string, unknown>;
+}
+
+/** Demos sent as earlier turns (a prompt does so when they hold media): each user turn and the assistant turn after it. */
+function turnDemos(messages: readonly ChatMessage[]): ReadPrompt["demos"] {
+  const turns = messages.filter((m) => m.role !== "system");
+  const demos: ReadPrompt["demos"] = [];
+  for (let i = 0; i + 1 < turns.length - 1; i += 2) {
+    if (turns[i]!.role !== "user" || turns[i + 1]!.role !== "assistant") break;
+    demos.push({
+      input: withMedia(asRecord(fences(section(turns[i]!.content, "Input values") ?? "")[0]), turns[i]),
+      output: asRecord(fences(turns[i + 1]!.content)[0]),
+    });
+  }
+  return demos;
+}
+
+/** Reads instruction, output fields, demos and input values out of a predictor's messages (a media value as the value itself). */
 export function readPrompt(messages: readonly ChatMessage[]): ReadPrompt {
   const system = messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
-  const user = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
+  const last = [...messages].reverse().find((m) => m.role === "user");
+  const user = last?.content ?? "";
   const head = system.search(HEADING);
   const instruction = (head < 0 ? system : system.slice(0, head)).trim();
+  const demos = readDemos(system);
   return {
     instruction,
     outputs: readOutputs(system),
-    demos: readDemos(system),
-    inputs: asRecord(fences(section(user, "Input values") ?? "")[0]),
+    demos: demos.length > 0 ? demos : turnDemos(messages),
+    inputs: withMedia(asRecord(fences(section(user, "Input values") ?? "")[0]), last),
   };
 }

@@ -6,6 +6,7 @@ import { loadOptional } from "../../optional.js";
 import type { LMRequest } from "../types.js";
 import { anthropicUsage } from "../usage.js";
 import { PROVIDER_INFO } from "./info.js";
+import { anthropicContent } from "./media-content.js";
 import { anthropicStream } from "./anthropic-stream.js";
 import { ANTHROPIC_BATCH_LIMITS, anthropicBatches, anthropicBatchLine } from "./anthropic-batch.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
@@ -77,7 +78,10 @@ export function anthropicBody(request: LMRequest, settings: CallSettings): Messa
       const role = m.role as "user" | "assistant";
       // `promptCache`: the last turn before the final one closes the static prefix (system text and
       // demo turns); everything up to and including it is cached.
-      if (settings.promptCache && i === turns.length - 2) return { role, content: [{ type: "text" as const, text: m.content, cache_control: { type: "ephemeral" as const } }] };
+      const cache = settings.promptCache === true && i === turns.length - 2;
+      // A turn with media: its text, then image/document blocks (media-content.ts).
+      if (m.media?.length) return { role, content: anthropicContent(m.content, m.media, cache) as unknown as Anthropic.Messages.ContentBlockParam[] };
+      if (cache) return { role, content: [{ type: "text" as const, text: m.content, cache_control: { type: "ephemeral" as const } }] };
       return { role, content: m.content };
     }),
   };

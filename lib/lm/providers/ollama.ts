@@ -2,6 +2,7 @@ import type { ChatRequest, ChatResponse } from "ollama";
 import { tokenUsage } from "../usage.js";
 import { loadOptional } from "../../optional.js";
 import { PROVIDER_INFO } from "./info.js";
+import { ollamaImages } from "./media-content.js";
 import type { LMRequest } from "../types.js";
 import { ollamaStream } from "./ollama-stream.js";
 import { withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
@@ -62,7 +63,8 @@ export const ollamaProvider: ProviderDefinition = {
 export function ollamaBody(request: LMRequest, settings: CallSettings): ChatRequest {
   const body: ChatRequest = {
     model: settings.model,
-    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    // A message with media: its images as base64 (media-content.ts); Ollama takes no other kind.
+    messages: request.messages.map((m) => (m.media?.length ? { role: m.role, content: m.content, images: ollamaImages(m.media) } : { role: m.role, content: m.content })),
   };
   const options: NonNullable<ChatRequest["options"]> = {};
   if (settings.temperature !== undefined) options.temperature = settings.temperature;

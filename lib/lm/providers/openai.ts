@@ -6,6 +6,7 @@ import { strictSchemaProblem, toStrictSchema } from "../strict-schema.js";
 import type { LMRequest } from "../types.js";
 import { openaiUsage } from "../usage.js";
 import { PROVIDER_INFO } from "./info.js";
+import { openaiContent } from "./media-content.js";
 import { openaiStream } from "./openai-stream.js";
 import { OPENAI_BATCH_LIMITS, openaiBatches, openaiBatchLine } from "./openai-batch.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
@@ -55,7 +56,8 @@ function lazyClient(apiKey: string | undefined, baseURL: string): () => Promise<
 export function openaiBody(request: LMRequest, settings: CallSettings): ChatCompletionCreateParamsNonStreaming {
   const body: ChatCompletionCreateParamsNonStreaming = {
     model: settings.model,
-    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    // A message with media: its text, then the provider's image/audio/file parts (media-content.ts).
+    messages: request.messages.map((m) => (m.media?.length ? { role: m.role, content: openaiContent(m.content, m.media) } : { role: m.role, content: m.content })) as ChatCompletionCreateParamsNonStreaming["messages"],
   };
   if (settings.temperature !== undefined) body.temperature = settings.temperature;
   // `max_tokens` is deprecated and rejected by reasoning models; `max_completion_tokens` works for all.
