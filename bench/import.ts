@@ -5,12 +5,15 @@
  *   zod + typelm     `import "zod"` then `import "typelm"` (the package as a user gets it: the bundled build)
  *   zod + dist/lib   the same with the unbundled tsc output, to show what the bundle buys
  *   @ax-llm/ax       `import "@ax-llm/ax"` alone
- * Prints medians (wall and CPU time), the modules each import loads, and the ratio zod + typelm / Ax.
+ * Prints medians (wall and CPU time), the modules each import loads, the ratios zod + typelm / zod and
+ * zod + typelm / Ax, and the bytes of the eager chunk (what `import "typelm"` parses; its budget is in
+ * test/package/eager-budget.test.ts) with its largest modules.
  *
  * Run with `npm run bench:import`. Option: BENCH_RUNS (default 15). See bench/README.md.
  */
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { eagerBytes, eagerModuleBytes } from "../scripts/eager-chunk.js";
 
 const RUNS = Number.parseInt(process.env.BENCH_RUNS ?? "15", 10);
 if (!Number.isFinite(RUNS) || RUNS < 1) throw new Error(`BENCH_RUNS must be a positive integer, got ${process.env.BENCH_RUNS}`);
@@ -86,3 +89,8 @@ const cpuRatio = median(cpu["zod + typelm"]!) / median(cpu["@ax-llm/ax"]!);
 const own = median(wall["zod + typelm"]!) - median(wall.zod!);
 console.log(`\nzod + typelm / @ax-llm/ax: ${ratio.toFixed(2)} wall, ${cpuRatio.toFixed(2)} CPU (medians of ${RUNS} interleaved fresh processes each)`);
 console.log(`typelm beyond zod: ${own.toFixed(1)} ms wall; unbundled tree: ${(median(wall["zod + dist/lib"]!) - median(wall.zod!)).toFixed(1)} ms`);
+const zodRatio = median(wall["zod + typelm"]!) / median(wall.zod!);
+const zodCpuRatio = median(cpu["zod + typelm"]!) / median(cpu.zod!);
+console.log(`zod + typelm / zod: ${zodRatio.toFixed(2)} wall, ${zodCpuRatio.toFixed(2)} CPU`);
+const pkgDir = fileURLToPath(new URL("../pkg", import.meta.url));
+console.log(`eager chunk: ${eagerBytes(pkgDir).toLocaleString("en")} bytes; largest modules: ${eagerModuleBytes(pkgDir).slice(0, 8).map((m) => `${m.module} ${m.bytes}`).join(", ")}`);
