@@ -8,6 +8,7 @@ import { anthropicUsage } from "../usage.js";
 import { PROVIDER_INFO } from "./info.js";
 import { anthropicStream } from "./anthropic-stream.js";
 import { ANTHROPIC_BATCH_LIMITS, anthropicBatches, anthropicBatchLine } from "./anthropic-batch.js";
+import { addAnthropicTools, anthropicToolCalls } from "./tools-anthropic.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
 /** The Messages API requires `max_tokens`; this is used when neither the LM nor the call sets one. */
@@ -97,6 +98,7 @@ export function anthropicBody(request: LMRequest, settings: CallSettings): Messa
     }];
     body.tool_choice = { type: "tool", name };
   }
+  addAnthropicTools(body, request, settings);
   return body;
 }
 
@@ -116,5 +118,5 @@ export function anthropicReply(message: Message, body: MessageCreateParamsNonStr
     }
     return { content: JSON.stringify(call.input), usage, finishReason };
   }
-  return { content: text, usage, finishReason };
+  return { content: text, usage, finishReason, toolCalls: anthropicToolCalls(message, body) };
 }
