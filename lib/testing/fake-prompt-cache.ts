@@ -2,8 +2,8 @@
  * The fake provider's prompt cache (`startFakeProvider({ promptCache: true })`), honest to how
  * Anthropic's works: a request's content is a sequence of blocks (tools, system blocks, then each
  * message's blocks); a block carrying `cache_control` marks the prefix ending with it cacheable. A
- * request reads from the cache the longest of its prefixes that an earlier request marked
- * cacheable, and writes the prefixes it marks that are longer than what it read. Tokens are
+ * request that marks a prefix reads from the cache the longest of its prefixes (up to its last
+ * mark) that an earlier request marked cacheable, and writes the prefixes it marks that are longer than what it read. Tokens are
  * counted as everywhere in the fake (4 characters a token, per block). Only the Anthropic wire marks
  * prefixes; on the other wires every token is uncached.
  */
@@ -24,8 +24,10 @@ export class FakePromptCache {
       key += `\u0000${block.text}`;
       prefixes.push({ key, tokens: total, marked: block.marked });
     }
+    // Only a request that marks a prefix reads the cache, and only up to its last mark.
     let read = 0;
-    for (let i = prefixes.length - 1; i >= 0; i--) {
+    const lastMark = prefixes.map((p) => p.marked).lastIndexOf(true);
+    for (let i = lastMark; i >= 0; i--) {
       if (this.#seen.has(prefixes[i]!.key)) {
         read = prefixes[i]!.tokens;
         break;
