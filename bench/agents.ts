@@ -87,8 +87,9 @@ interface Row {
   promptCache: boolean;
   solved: number;
   usage: UsageTotals;
-  /** Of the calls after each example's first, the share that read from the prompt cache. */
-  laterReadShare: number;
+  /** Calls after each example's first, and how many of them read from the prompt cache. */
+  later: number;
+  laterRead: number;
   /** Of the input tokens of calls after each example's first, the share read from the cache. */
   laterReadTokens: number;
 }
@@ -117,7 +118,7 @@ async function run(mode: Mode, promptCache: boolean): Promise<Row> {
         laterReadTokens += c.cacheReadTokens ?? 0;
       });
     })));
-    return { mode, promptCache, solved, usage: totals, laterReadShare: later === 0 ? 0 : laterRead / later, laterReadTokens: laterInput === 0 ? 0 : laterReadTokens / laterInput };
+    return { mode, promptCache, solved, usage: totals, later, laterRead, laterReadTokens: laterInput === 0 ? 0 : laterReadTokens / laterInput };
   } finally {
     await fake.close();
   }
@@ -142,7 +143,7 @@ async function main(): Promise<void> {
   for (const r of rows) {
     const u = r.usage;
     const per = (n: number): string => (r.solved === 0 ? "-" : (n / r.solved).toFixed(n / r.solved < 1 ? 5 : 1));
-    console.log(`| ${r.mode} | ${r.promptCache ? "on" : "off"} | ${r.solved}/${EXAMPLES} | ${u.calls} | ${u.inputTokens} | ${u.cacheReadTokens} | ${u.cacheWriteTokens} | ${u.outputTokens} | ${u.cost.toFixed(4)} | ${per(u.calls)} | ${per(u.inputTokens + u.outputTokens)} | ${per(u.cost)} | ${(r.laterReadShare * 100).toFixed(0)}% | ${(r.laterReadTokens * 100).toFixed(0)}% |`);
+    console.log(`| ${r.mode} | ${r.promptCache ? "on" : "off"} | ${r.solved}/${EXAMPLES} | ${u.calls} | ${u.inputTokens} | ${u.cacheReadTokens} | ${u.cacheWriteTokens} | ${u.outputTokens} | ${u.cost.toFixed(4)} | ${per(u.calls)} | ${per(u.inputTokens + u.outputTokens)} | ${per(u.cost)} | ${r.laterRead}/${r.later} | ${(r.laterReadTokens * 100).toFixed(0)}% |`);
   }
   for (const mode of ["text", "native", "native-parallel"] as Mode[]) {
     const off = rows.find((r) => r.mode === mode && !r.promptCache)!;
