@@ -170,6 +170,23 @@ describe.each(PROVIDER_NAMES)("%s: native ReAct through the SDK", (provider) => 
   });
 });
 
+describe("OpenAI strict function schemas", () => {
+  it("sends strict schemas, and a null for an argument the tool does not require counts as not given", async () => {
+    const units = tool({
+      name: "weather", description: "Weather", input: { city: z.string(), units: z.enum(["c", "f"]).default("c") },
+      call: async ({ city, units: u }) => `${city} in ${u}`,
+    });
+    fake.reply(toolCalls([{ id: "call_W", name: "weather", arguments: { city: "Oslo", units: null } }]));
+    fake.reply(toolCalls([{ id: "call_F", name: "finish", arguments: { answer: "cold", total: 1 } }]));
+    const r = await new ReAct(Question, { tools: [units], toolCalling: "native" }).call({ question: "q" }, { lm: lmFor("openai", fake) });
+    const fn = fake.requests[0]!.body.tools[0].function;
+    expect(fn.strict).toBe(true);
+    expect(fn.parameters.additionalProperties).toBe(false);
+    expect(fn.parameters.required).toEqual(["city", "units"]);
+    expect(r.history[0]!.observation).toBe("Oslo in c");
+  });
+});
+
 describe("toolCalling modes", () => {
   it('"auto" stays on the text protocol with a test double that declares no tool support; "native" refuses it', async () => {
     const lm = new ScriptedLM([
