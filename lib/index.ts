@@ -124,3 +124,4 @@ export {
 // Many calls at once: program.batch (lib/batch/).
 export type { BatchCallOptions, BatchResult, BatchVia } from "./batch/options.js";
 export { MCPClient } from "./mcp/client.js"; export { MCPTool, type MCPCaller, type MCPToolDescription } from "./mcp/tool.js"; export type { MCPToolResult } from "./mcp/result.js"; export type { MCPConnectOptions, MCPStdioOptions, MCPHttpOptions, MCPCommonOptions } from "./mcp/options.js";
+export type { ToolCalling } from "./predict/react.js"; export type { ToolCall, ToolDefinition as LMToolDefinition, ToolExchange, ToolResult } from "./lm/tool-calls.js";

@@ -197,7 +197,10 @@ export class LM extends BaseLM {
 
     const cache = this.#cacheInForce();
     let reply: ProviderReply;
-    if (round !== undefined) {
+    if (request.tools !== undefined || request.toolExchanges !== undefined) {
+      // Native tool turns go to the provider live: neither the response cache nor a batch round keys on tools yet.
+      reply = await call();
+    } else if (round !== undefined) {
       // Inside a batch round: the reply a batch of this run brought (paid in this run, so it is
       // priced each time an example's final run uses it), else the cache (replies of earlier runs),
       // else the request waits for the next batch. No in-flight coalescing here: every example that
@@ -246,7 +249,13 @@ export class LM extends BaseLM {
       estimatedCost: estimateCost(provider, model, reply.usage, { batch: viaBatch }),
       cached: false,
       finishReason: reply.finishReason,
+      ...(reply.toolCalls === undefined ? {} : { toolCalls: reply.toolCalls }),
     };
+  }
+
+  /** All three providers take native tool definitions (OpenAI and Ollama `tools`, Anthropic `tools`). */
+  supportsToolCalling(): boolean {
+    return true;
   }
 }
 

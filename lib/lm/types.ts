@@ -1,5 +1,6 @@
 import type { SignatureClass } from "../signature/signature.js";
 import type { ChatMessage, DataFormat, SchemaFormat } from "../prompt/formats.js";
+import type { ToolCall, ToolDefinition, ToolExchange } from "./tool-calls.js";
 
 // The prompt layer defines messages and formats; the LM layer sends them.
 export type { ChatMessage, DataFormat, MediaAttachment, Role, SchemaFormat } from "../prompt/formats.js";
@@ -35,6 +36,10 @@ export interface LMRequest {
    * it enters the response cache key (only when set) and is never sent to the provider.
    */
   rolloutId?: string | number;
+  /** Native tool calling: the functions the model may call (OpenAI `tools`, Anthropic `tools`, Ollama `tools`). */
+  tools?: ToolDefinition[];
+  /** Native tool calling: earlier assistant tool calls and their results, replayed in the provider's own form. */
+  toolExchanges?: ToolExchange[];
 }
 
 /**
@@ -73,6 +78,8 @@ export interface LMResponse {
   finishReason?: string | undefined;
   /** Streamed calls: milliseconds from the request to the first text chunk (for a cache hit, to the first replayed chunk). */
   firstTokenMs?: number | undefined;
+  /** Native tool calling: the tool calls the reply asked for (absent or empty when it made none). */
+  toolCalls?: ToolCall[] | undefined;
 }
 
 /**
@@ -106,6 +113,8 @@ export interface LanguageModel extends LMSettings {
   readonly id: string;
   /** Whether this provider/model can produce native structured output for `responseSchema`. */
   supportsStructuredOutputs(): boolean;
+  /** Whether this model takes native tool definitions (`LMRequest.tools`); absent means no (test doubles). */
+  supportsToolCalling?(): boolean;
   /** Sends one request (messages, optional response schema and sampling) and resolves with the reply, its usage and estimated cost; streams it through `options.onDelta` when given. */
   chat(request: LMRequest, options?: ChatOptions): Promise<LMResponse>;
 }

@@ -8,7 +8,8 @@
 import { z } from "zod";
 import { onFirstUse } from "../load-sync.js";
 import { validateInputs } from "../convert/input.js";
-import { OutputError } from "../errors.js";
+import { resolveLM } from "../config.js";
+import { ConfigurationError, OutputError, ValidationError, preview } from "../errors.js";
 import { Instrumentation } from "../instrument/bus.js";
 import type { CallOptions } from "../module.js";
 import { compiled } from "../signature/compile.js";
@@ -21,6 +22,15 @@ import { StepExtractAgent } from "./agent-base.js";
 import { Predict } from "./predict.js";
 import { emitStep } from "../stream/context.js";
 import type { Prediction, Typed } from "./prediction.js";
+import { positiveInt } from "./agent-loop.js";
+import type { LanguageModel } from "../lm/types.js";
+
+/** The `toolCalling` option checked: "auto" when omitted. */
+function toolCallingOption(value: unknown): ToolCalling {
+  if (value === undefined) return "auto";
+  if (value === "native" || value === "text" || value === "auto") return value;
+  throw new ValidationError(`ReAct option toolCalling: expected "native", "text" or "auto", received ${preview(value)}`, { field: "toolCalling" });
+}
 
 /** One turn of a ReAct run. `observation` is the tool's value, or an error message the model was shown. */
 export interface ReActStep {
@@ -31,7 +41,12 @@ export interface ReActStep {
   toolInput: Record<string, unknown>;
   /** The tool's result on success; a string starting with "Error:" otherwise; null for "finish". */
   observation: unknown;
+  /** Native tool calling: the provider's id of the call this step ran (absent in text mode). */
+  callId?: string;
 }
+
+/** How ReAct reaches its tools: the provider's native function calling, the text protocol, or native where the model supports it. */
+export type ToolCalling = "native" | "text" | "auto";
 
 /** Options of `new ReAct(signature, options)`: the tools, the turn limit and how much of each observation the model sees. */
 export interface ReActOptions {
@@ -40,6 +55,14 @@ export interface ReActOptions {
   maxIterations?: number;
   /** Characters of each observation shown in the trajectory (the history keeps it whole). Default 4000. */
   maxObservationChars?: number;
+  /**
+   * "native": the tools go to the provider as function definitions and its tool calls are read
+   * back (several in one turn run at once); "text": the prompt protocol (thought, action, tool
+   * input as output fields); "auto" (default): native where the model declares tool support.
+   */
+  toolCalling?: ToolCalling;
+  /** Native tool calling: how many tool calls of one turn run at once. Default 4. */
+  maxParallelCalls?: number;
 }
 
 /** A ReAct result: the signature's outputs plus the steps taken. */
@@ -68,10 +91,16 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Ste
   /** Turns the task inputs and the trajectory into the signature's outputs. */
   extract: Predict;
   protected readonly toolsByName: Map<string, AgentTool>;
+  /** How the tools are reached: "native", "text" or "auto" (see `ReActOptions.toolCalling`). */
+  readonly toolCalling: ToolCalling;
+  /** Native tool calling: tool calls of one turn run at once, at most this many together. */
+  readonly maxParallelCalls: number;
 
   constructor(signature: SignatureClass<I, O>, options: ReActOptions = {}) {
     super("ReAct", signature, options, 10);
     const sig = compiled(signature);
+    this.toolCalling = toolCallingOption(options.toolCalling);
+    this.maxParallelCalls = positiveInt("ReAct", "maxParallelCalls", options.maxParallelCalls, 4);
     this.toolsByName = toolMap("ReAct", options.tools, [FINISH]);
     const outputs = sig.outputs.map((f) => f.name).join(", ");
     this.step = new Predict(
@@ -107,6 +136,16 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Ste
     const history: ReActStep[] = [];
     const availableTools = this.availableTools();
     const agent = `ReAct(${compiled(this.signature).name})`;
+    if (this.toolCalling !== "text") {
+      const lm = resolveLM(options.lm, this.step.config.lm);
+      const supported = lm.supportsToolCalling?.() === true;
+      if (this.toolCalling === "native" && !supported) {
+        throw new ConfigurationError(
+          `${agent}: toolCalling "native" needs a model that takes tool definitions; ${lm.id} does not declare tool support (use "auto" or "text")`,
+        );
+      }
+      if (supported) return this.runNative(values, lm, agent, availableTools, callOptions);
+    }
 
     for (let i = 1; i <= this.maxIterations; i++) {
       let turn: Prediction & { thought: string; action: string; toolInput: Record<string, unknown> | null };
@@ -142,6 +181,28 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Ste
       this.extract.call({ ...values, trajectory: this.trajectory(history) }, callOptions),
     );
     return agentResult(extracted, { history }) as ReActResult<O>;
+  }
+
+  /** The native tool-calling loop (react-native.ts, loaded at its first use). */
+  private async runNative(
+    values: Record<string, unknown>, lm: LanguageModel, agent: string, availableTools: string, callOptions: CallOptions,
+  ): Promise<ReActResult<O>> {
+    const { runNative } = await import("./react-native.js");
+    const trajectory = (h: readonly ReActStep[]): string => this.trajectory(h);
+    const { prediction, history } = await runNative({
+      name: agent, signature: this.nativeSignature(), step: this.step, extract: this.extract, tools: this.toolsByName,
+      maxIterations: this.maxIterations, maxObservationChars: this.maxObservationChars, maxParallelCalls: this.maxParallelCalls,
+      trajectory, availableTools,
+      extractAtEnd: (history) => extractOrFail(agent, this.maxIterations, history, () =>
+        this.extract.call({ ...values, trajectory: trajectory(history) }, callOptions)),
+    }, values, lm);
+    return agentResult(prediction, { history }) as ReActResult<O>;
+  }
+
+  /** The native prompt's signature: the task's inputs and outputs (the instruction is the step predictor's). */
+  private nativeSignature(): SignatureClass {
+    const sig = compiled(this.signature);
+    return deriveSignature(this.signature, { agent: "ReAct", suffix: "ReActNative", description: sig.description, output: sig.outputShape });
   }
 
   /** Runs the chosen tool; every failure becomes an observation the model can react to. */

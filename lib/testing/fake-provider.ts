@@ -5,6 +5,8 @@ import {
   errorBody, fakeRequest, lastUserText, parseBody, readBody, refusedRequest, sendJson, successBody,
   type FakeReply, type FakeReplyOptions, type FakeRequest, type FakeWire,
 } from "./fake-wire.js";
+import { FakePromptCache } from "./fake-prompt-cache.js";
+import { FakeToolCalls, toolCallText } from "./fake-tools.js";
 import { wantsStream, writeStream, type FakeStream, type FakeStreamError, type FakeStreamOptions } from "./fake-stream.js";
 
 export type { FakeStream, FakeStreamError, FakeStreamOptions } from "./fake-stream.js";
@@ -41,6 +43,11 @@ export interface FakeProviderOptions {
   batch?: FakeBatchScript;
   /** Pacing of streamed replies (a reply's own `stream` option wins); default 8 characters a chunk, no pause. */
   stream?: FakeStreamOptions;
+  /**
+   * Report prompt-cache reads and writes (see fake-prompt-cache.ts): a request reads the longest of
+   * its prefixes an earlier request marked cacheable (Anthropic `cache_control`). Off by default.
+   */
+  promptCache?: boolean;
 }
 
 /** A running fake provider (what `startFakeProvider` resolves with): its URLs, the requests it recorded, and methods that script replies, faults, rate limits and batches. */
@@ -165,6 +172,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   };
 
   const streams: FakeStream[] = [];
+  const promptCache = options.promptCache ? new FakePromptCache() : undefined;
   let pacing: FakeStreamOptions = options.stream ?? {};
   const closeWaiters: { count: number; resolve: () => void }[] = [];
   const closedEarly = (): number => streams.filter((s) => s.closedEarly).length;
@@ -172,7 +180,12 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   const answerWith = async (request: FakeRequest): Promise<{ body: unknown; options: FakeReplyOptions }> => {
     const scripted = replies.shift() ?? { value: defaultReply, options: {} };
     const value = typeof scripted.value === "function" ? await scripted.value(request) : scripted.value;
-    return { body: successBody(request.wire, request.body, value, request, scripted.options), options: scripted.options };
+    let replyOptions = scripted.options;
+    if (promptCache !== undefined && replyOptions.usage === undefined) {
+      const text = typeof value === "string" ? value : value instanceof FakeToolCalls ? toolCallText(value) : JSON.stringify(value);
+      replyOptions = { ...replyOptions, usage: promptCache.usage(request, text) };
+    }
+    return { body: successBody(request.wire, request.body, value, request, replyOptions), options: replyOptions };
   };
   const answer = async (request: FakeRequest): Promise<unknown> => (await answerWith(request)).body;
   /** Streams the answer to `request`, records it, and wakes the `whenClosedEarly` waiters once it is over. */
@@ -334,6 +347,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       pacing = options.stream ?? {};
       replies.length = 0;
       faults.length = 0;
+      promptCache?.clear();
       batches.reset();
     },
     close() {

@@ -7,6 +7,7 @@ import type { ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { textChunks } from "../lm/stream-text.js";
+import { toolCallFrames } from "./fake-tools.js";
 import { anthropicWireUsage, openaiWireUsage, type FakeUsage, type FakeWire } from "./fake-wire.js";
 
 /** How a streamed reply is paced: characters of reply text per chunk, and a pause before each chunk after the first. */
@@ -173,6 +174,8 @@ export async function writeStream(
   res: ServerResponse, socket: Socket, wire: FakeWire, requestBody: any, success: unknown,
   pacing: FakeStreamOptions, record: FakeStream, truncate: boolean, onClose: () => void, failure?: FakeStreamError,
 ): Promise<void> {
+  const toolFrames = toolCallFrames(wire, requestBody, success, requestBody?.stream_options?.include_usage === true, pacing.chunkChars ?? 8);
+  if (toolFrames !== undefined) return writeFrames(res, wire, toolFrames, pacing, record, onClose);
   const parts = partsOf(wire, success);
   const { head, chunk, tail } = frames(wire, parts, requestBody?.stream_options?.include_usage === true);
   const chunks = textChunks(parts.text, pacing.chunkChars ?? 8);
@@ -213,6 +216,26 @@ export async function writeStream(
   }
   if (closed) return;
   for (const frame of tail) res.write(frame);
+  record.ended = true;
+  res.end();
+}
+
+/** Writes a tool-call reply's frames (see fake-tools.ts), each one a chunk, paced; stops when the client closes. */
+async function writeFrames(res: ServerResponse, wire: FakeWire, all: string[], pacing: FakeStreamOptions, record: FakeStream, onClose: () => void): Promise<void> {
+  let closed = false;
+  record.chunks = all.length;
+  res.on("close", () => {
+    closed = true;
+    if (!record.ended) record.closedEarly = true;
+    onClose();
+  });
+  res.writeHead(200, { "content-type": wire === "ollama" ? "application/x-ndjson" : "text/event-stream", "cache-control": "no-cache" });
+  for (let i = 0; i < all.length; i++) {
+    if (i > 0 && (pacing.delayMs ?? 0) > 0) await sleep(pacing.delayMs!);
+    if (closed) return;
+    res.write(all[i]!);
+    record.sent++;
+  }
   record.ended = true;
   res.end();
 }

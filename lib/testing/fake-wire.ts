@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChatMessage, JsonSchema } from "../lm/types.js";
 import type { FakeStreamOptions } from "./fake-stream.js";
 import { mediaOf, type FakeMediaPart } from "./fake-media.js";
+import { FakeToolCalls, toolCallBody, toolCallText, toolNamesOf, toolResultsOf, type FakeToolResult } from "./fake-tools.js";
 
 // The three providers' chat wire formats, as the fake provider reads and writes them. Shared by the
 // live routes (fake-provider.ts) and the batch services (fake-batches.ts), so a batch line and a live
@@ -25,12 +26,16 @@ export interface FakeRequest {
   schema: JsonSchema | undefined;
   /** The media parts that arrived (images, audio, documents), in message order (see fake-media.ts). */
   media: FakeMediaPart[];
+  /** Tool results the request carries back (native tool calling), in order. */
+  toolResults: FakeToolResult[];
+  /** Names of the tools the request offered (native tool calling). */
+  toolNames: string[];
   /** Set when the request is a line of a batch: the batch's id and the line's custom id. */
   batch?: { id: string; customId: string };
 }
 
 /** A scripted reply: text, a JSON value (written as JSON text, or as the forced tool's input), or a function. */
-export type FakeReplyValue = string | Record<string, unknown> | unknown[];
+export type FakeReplyValue = string | Record<string, unknown> | unknown[] | FakeToolCalls;
 /** What `fake.reply(...)` and `defaultReply` take: a reply value, or a function of the request that returns one. */
 export type FakeReply = FakeReplyValue | ((request: FakeRequest) => FakeReplyValue | Promise<FakeReplyValue>);
 
@@ -102,7 +107,10 @@ export function parseBody(text: string): any {
 
 /** A request record for a JSON body in `wire`'s chat format. */
 export function fakeRequest(wire: FakeWire, method: string, path: string, headers: Record<string, string>, body: any): FakeRequest {
-  return { wire, method, path, headers, body, messages: messagesOf(wire, body), schema: schemaOf(wire, body), media: mediaOf(wire, body) };
+  return {
+    wire, method, path, headers, body, messages: messagesOf(wire, body), schema: schemaOf(wire, body), media: mediaOf(wire, body),
+    toolResults: toolResultsOf(wire, body), toolNames: toolNamesOf(wire, body),
+  };
 }
 
 function textOf(content: unknown): string {
@@ -149,7 +157,7 @@ export function lastUserText(messages: ChatMessage[]): string {
 }
 
 /** Rough token count (about 4 characters a token), so usage is non-zero and grows with the text. */
-function tokens(text: string): number {
+export function tokens(text: string): number {
   return Math.max(1, Math.ceil(text.length / 4));
 }
 
@@ -158,12 +166,18 @@ export const FAKE_THINKING = "The fake provider thinks before it answers.";
 
 /** The 200 body `wire` answers a chat request with, carrying `value` as the reply. */
 export function successBody(wire: FakeWire, body: any, value: FakeReplyValue, request: FakeRequest | undefined, options: FakeReplyOptions): unknown {
-  const text = typeof value === "string" ? value : JSON.stringify(value);
+  const text = typeof value === "string" ? value : value instanceof FakeToolCalls ? toolCallText(value) : JSON.stringify(value);
   const usage = options.usage ?? {
     inputTokens: tokens(JSON.stringify(request?.messages ?? [])),
     outputTokens: tokens(text),
   };
   const model = String(body?.model ?? "fake-model");
+  if (value instanceof FakeToolCalls) {
+    const wireUsage = wire === "openai" ? openaiWireUsage(usage) : wire === "anthropic" ? anthropicWireUsage(usage) : {
+      total_duration: 1000, load_duration: 10, prompt_eval_count: usage.inputTokens, prompt_eval_duration: 100, eval_count: usage.outputTokens, eval_duration: 100,
+    };
+    return toolCallBody(wire, model, value, wireUsage, options.finishReason);
+  }
   if (wire === "openai") {
     return {
       id: "chatcmpl-fake", object: "chat.completion", created: Math.floor(Date.now() / 1000), model,

@@ -9,3 +9,5 @@ export { SimulatedLM } from "./simulated-lm.js";
 export type { SimulatedLMOptions, SimulatedRule, SimulatedRequest } from "./simulated-lm.js";
 export type { ChunkPacing } from "../lm/stream-text.js";
 export type { FakeMediaPart } from "./fake-media.js";
+export { toolCalls, FakeToolCalls } from "./fake-tools.js";
+export type { FakeToolCallSpec, FakeToolResult } from "./fake-tools.js";

@@ -9,6 +9,7 @@ import { OutputError } from "../../errors.js";
 import type { ProviderReply } from "./provider.js";
 import { anthropicUsage } from "../usage.js";
 import { handOver } from "../stream-text.js";
+import { AnthropicToolCallJoiner } from "./tools-anthropic.js";
 
 /**
  * Sends `body` as a streamed request and reads the stream to its end. What `onDelta` throws aborts
@@ -29,6 +30,7 @@ export async function anthropicStream(
   /** The usage fields as reported so far: `message_start`'s, overwritten by each `message_delta`'s (cumulative). */
   const wireUsage: Record<string, number | null | undefined> = {};
   let finishReason: string | undefined;
+  const calls = new AnthropicToolCallJoiner();
   const deliver = (piece: string): void => {
     content += piece;
     handOver(onDelta, piece, () => stream.controller.abort());
@@ -40,6 +42,7 @@ export async function anthropicStream(
         break;
       case "content_block_start":
         blockTypes.push(event.content_block.type);
+        if (toolName === undefined) calls.start(event.index, event.content_block);
         if (toolName !== undefined && toolBlock === undefined && event.content_block.type === "tool_use" && event.content_block.name === toolName) {
           toolBlock = event.index;
         }
@@ -48,6 +51,8 @@ export async function anthropicStream(
         if (event.delta.type === "text_delta") {
           text += event.delta.text;
           if (toolName === undefined && event.delta.text !== "") deliver(event.delta.text);
+        } else if (event.delta.type === "input_json_delta" && toolName === undefined) {
+          calls.delta(event.index, event.delta.partial_json);
         } else if (event.delta.type === "input_json_delta" && event.index === toolBlock && event.delta.partial_json !== "") {
           toolText = true;
           deliver(event.delta.partial_json);
@@ -78,5 +83,5 @@ export async function anthropicStream(
       { raw: text, expected: `a tool_use block named ${toolName}`, received: blockTypes },
     );
   }
-  return { content, usage, finishReason };
+  return { content, usage, finishReason, toolCalls: calls.calls() };
 }

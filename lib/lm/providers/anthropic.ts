@@ -9,6 +9,7 @@ import { PROVIDER_INFO } from "./info.js";
 import { anthropicContent } from "./media-content.js";
 import { anthropicStream } from "./anthropic-stream.js";
 import { ANTHROPIC_BATCH_LIMITS, anthropicBatches, anthropicBatchLine } from "./anthropic-batch.js";
+import { addAnthropicTools, anthropicToolCalls } from "./tools-anthropic.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
 /** The Messages API requires `max_tokens`; this is used when neither the LM nor the call sets one. */
@@ -104,6 +105,7 @@ export function anthropicBody(request: LMRequest, settings: CallSettings): Messa
     // `auto`, and the reply is its call when the model made one, else its text.
     body.tool_choice = budget === undefined ? { type: "tool", name } : { type: "auto" };
   }
+  addAnthropicTools(body, request, settings);
   return body;
 }
 
@@ -123,9 +125,10 @@ export function anthropicReply(message: Message, body: MessageCreateParamsNonStr
     }
     return { content: JSON.stringify(call.input), usage, finishReason };
   }
+  // The answer tool offered with `auto` beside thinking (see anthropicBody): its call is the reply.
   const tool = body.tool_choice?.type === "auto" ? body.tools?.[0] : undefined;
   const offered = tool !== undefined && "name" in tool ? tool.name : undefined;
   const call = offered === undefined ? undefined : message.content.find((b) => b.type === "tool_use" && b.name === offered);
   if (call !== undefined && call.type === "tool_use") return { content: JSON.stringify(call.input), usage, finishReason };
-  return { content: text, usage, finishReason };
+  return { content: text, usage, finishReason, toolCalls: anthropicToolCalls(message, body) };
 }

@@ -5,6 +5,8 @@ import type { ChatRequest, Ollama } from "ollama";
 import { tokenUsage } from "../usage.js";
 import type { ProviderReply } from "./provider.js";
 import { handOver } from "../stream-text.js";
+import { ollamaToolCalls } from "./tools-ollama.js";
+import type { ToolCall } from "../tool-calls.js";
 
 /**
  * Sends `body` as a streamed request and reads it to its end. What `onDelta` throws aborts the HTTP
@@ -15,9 +17,11 @@ export async function ollamaStream(client: Ollama, body: ChatRequest, signal: Ab
   let content = "";
   let usage = tokenUsage(0, 0);
   let finishReason: string | undefined;
+  const toolCalls: ToolCall[] = [];
   try {
     for await (const part of parts) {
       const piece = part.message?.content ?? "";
+      toolCalls.push(...(ollamaToolCalls(part.message?.tool_calls, toolCalls.length) ?? []));
       if (part.done) {
         usage = tokenUsage(part.prompt_eval_count ?? 0, part.eval_count ?? 0);
         finishReason = part.done_reason || undefined;
@@ -31,5 +35,5 @@ export async function ollamaStream(client: Ollama, body: ChatRequest, signal: Ab
     throw error;
   }
   if (signal.aborted) throw signal.reason;
-  return { content, usage, finishReason };
+  return { content, usage, finishReason, toolCalls: toolCalls.length === 0 ? undefined : toolCalls };
 }

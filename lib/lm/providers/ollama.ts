@@ -5,6 +5,7 @@ import { PROVIDER_INFO } from "./info.js";
 import { ollamaImages } from "./media-content.js";
 import type { LMRequest } from "../types.js";
 import { ollamaStream } from "./ollama-stream.js";
+import { addOllamaTools, ollamaToolCalls } from "./tools-ollama.js";
 import { withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
 export { OLLAMA_DEFAULT_HOST } from "./info.js";
@@ -73,6 +74,7 @@ export function ollamaBody(request: LMRequest, settings: CallSettings): ChatRequ
   // `think`: an effort level as Ollama takes it (models such as gpt-oss), a budget as thinking on.
   if (settings.reasoning !== undefined) body.think = "effort" in settings.reasoning ? settings.reasoning.effort : true;
   if (request.responseSchema !== undefined) body.format = withoutMeta(request.responseSchema.schema);
+  addOllamaTools(body, request);
   return body;
 }
 
@@ -81,5 +83,6 @@ function ollamaReply(reply: ChatResponse): ProviderReply {
     content: reply.message?.content ?? "",
     usage: tokenUsage(reply.prompt_eval_count ?? 0, reply.eval_count ?? 0),
     finishReason: reply.done_reason || undefined,
+    toolCalls: ollamaToolCalls(reply.message?.tool_calls),
   };
 }

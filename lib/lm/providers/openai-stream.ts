@@ -6,6 +6,7 @@ import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/ch
 import type { ProviderReply } from "./provider.js";
 import { openaiUsage, tokenUsage } from "../usage.js";
 import { handOver } from "../stream-text.js";
+import { OpenAIToolCallJoiner } from "./tools-openai.js";
 
 /**
  * Sends `body` as a streamed request and reads the stream to its end. What `onDelta` throws aborts
@@ -23,11 +24,13 @@ export async function openaiStream(
   let refused = false;
   let finishReason: string | undefined;
   let usage = tokenUsage(0, 0);
+  const tools = new OpenAIToolCallJoiner();
   for await (const chunk of stream) {
     if (chunk.usage) usage = openaiUsage(chunk.usage);
     const choice = chunk.choices[0];
     if (choice === undefined) continue;
     if (choice.finish_reason) finishReason = choice.finish_reason;
+    tools.add(choice.delta?.tool_calls);
     // A refusal streams as `delta.refusal`: its text is part of the reply, so the OutputError that
     // follows shows why (as unstreamed, where a refusal's text stands for the missing content).
     const refusal = choice.delta?.refusal ?? "";
@@ -38,5 +41,5 @@ export async function openaiStream(
     handOver(onDelta, piece, () => stream.controller.abort());
   }
   if (signal.aborted) throw signal.reason;
-  return { content, usage, finishReason: refused ? "refusal" : finishReason };
+  return { content, usage, finishReason: refused ? "refusal" : finishReason, toolCalls: tools.calls() };
 }

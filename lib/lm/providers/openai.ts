@@ -9,6 +9,7 @@ import { PROVIDER_INFO } from "./info.js";
 import { openaiContent } from "./media-content.js";
 import { openaiStream } from "./openai-stream.js";
 import { OPENAI_BATCH_LIMITS, openaiBatches, openaiBatchLine } from "./openai-batch.js";
+import { addOpenAITools, openaiToolCalls } from "./tools-openai.js";
 import { schemaName, withoutMeta, type CallSettings, type Provider, type ProviderDefinition, type ProviderReply } from "./provider.js";
 
 /** OpenAI chat completions (and OpenAI-compatible servers through `baseURL`). */
@@ -64,6 +65,7 @@ export function openaiBody(request: LMRequest, settings: CallSettings): ChatComp
   if (settings.maxTokens !== undefined) body.max_completion_tokens = settings.maxTokens;
   if (settings.reasoning !== undefined && "effort" in settings.reasoning) body.reasoning_effort = settings.reasoning.effort;
   if (request.responseSchema !== undefined) body.response_format = responseFormat(request.responseSchema, settings.model);
+  addOpenAITools(body, request);
   return body;
 }
 
@@ -93,5 +95,6 @@ export function openaiReply(completion: OpenAI.Chat.Completions.ChatCompletion):
     content,
     usage: openaiUsage(completion.usage),
     finishReason: message?.refusal ? "refusal" : choice?.finish_reason ?? undefined,
+    toolCalls: openaiToolCalls(message),
   };
 }

@@ -1,5 +1,6 @@
 import type { ProviderInfo } from "./info.js";
 import type { LMRequest, ReasoningOption, TokenUsage } from "../types.js";
+import type { ToolCall } from "../tool-calls.js";
 
 /** The settings of one call, after per-call overrides and defaults are applied. */
 export interface CallSettings {
@@ -19,6 +20,8 @@ export interface ProviderReply {
   content: string;
   usage: TokenUsage;
   finishReason: string | undefined;
+  /** Native tool calling: the calls the reply asked for. */
+  toolCalls?: ToolCall[] | undefined;
 }
 
 /**
