@@ -16,7 +16,7 @@ import { tool } from "../../lib/tools/tool.js";
 
 const S = "s".repeat(399); // {"role":"system","type":"text","text":"<399>"} = 41 + 399 = 440 characters: 110 tokens
 const userBlock = (text: string) => ({ role: "user", content: text });
-const request = (body: object): FakeRequest => ({ wire: "anthropic", method: "POST", path: "/v1/messages", headers: {}, body, messages: [], schema: undefined, toolResults: [], toolNames: [] });
+const request = (body: object): FakeRequest => ({ wire: "anthropic", method: "POST", path: "/v1/messages", headers: {}, body, messages: [], schema: undefined, media: [], toolResults: [], toolNames: [] });
 
 describe("FakePromptCache", () => {
   it("reads the longest earlier marked prefix, writes the new marked one, and reads nothing for a request that marks nothing", () => {
