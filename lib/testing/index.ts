@@ -8,3 +8,5 @@ export type {
 export { SimulatedLM } from "./simulated-lm.js";
 export type { SimulatedLMOptions, SimulatedRule, SimulatedRequest } from "./simulated-lm.js";
 export type { ChunkPacing } from "../lm/stream-text.js";
+export { SimulatedShapesLM, shapesTable, simulatedCount, picturesIn, SHAPES_CAREFUL_PHRASE, SHAPES_PROPOSALS } from "./simulated-shapes.js";
+export type { SimulatedShapesLMOptions, ShapesDecision } from "./simulated-shapes.js";
