@@ -15,7 +15,7 @@
  *
  * Without an instruction or demos it scores about 0.55 on the dataset; with the phrase and two crowded
  * demos about 0.93. Prompts without a picture (MIPROv2's proposer, GEPA's reflection) are answered as
- * `SimulatedLM` answers them, with two rules: the proposer hands out one of six instructions by the
+ * `SimulatedLM` answers them (as is any prompt whose outputs have no `count` field), with two rules: the proposer hands out one of six instructions by the
  * call's rolloutId (two of them say "one by one"), and GEPA's reflection answers with a "one by one"
  * instruction when its evidence shows an under-count, else with the current instruction.
  */
@@ -150,14 +150,16 @@ export class SimulatedShapesLM extends SimulatedLM {
 
   /** Counts the last known picture of the prompt, as the header says; a prompt without one is SimulatedLM's. */
   protected override async complete(request: LMRequest, options: ChatOptions = {}): Promise<LMResponse> {
-    const pictures = picturesIn(request.messages).flatMap((sha) => { const c = this.#count(sha); return c === undefined ? [] : [c]; });
-    if (pictures.length === 0) return super.complete(request, options);
     let read: ReadPrompt | undefined;
     try {
       read = readPrompt(request.messages);
     } catch {
       read = undefined;
     }
+    // Only a prompt asking for a `count` is counted: a proposer's or a reflection's may name pictures too.
+    if (read !== undefined && !("count" in read.outputs)) return super.complete(request, options);
+    const pictures = picturesIn(request.messages).flatMap((sha) => { const c = this.#count(sha); return c === undefined ? [] : [c]; });
+    if (pictures.length === 0) return super.complete(request, options);
     const instruction = (read?.instruction ?? request.messages.map((m) => (typeof m.content === "string" ? m.content : "")).join("\n")).toLowerCase();
     const [picture, count] = pictures.at(-1)!;
     // A picture named twice in a row (a label beside its bytes) is one picture; the one counted is no demo.
