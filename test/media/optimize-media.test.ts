@@ -58,7 +58,9 @@ describe("optimizers with picture demos (shapes task, simulated vision model)", 
   it("GEPA's reflection prompt shows each picture as [image image/png … sha256:…], never its bytes or base64", async () => {
     const lm = new SimulatedShapesLM({ counts });
     const reflectionLM = new SimulatedShapesLM({ counts, model: "reflection" });
-    const program = new Predict(ds.signature!).configure((c) => { c.lm = lm; });
+    // Demos given with the program (pictures of 1 and 2 shapes: no help counting); GEPA keeps them as they are.
+    const given = [train.find((e) => e.output.count === 1)!, train.find((e) => e.output.count === 2)!];
+    const program = new Predict(ds.signature!, { demos: given }).configure((c) => { c.lm = lm; });
     const gepa = new GEPA({ maxMetricCalls: 120, minibatchSize: 4, reflectionLM, seed: 3 });
     const tuned = await gepa.compile({ moduleInstance: program, trainingExamples: train.slice(0, 30), validationExamples: val.slice(0, 20) });
     const prompts = reflectionLM.requests.map((r) => r.messages.map((m) => m.content).join("\n"));
@@ -71,6 +73,8 @@ describe("optimizers with picture demos (shapes task, simulated vision model)", 
       for (const e of train.slice(0, 30)) expect(text).not.toContain(base64Prefix(e.input.image));
       expect(text).not.toContain('"0":137');
     }
+    expect(tuned.demos.map((d) => d.input.image)).toEqual(given.map((e) => e.input.image));
+    for (const d of tuned.demos) expect(d.input.image).toBeInstanceOf(Image);
     // Reflection on under-counts gave the careful instruction, and it scores better than the seed.
     expect(tuned.instruction).toContain(SHAPES_CAREFUL_PHRASE);
     expect(await accuracy(tuned, lm)).toBeGreaterThan(await accuracy(program, lm));
