@@ -5,7 +5,7 @@ import { describe, expect, it } from "@jest/globals";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { FewShotExample, GEPA, Image, loadDataset, MIPROv2, Predict, Registry, SimpleOptimizer } from "../../lib/index.js";
+import { ConfigurationError, FewShotExample, GEPA, Image, loadDataset, MIPROv2, Predict, Registry, SimpleOptimizer } from "../../lib/index.js";
 import { SHAPES_CAREFUL_PHRASE, SimulatedShapesLM, shapesTable } from "../../lib/testing/index.js";
 import { useTempLab } from "../optimize/task.js";
 
@@ -102,5 +102,14 @@ describe("optimizers with picture demos (shapes task, simulated vision model)", 
     // dumpState / loadState in one process keep the pictures too.
     const copy = new Predict(ds.signature!).loadState(program.dumpState());
     expect(copy.demos[0]!.input.image).toBeInstanceOf(Image);
+  });
+
+  it("a registry on PostgreSQL refuses picture demos before any connection, naming the store without its password", async () => {
+    const program = new Predict(ds.signature!, { demos: [train[0]!] });
+    // Port 1 on the loopback: nothing listens there, so reaching the check before any connection is what passes.
+    const error = await new Registry({ path: "postgres://typelm:s3cret-pw@127.0.0.1:1/lab" }).store({ moduleInstance: program, name: "shapes" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as Error).message).toMatch(/demos hold 1 media value\(s\), and a registry on PostgreSQL .* cannot keep media bytes yet/);
+    expect((error as Error).message).not.toContain("s3cret-pw");
   });
 });
