@@ -157,7 +157,8 @@ export class SimulatedShapesLM extends SimulatedLM {
       read = undefined;
     }
     // Only a prompt asking for a `count` is counted: a proposer's or a reflection's may name pictures too.
-    if (read !== undefined && !("count" in read.outputs)) return super.complete(request, options);
+    // (A prompt whose output fields could not be read at all is still looked at for pictures.)
+    if (read !== undefined && Object.keys(read.outputs).length > 0 && !("count" in read.outputs)) return super.complete(request, options);
     const pictures = picturesIn(request.messages).flatMap((sha) => { const c = this.#count(sha); return c === undefined ? [] : [c]; });
     if (pictures.length === 0) return super.complete(request, options);
     const instruction = (read?.instruction ?? request.messages.map((m) => (typeof m.content === "string" ? m.content : "")).join("\n")).toLowerCase();

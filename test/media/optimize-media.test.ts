@@ -43,7 +43,6 @@ describe("optimizers with picture demos (shapes task, simulated vision model)", 
     expect(tuned.instruction).toContain(SHAPES_CAREFUL_PHRASE);
     const baseline = await accuracy(program, lm);
     const score = await accuracy(tuned, lm);
-    console.log(`shapes MIPROv2: baseline ${baseline.toFixed(3)}, tuned ${score.toFixed(3)}, demos ${tuned.demos.map((d) => d.output.count).join(",")}`);
     expect(score).toBeGreaterThan(baseline + 0.2);
   }, 300_000);
 

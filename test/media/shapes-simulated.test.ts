@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
 import { FewShotExample, Image, loadDataset, Predict } from "../../lib/index.js";
-import { SHAPES_CAREFUL_PHRASE, SimulatedShapesLM, shapesTable, simulatedCount } from "../../lib/testing/index.js";
+import { picturesIn, SHAPES_CAREFUL_PHRASE, SimulatedShapesLM, shapesTable, simulatedCount } from "../../lib/testing/index.js";
 
 type Split = Awaited<ReturnType<typeof loadDataset>>;
 
@@ -37,8 +37,19 @@ describe("the simulated shapes model", () => {
     // The model saw the demos' pictures: every call with demos counted two crowded demo pictures.
     expect(lm.counted.slice(-ds.test.length).every((c) => c.crowdedDemos === 2 && c.careful)).toBe(true);
     expect(crowded.every((d) => d.input.image instanceof Image)).toBe(true);
-    console.log({ plain, careful, both });
     expect(careful).toBeGreaterThan(plain + 0.1);
     expect(both).toBeGreaterThan(careful + 0.05);
+  });
+});
+
+describe("where the simulated shapes model finds pictures", () => {
+  it("reads them as Image values, base64 or data URLs, bytes as JSON numbers and sha256 texts, in order", async () => {
+    const ds = await loadDataset("shapes");
+    const [a, b, c, d] = ds.train.slice(0, 4).map((e) => e.input.image as Image);
+    const messages = [
+      { role: "system", content: `demo: {"image":${JSON.stringify({ ...Array.from(a!.bytes!) })}} then data:image/png;base64,${b!.base64}` },
+      { role: "user", content: [{ type: "text", text: `label [image image/png sha256:${c!.sha256.slice(0, 12)}…]` }, { type: "image", value: d }] },
+    ];
+    expect(picturesIn(messages)).toEqual([a!.sha256, b!.sha256, c!.sha256.slice(0, 12), d!.sha256]);
   });
 });
