@@ -5,9 +5,12 @@ import { describe, expect, it } from "@jest/globals";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { ConfigurationError, FewShotExample, GEPA, Image, loadDataset, MIPROv2, Predict, Registry, SimpleOptimizer } from "../../lib/index.js";
+import { ConfigurationError, FewShotExample, GEPA, Image, LabStore, loadDataset, MIPROv2, Predict, Registry, SimpleOptimizer } from "../../lib/index.js";
 import { SHAPES_CAREFUL_PHRASE, SimulatedShapesLM, shapesTable } from "../../lib/testing/index.js";
 import { useTempLab } from "../optimize/task.js";
+import { demoSetsFromJSON } from "../../lib/optimize/bootstrap.js";
+import { runMedia } from "../../lib/optimize/run-media.js";
+import type { OptimizationRun } from "../../lib/store/records.js";
 
 const labFile = useTempLab();
 const ds = await loadDataset("shapes");
@@ -40,6 +43,12 @@ describe("optimizers with picture demos (shapes task, simulated vision model)", 
     const sets = JSON.stringify(mipro.lastRun!.trials.find((t) => t.kind === "bootstrap")!.data.sets);
     expect(sets).toContain('"$media":"image"');
     expect(sets).not.toContain(base64Prefix(train[0]!.input.image));
+    // What a resumed run reads: the trial as stored in the lab file, its references found among the examples.
+    const stored = LabStore.open().run(mipro.lastRun!.id) as OptimizationRun;
+    const fromStore = demoSetsFromJSON(stored.trials.find((t) => t.kind === "bootstrap")!.data.sets, runMedia(train.map((e) => ({ example: e, id: e.id! })), program));
+    const demosFromStore = fromStore.self!.flat();
+    expect(demosFromStore.length).toBeGreaterThan(0);
+    for (const d of demosFromStore) expect((d.input.image as Image).sha256).toBe((train.find((e) => e.id === d.id)!.input.image as Image).sha256);
     expect(tuned.instruction).toContain(SHAPES_CAREFUL_PHRASE);
     const baseline = await accuracy(program, lm);
     const score = await accuracy(tuned, lm);
