@@ -53,6 +53,14 @@ describe("optimizers with picture demos (shapes task, simulated vision model)", 
     const baseline = await accuracy(program, lm);
     const score = await accuracy(tuned, lm);
     expect(score).toBeGreaterThan(baseline + 0.2);
+    // The search was a real one: over every (instruction, demo set) pair it could choose, a random pick
+    // scores well below what it chose, and what it chose is within 5 points of the best pair.
+    const instructions = (stored.trials.find((t) => t.kind === "propose")!.data.instructions as Record<string, string[]>).self!;
+    const pairs: number[] = [];
+    for (const instruction of instructions) for (const demos of fromStore.self!) pairs.push(await accuracy(new Predict(ds.signature!, { instruction, demos }), lm));
+    const mean = pairs.reduce((a, b) => a + b, 0) / pairs.length;
+    expect(score).toBeGreaterThan(mean + 0.1);
+    expect(score).toBeGreaterThanOrEqual(Math.max(...pairs) - 0.05);
   }, 300_000);
 
   it("SimpleOptimizer's bootstrapped demos are Image values too", async () => {
