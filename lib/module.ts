@@ -6,6 +6,7 @@ import { describeError, Instrumentation, inSpan } from "./instrument/bus.js";
 import type { LanguageModel } from "./lm/types.js";
 export { callSampling } from "./call-sampling.js";
 import { FewShotExample } from "./prompt/few-shot.js";
+import { jsonKeepingMedia } from "./media/refs.js";
 import type { BatchCallOptions, BatchResult } from "./batch/options.js";
 import { makesOneCall, openStream } from "./stream/context.js";
 import type { PredictionStream } from "./stream/events.js";
@@ -150,7 +151,8 @@ export abstract class Module<I = any, O = any> {
     for (const [path, p] of this.namedPredictors()) {
       predictors[path] = {
         instruction: p.instruction,
-        demos: p.demos.map((d) => JSON.parse(JSON.stringify(d)) as PredictorState["demos"][number]),
+        // JSON values, except media values, which are kept (their JSON form has no bytes to rebuild them from).
+        demos: p.demos.map((d) => jsonKeepingMedia(d.toJSON()) as PredictorState["demos"][number]),
       };
     }
     return { predictors };

@@ -1,8 +1,8 @@
 // Builds datasets/shapes/ (`npm run build:shapes`): 300 PNG pictures of coloured shapes drawn by
-// scripts/shapes.ts, data.jsonl (id, image as {"file": …}, count), signature.json, README.md and
+// scripts/shapes.ts, data.jsonl (id, image as {"file": …}, count), signature.json, README.md (ending with scripts/shapes-task.md: the task in typelm) and
 // ATTRIBUTION.md. Deterministic: a rebuild writes byte-identical files, which are committed.
 import { createHash } from "node:crypto";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SHAPES_SEED, SIZE, imageName, pngOf, rowOf, shapesOf } from "./shapes.js";
@@ -60,5 +60,7 @@ CC0 1.0 Universal: the pictures and labels are dedicated to the public domain; u
 | shapes | pictures |
 |---|---|
 ${histogram}
+
+${readFileSync(join(out, "../../scripts/shapes-task.md"), "utf8").trimEnd()}
 `);
 process.stdout.write(`datasets/shapes: ${COUNT} pictures, ${bytes} bytes of PNG, data.jsonl sha256 ${sha}\n`);

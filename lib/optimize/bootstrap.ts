@@ -1,3 +1,5 @@
+import { mediaFromRefs, mediaToRefs } from "../media/refs.js";
+import type { MediaValue } from "../media/media.js";
 import { TypelmError } from "../errors.js";
 import type { Metric } from "../evaluate/metric.js";
 import { metricScore } from "../evaluate/metric.js";
@@ -194,12 +196,18 @@ function seededUnit(text: string): number {
   return h / 4294967296;
 }
 
-/** Demo sets in JSON form (for the bootstrap trial's record) and back. */
+/**
+ * Demo sets in JSON form (for the bootstrap trial's record) and back. A media value in a demo is
+ * written as a reference by sha256 (never its bytes: see media/refs.ts) and read back as the value of
+ * that hash among `media` (the run's examples, given again on resume).
+ */
 export function demoSetsToJSON(sets: DemoSets): Record<string, unknown[][]> {
-  return Object.fromEntries(Object.entries(sets).map(([p, list]) => [p, list.map((set) => set.map((d) => JSON.parse(JSON.stringify(d)) as unknown))]));
+  return Object.fromEntries(Object.entries(sets).map(([p, list]) => [p, list.map((set) => set.map((d) => mediaToRefs(d.toJSON())))]));
 }
 
-export function demoSetsFromJSON(data: unknown): DemoSets {
+/** The demo sets `demoSetsToJSON` wrote, with each media reference resolved among `media` (by sha256). */
+export function demoSetsFromJSON(data: unknown, media: ReadonlyMap<string, MediaValue> = new Map()): DemoSets {
   const raw = data as Record<string, unknown[][]>;
-  return Object.fromEntries(Object.entries(raw).map(([p, list]) => [p, list.map((set) => set.map((d) => FewShotExample.fromJSON(d)))]));
+  const resolve = (sha: string) => media.get(sha)?.bytes;
+  return Object.fromEntries(Object.entries(raw).map(([p, list]) => [p, list.map((set) => set.map((d) => FewShotExample.fromJSON(mediaFromRefs(d, resolve, `demo of predictor "${p}"`))))]));
 }

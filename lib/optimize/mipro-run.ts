@@ -9,6 +9,7 @@ import { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import { noteScore } from "../store/module-score.js";
 import type { Trial } from "../store/records.js";
+import { runMedia } from "./run-media.js";
 import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON, type DemoSets } from "./bootstrap.js";
 import { configKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
 import { ScoreMemo } from "./memo.js";
@@ -99,7 +100,7 @@ async function search<M extends Module>(
     });
     failIfErrored(boot);
     stopIfOverCost();
-    const bootstrapped = demoSetsFromJSON(boot.data.sets);
+    const bootstrapped = demoSetsFromJSON(boot.data.sets, runMedia(s.pool, program));
     // The search's demo sets: the bootstrapped ones, or in a zero-shot run only set 0 (the demos as given).
     const demoSets: DemoSets = zeroShot ? Object.fromEntries(Object.entries(bootstrapped).map(([p, sets]) => [p, sets.slice(0, 1)])) : bootstrapped;
 

@@ -1,4 +1,5 @@
 import { canonicalJson } from "../canonical-json.js";
+import { jsonWithMediaLabels } from "../media/label.js";
 import { resolveLM } from "../config.js";
 import { ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
@@ -191,7 +192,7 @@ export class MIPROv2 {
     const promptModel = this.options.promptModel ?? resolveLM(undefined, args.moduleInstance.config.lm);
     // The proposer's code, loaded with the run's at first use, so `import "typelm"` does not compile it.
     const { programStructure, proposalSignatures, TIPS } = await import("./mipro-run.js");
-    const blocks = (n: number) => pool.slice(0, n).map((e) => `Input: ${JSON.stringify(e.example.input)}\nOutput: ${JSON.stringify(e.example.output)}`).join("\n\n");
+    const blocks = (n: number) => pool.slice(0, n).map((e) => `Input: ${jsonWithMediaLabels(e.example.input)}\nOutput: ${jsonWithMediaLabels(e.example.output)}`).join("\n\n");
     const structure = programStructure(args.moduleInstance);
     const text = "x".repeat(400); // a paragraph of the proposer's own prose (summary, descriptions)
     const one = (signature: SignatureClass, values: Record<string, unknown>, outputs: Record<string, unknown>, calls: number) => {

@@ -1,5 +1,6 @@
 import type { LanguageModel } from "../lm/types.js";
 import type { Module } from "../module.js";
+import { jsonWithMediaLabels } from "../media/label.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import { Predict } from "../predict/predict.js";
 import type { DemoSets } from "./bootstrap.js";
@@ -42,7 +43,7 @@ export interface Proposals {
 const DEMOS_IN_CONTEXT = 3;
 
 function block(example: { input: Record<string, unknown>; output: Record<string, unknown> }): string {
-  return `Input: ${JSON.stringify(example.input)}\nOutput: ${JSON.stringify(example.output)}`;
+  return `Input: ${jsonWithMediaLabels(example.input)}\nOutput: ${jsonWithMediaLabels(example.output)}`;
 }
 
 /** The program's shape as text: its class and each predictor with its full signature. */

@@ -5,6 +5,7 @@ import type { Module } from "../module.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import { noteScore } from "../store/module-score.js";
 import type { Trial } from "../store/records.js";
+import { runMedia } from "./run-media.js";
 import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON } from "./bootstrap.js";
 import { configKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
 import { labelledFits, dataFingerprint } from "./examples.js";
@@ -51,7 +52,7 @@ export async function compileSimple<M extends Module>(opt: SimpleOptimizer, args
         };
       });
       if (boot.error !== null) throw new TypelmError(`SimpleOptimizer bootstrap step failed (trial ${boot.index}): ${boot.error}`);
-      candidates.demoSets = demoSetsFromJSON(boot.data.sets);
+      candidates.demoSets = demoSetsFromJSON(boot.data.sets, runMedia(pool, moduleInstance));
       stopped = rec.overCost(maxCost);
     } else {
       for (const [path, p] of predictors) candidates.demoSets[path] = [[...p.demos]];

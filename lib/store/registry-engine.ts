@@ -7,6 +7,9 @@ import type { Module, Tunable } from "../module.js";
 import { isModule } from "../module-brand.js";
 import { isPlainObject } from "../plain-object.js";
 import { FewShotExample } from "../prompt/few-shot.js";
+import type { MediaValue } from "../media/media.js";
+import { mediaFromRefs, mediaToRefs } from "../media/refs.js";
+import { keepRegistryMedia, readRegistryMedia } from "./registry-media.js";
 import type { CompiledSignature } from "../signature/compile.js";
 import { openStoreSync, storeError } from "./db.js";
 import { shownUrl } from "../instrument/redact.js";
@@ -58,7 +61,9 @@ export class RegistryEngine {
     }
     checkName(name);
     const metadataJson = metadataText(metadata);
-    const state = stateOf(moduleInstance);
+    const media = new Map<string, MediaValue>();
+    const state = stateOf(moduleInstance, media);
+    keepRegistryMedia(this.#location, media, this.path);
     const score = typeof metadata.score === "number" && Number.isFinite(metadata.score) ? metadata.score : lastScore(moduleInstance) ?? null;
     const createdAt = new Date().toISOString();
     const params = {
@@ -85,7 +90,7 @@ export class RegistryEngine {
     if (!isModule(target)) {
       throw new ValidationError("registry.load expects { into } to be a Module instance", { field: "into" });
     }
-    applyState(target, state, `"${name}" v${raw.version}`, this.path);
+    applyState(target, state, `"${name}" v${raw.version}`, this.path, (sha) => readRegistryMedia(this.#location, sha));
     return target;
   }
 
@@ -191,13 +196,14 @@ export class RegistryEngine {
   }
 }
 
-function stateOf(module: Module): StoredState {
+/** The state to store; each media value in a demo becomes a reference, and its value is put in `media` by sha256. */
+function stateOf(module: Module, media: Map<string, MediaValue>): StoredState {
   const predictors: Record<string, StoredPredictor> = {};
   for (const [path, p] of module.namedPredictors()) {
     const sig = signatureOf(p);
     predictors[path] = {
       instruction: p.instruction,
-      demos: p.demos.map((d) => JSON.parse(JSON.stringify(d)) as StoredPredictor["demos"][number]),
+      demos: p.demos.map((d) => mediaToRefs(d.toJSON(), media) as StoredPredictor["demos"][number]),
       signature: fingerprint(sig),
       signatureName: sig?.name ?? "(none)",
     };
@@ -259,7 +265,7 @@ function preview(value: unknown): string {
  * first, so a mismatch or a bad demo leaves the target as it was; a predictor that refuses the values
  * while they are applied has the earlier ones put back.
  */
-function applyState(target: Module, state: StoredState, what: string, registryPath: string): void {
+function applyState(target: Module, state: StoredState, what: string, registryPath: string, media: (sha256: string) => Uint8Array | undefined): void {
   const present = new Map(target.namedPredictors());
   const stored = Object.keys(state.predictors);
   for (const path of present.keys()) {
@@ -286,7 +292,7 @@ function applyState(target: Module, state: StoredState, what: string, registryPa
     }
     const demos = s.demos.map((d, i) => {
       try {
-        return FewShotExample.fromJSON(d);
+        return FewShotExample.fromJSON(mediaFromRefs(d, media, `predictor "${path}" demo ${i + 1}`));
       } catch (error) {
         throw new ConfigurationError(
           `The stored state of ${what} in the registry at ${registryPath} is damaged: predictor "${path}" demo ${i + 1} cannot be rebuilt ` +

@@ -11,3 +11,5 @@ export type { ChunkPacing } from "../lm/stream-text.js";
 export type { FakeMediaPart } from "./fake-media.js";
 export { toolCalls, FakeToolCalls } from "./fake-tools.js";
 export type { FakeToolCallSpec, FakeToolResult } from "./fake-tools.js";
+export { SimulatedShapesLM, shapesTable, simulatedCount, picturesIn, SHAPES_CAREFUL_PHRASE, SHAPES_PROPOSALS } from "./simulated-shapes.js";
+export type { SimulatedShapesLMOptions, ShapesDecision } from "./simulated-shapes.js";

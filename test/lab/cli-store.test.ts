@@ -75,7 +75,7 @@ describe("the notebooks record their runs in the repository root's lab store", (
 
   it("every notebook that records runs sets the store before its first recording call, to the root's .typelm/lab.sqlite", () => {
     const recording = files.filter((f) => RECORDS.test(codeOf(f)) || /\brunExperiment\(/.test(codeOf(f)));
-    expect(recording).toEqual(["01-quickstart.ipynb", "03-evaluation.ipynb", "04-optimization.ipynb", "07-your-experiment.ipynb", "08-judges.ipynb"]);
+    expect(recording).toEqual(["01-quickstart.ipynb", "03-evaluation.ipynb", "04-optimization.ipynb", "07-your-experiment.ipynb", "08-judges.ipynb", "09-images.ipynb"]);
     for (const file of recording) {
       const code = codeOf(file);
       const first = code.search(RECORDS);

@@ -1,4 +1,5 @@
 import { resolveLM } from "../../config.js";
+import { jsonWithMediaLabels } from "../../media/label.js";
 import { ValidationError } from "../../errors.js";
 import { inSpan } from "../../instrument/bus.js";
 import { defaultMetric, type Metric } from "../../evaluate/metric.js";
@@ -180,7 +181,7 @@ export class GEPA {
         const pick = (ex: FewShotExample, names: string[]) => Object.fromEntries(names.map((n) => [n, ex.input[n] ?? ex.output[n] ?? ""]));
         const evidence = evidenceFrom.map((ex) => ({
           inputs: pick(ex, fieldsIn), outputs: pick(ex, fieldsOut),
-          feedback: `Score 0. Expected outputs: ${JSON.stringify(ex.output)}; the program's outputs: ${JSON.stringify(pick(ex, fieldsOut))}.`,
+          feedback: `Score 0. Expected outputs: ${jsonWithMediaLabels(ex.output)}; the program's outputs: ${jsonWithMediaLabels(pick(ex, fieldsOut))}.`,
         }));
         const t = signatureCallTokens({
           signature: reflectionSignature(), lm: reflectionLM,

@@ -1,3 +1,5 @@
+import { jsonWithMediaLabels } from "../../media/label.js";
+import { jsonKeepingMedia } from "../../media/refs.js";
 import { metricScore, type Metric, type MetricPredictorArg } from "../../evaluate/metric.js";
 import type { ExampleOutcome } from "../../evaluate/run-example.js";
 import { DEFAULT_EXAMPLE_TIMEOUT, withExampleTimeout } from "../../evaluate/timeout.js";
@@ -22,7 +24,7 @@ export interface Evidence {
   predictorTrace: MetricPredictorArg["predictorTrace"];
 }
 
-const json = (value: unknown) => JSON.stringify(value);
+const json = jsonWithMediaLabels;
 
 /**
  * The feedback on one example: the metric's own, else (a metric returning a bare score) the expected
@@ -37,7 +39,8 @@ export function feedbackFor(outcome: ExampleOutcome, metricName: string): string
   return `Score ${score}. Expected outputs: ${json(row.expected)}; the program's outputs: ${json(row.prediction)}.`;
 }
 
-const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+/** The JSON form of a call's values, media values kept (the metric may look at the picture; the prompt shows its label). */
+const plain = (value: unknown) => jsonKeepingMedia(value) as Record<string, unknown>;
 
 /**
  * What `predictor` did on each example of a minibatch: one of the calls it made for that example,

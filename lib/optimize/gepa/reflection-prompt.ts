@@ -1,11 +1,13 @@
 // GEPA's reflection prompt: its signature and how the evidence is shown. Apart from the rest of the
 // reflection (reflect.ts, loaded with GEPA's run) because GEPA.estimate renders it too.
 import { z } from "zod";
+import { jsonWithMediaLabels } from "../../media/label.js";
 import { Signature } from "../../signature/signature.js";
 import { onFirstUse } from "../../load-sync.js";
 import type { Evidence } from "./reflect.js";
 
-const json = (value: unknown) => JSON.stringify(value);
+/** Values as the prompt shows them: JSON, with each media value as its label (kind, type, size, hash). */
+const json = jsonWithMediaLabels;
 
 /** GEPA's reflection signature, defined the first time GEPA reflects (see proposalSignatures). */
 export const reflectionSignature = onFirstUse(() => {
