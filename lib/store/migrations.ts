@@ -31,10 +31,14 @@
  * - `lab_texts`         (from 006) each long text a recorded call sent or received, once: hash (the first
  *                       128 bits of its sha256, hex), text. A system prompt repeated in every call is stored once.
  *                       (from 007) index lab_rows_failed: a run's failed rows (error IS NOT NULL).
+ * - `media`             (from 010_media_values) each media value a row or recorded call holds, once by the
+ *                       sha256 of its bytes: media_type, kind, size, bytes (see media/refs.ts).
  * - `registry_versions` one stored module per (name, version): created_at, score, metadata_json,
  *                       state_json (per predictor: instruction, demos, signature fingerprint) and
  *                       module_class (the class name `load` rebuilds).
  */
+
+import { MEDIA_MIGRATION } from "./media/tables.js";
 
 /** A named, idempotent schema step. Applied once per file, in the order given, and recorded. */
 export interface Migration {
@@ -231,4 +235,5 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
     name: "008_lab_row_details",
     sql: "ALTER TABLE lab_rows ADD COLUMN details_json TEXT",
   },
+  MEDIA_MIGRATION,
 ];

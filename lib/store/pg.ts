@@ -9,6 +9,7 @@ import { redactError, shownUrl } from "../instrument/redact.js";
 import { requireOptional } from "../optional.js";
 import type { Migration } from "./migrations.js";
 import { PG_FEATURE } from "./pg-url.js";
+import { PG_MEDIA_MIGRATION } from "./media/tables.js";
 
 export { isPostgresUrl } from "./pg-url.js";
 
@@ -141,6 +142,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     sql: `ALTER TABLE lab_rows ADD COLUMN IF NOT EXISTS seq BIGSERIAL;
     CREATE INDEX IF NOT EXISTS lab_rows_seq ON lab_rows (run_id, seq)`,
   },
+  PG_MEDIA_MIGRATION,
 ];
 
 /** A key for `pg_advisory_xact_lock`: one process at a time migrates a database. */
