@@ -10,6 +10,7 @@ import type { AdaptiveConcurrency } from "./rate-limiter.js";
 import type { ResolvedMetric } from "./scoring.js";
 import { exampleTimeoutError, timerDelay } from "./timeout.js";
 import { isPlainObject } from "../plain-object.js";
+import { MediaValue } from "../media/media.js";
 
 /**
  * How many times the evaluation runs an example again after its LM gave up on 429s (each run is a
@@ -244,9 +245,23 @@ async function attemptExample(
   return { error, failedMetric, prediction, rowPrediction, scores, feedback, details, trace: progress.trace };
 }
 
-/** The JSON form the row keeps (dates as ISO text); throws for BigInt or cycles. */
+/** Marks where a media value was in `jsonForm`'s text (a key no JSON value from typelm holds). */
+const MEDIA_MARK = "\u0000typelm-media";
+
+/**
+ * The JSON form the row keeps (dates as ISO text); throws for BigInt or cycles. An `Image`, `Audio`
+ * or `Document` (a field, or in a list) stays the value itself, so the lab store keeps its bytes once
+ * by sha256 and the row a reference to them.
+ */
 function jsonForm(value: Record<string, unknown>): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+  const hasMedia = Object.values(value).some((v) => v instanceof MediaValue || (Array.isArray(v) && v.some((x) => x instanceof MediaValue)));
+  if (!hasMedia) return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+  const media: MediaValue[] = [];
+  const text = JSON.stringify(value, function (this: Record<string, unknown>, key, v: unknown) {
+    const original = this[key];
+    return original instanceof MediaValue ? { [MEDIA_MARK]: media.push(original) - 1 } : v;
+  });
+  return JSON.parse(text, (_key, v: unknown) => (isPlainObject(v) && typeof v[MEDIA_MARK] === "number" ? media[v[MEDIA_MARK]] : v)) as Record<string, unknown>;
 }
 
 /** Example values were checked when the example was made; a value with no JSON form is kept as text. */

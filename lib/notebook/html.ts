@@ -55,6 +55,8 @@ const CELL_STYLE = "border:1px solid #ccc;padding:3px 8px;text-align:left;vertic
 export interface Cell {
   text: string;
   style?: string;
+  /** Markup built by typelm for the HTML table (its values already escaped), shown instead of `text`. */
+  html?: string;
 }
 
 /** An HTML table from already-formatted cell texts (escaped here, long ones cut: `htmlText`). */
@@ -64,7 +66,7 @@ export function htmlTable(headers: readonly string[], rows: readonly (readonly (
     .map((row) => {
       const cells = row.map((c) => {
         const cell = typeof c === "string" ? { text: c } : c;
-        return `<td style="${CELL_STYLE}${cell.style ? ";" + cell.style : ""}">${htmlText(cell.text)}</td>`;
+        return `<td style="${CELL_STYLE}${cell.style ? ";" + cell.style : ""}">${cell.html ?? htmlText(cell.text)}</td>`;
       });
       return `<tr>${cells.join("")}</tr>`;
     })

@@ -2,6 +2,7 @@ import { Prediction } from "../predict/prediction.js";
 import { show, type MimeBundle } from "./bundle.js";
 import { htmlTable, showValue, textTable } from "./html.js";
 import { expectObject } from "./input.js";
+import { isMediaCell, mediaHtml, mediaText } from "./media.js";
 
 /** Output fields of a prediction, `reasoning` first (it explains the rest); an agent's history is left to `display.trace`. */
 export function predictionFields(prediction: object): [string, unknown][] {
@@ -15,7 +16,7 @@ export function predictionFields(prediction: object): [string, unknown][] {
 /** The bundle for one prediction: its fields, and how it was made (model, tokens, cache) when known. */
 export function predictionBundle(prediction: object): MimeBundle {
   expectObject(prediction, "display.prediction", "a prediction (what a predictor's call returned)");
-  const rows = predictionFields(prediction).map(([k, v]) => [k, showValue(v)]);
+  const rows = predictionFields(prediction).map(([k, v]) => [k, isMediaCell(v) ? { text: mediaText(v), html: mediaHtml(v) } : showValue(v)]);
   const meta = Prediction.meta(prediction);
   const caption = meta
     ? `${meta.model} · ${meta.usage.inputTokens} in / ${meta.usage.outputTokens} out tokens${meta.cached ? " · cached" : ""}`

@@ -16,6 +16,7 @@ import { openStoreSync, storeError } from "./db.js";
 import { isPostgresUrl, postgresError, postgresPool } from "./pg.js";
 import { storeKind } from "./pg-url.js";
 import { callTextHashes, textHash } from "./stored-calls.js";
+import { fileMedia, referredMedia, teamMedia, toFile, toTeam } from "./media/copy.js";
 
 /** What one copy did, counted per table. */
 export interface LabCopyReport {
@@ -29,6 +30,8 @@ export interface LabCopyReport {
   trials: number;
   batches: number;
   registry: { added: number; unchanged: number; conflicts: string[] };
+  /** Media values the copied records refer to, added (present only when some were). */
+  media?: number;
 }
 
 const RUN_COLUMNS = ["id", "kind", "name", "status", "started_at", "ended_at", "score", "config_json", "summary_json", "error", "best_trial"];
@@ -97,6 +100,7 @@ export async function copyLab(from: string, to: string, cwd: string = process.cw
         texts.push(...read<{ hash: string; text: string }>(`SELECT hash, text FROM lab_texts WHERE hash IN (${chunk.map(() => "?").join(", ")})`, ...chunk));
       }
       checkTexts(texts, path, run.id);
+      const media = fileMedia(source, referredMedia([...rows, ...trials, ...texts]), path, run.id);
       checkStorable(run.id, "run", [run], () => "the run itself");
       checkStorable(run.id, "row", rows, (r) => `row ${String(r.idx)}${typeof r.example_id === "string" ? ` (example ${JSON.stringify(r.example_id)})` : ""}`);
       checkStorable(run.id, "trial", trials, (t) => `trial ${String(t.idx)}`);
@@ -131,6 +135,7 @@ export async function copyLab(from: string, to: string, cwd: string = process.cw
           );
           report.texts += inserted.rowCount ?? 0;
         }
+        addMedia(report, await toTeam(client, media));
         report.trials += (await insertAll(client, "lab_trials", TRIAL_COLUMNS, trials, "run_id, idx")).length;
         report.batches += (await insertAll(client, "lab_batches", BATCH_COLUMNS, batches, "run_id, batch_id")).length;
         await client.query("COMMIT");
@@ -199,7 +204,9 @@ async function copyToFile(url: string, path: string): Promise<LabCopyReport> {
     checkTexts(texts as { hash: string; text: string }[], shownUrl(url), run.id);
     const trials = await read(`SELECT ${TRIAL_COLUMNS.join(", ")} FROM lab_trials WHERE run_id = $1 ORDER BY idx`, [run.id]);
     const batches = await read(`SELECT ${BATCH_COLUMNS.join(", ")} FROM lab_batches WHERE run_id = $1 ORDER BY created_at, seq`, [run.id]);
+    const media = await teamMedia(read, referredMedia([...rows.filter((r) => !there.has(r.idx)), ...trials, ...texts]), shownUrl(url), run.id);
     write(() => {
+      addMedia(report, toFile(db, media));
       if (insert("lab_runs", RUN_COLUMNS, [run]) === 1) {
         report.runs.added++;
       } else {
@@ -324,6 +331,10 @@ async function insertAll(
   return added;
 }
 
+function addMedia(report: LabCopyReport, added: number): void {
+  if (added > 0) report.media = (report.media ?? 0) + added;
+}
+
 /** The report as `typelm lab copy` prints it. */
 export function copyReportText(r: LabCopyReport): string {
   const lines = [
@@ -331,6 +342,7 @@ export function copyReportText(r: LabCopyReport): string {
     `runs: ${r.runs.added} added, ${r.runs.updated} updated, ${r.runs.unchanged} already there`,
     `rows: ${r.rows} added (texts of their model calls: ${r.texts} added); trials: ${r.trials} added; batches: ${r.batches} added`,
     `registry versions: ${r.registry.added} added, ${r.registry.unchanged} already there`,
+    ...(r.media === undefined ? [] : [`media values: ${r.media} added`]),
   ];
   if (r.registry.conflicts.length > 0) {
     lines.push(`registry versions not copied (the destination has another module under the same name and version): ${r.registry.conflicts.join(", ")}`);

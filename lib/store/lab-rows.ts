@@ -7,6 +7,7 @@
 import { preview, ValidationError } from "../errors.js";
 import { isPlainObject } from "../plain-object.js";
 import { redactedJson, redactError } from "../instrument/redact.js";
+import { withMediaRefs, type KeepMedia } from "./media/refs.js";
 import type {
   EvaluationRow, ExampleScore, RunKind, RunStatus, RunSummary, Trial,
 } from "./records.js";
@@ -100,20 +101,20 @@ export function checkStartRun(run: StartRun, where: string): string {
   return json(config, where, "config");
 }
 
-/** The `lab_rows` columns of one evaluated example, as both engines store them. */
-export function rowParams(runId: string, row: EvaluationRow): Record<string, unknown> {
+/** The `lab_rows` columns of one evaluated example, as both engines store them: each media value as its reference, given to `keep`. */
+export function rowParams(runId: string, row: EvaluationRow, keep: KeepMedia = () => undefined): Record<string, unknown> {
   return {
-    run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(row.inputs, EXAMPLE, "inputs"),
-    expected_json: json(row.expected, EXAMPLE, "expected"),
-    prediction_json: row.prediction === null ? null : json(row.prediction, EXAMPLE, "prediction"),
+    run_id: runId, idx: row.index, example_id: row.exampleId, inputs_json: json(withMediaRefs(row.inputs, keep), EXAMPLE, "inputs"),
+    expected_json: json(withMediaRefs(row.expected, keep), EXAMPLE, "expected"),
+    prediction_json: row.prediction === null ? null : json(withMediaRefs(row.prediction, keep), EXAMPLE, "prediction"),
     scores_json: json(row.scores, EXAMPLE, "scores"), error: text(row.error), duration_ms: row.durationMs, input_tokens: row.inputTokens,
     output_tokens: row.outputTokens, cost: row.cost,
     details_json: row.details === undefined ? null : json(row.details, EXAMPLE, "details"),
   };
 }
 
-/** The `lab_trials` columns of one trial, as both engines store them. */
-export function trialParams(runId: string, trial: Trial): Record<string, unknown> {
+/** The `lab_trials` columns of one trial, as both engines store them (media in its data as references, given to `keep`). */
+export function trialParams(runId: string, trial: Trial, keep: KeepMedia = () => undefined): Record<string, unknown> {
   return {
     run_id: runId, idx: trial.index, kind: trial.kind, parents_json: json(trial.parents, TRIAL, "parents"),
     choices_json: json(trial.choices, TRIAL, "choices"), instructions_json: json(trial.instructions, TRIAL, "instructions"),
@@ -121,7 +122,7 @@ export function trialParams(runId: string, trial: Trial): Record<string, unknown
     example_scores_json: trial.exampleScores === null ? null : json(trial.exampleScores, TRIAL, "exampleScores"),
     budget_spent: trial.budgetSpent, lm_calls: trial.lmCalls, input_tokens: trial.inputTokens,
     output_tokens: trial.outputTokens, cost: trial.cost, duration_ms: trial.durationMs, error: text(trial.error),
-    data_json: json(trial.data, TRIAL, "data"), reused: trial.reused ?? 0,
+    data_json: json(withMediaRefs(trial.data, keep), TRIAL, "data"), reused: trial.reused ?? 0,
   };
 }
 

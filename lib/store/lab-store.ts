@@ -12,6 +12,9 @@ import {
   type BatchRaw, type FinishRun, type RowRaw, type RunBatch, type RunFilter, type RunRaw, type StartRun, type TrialRaw,
 } from "./lab-rows.js";
 import { isPostgresUrl } from "./pg-url.js";
+import { mediaValueFrom, type KeepMedia } from "./media/refs.js";
+import { sqliteKeeper, sqliteMedia } from "./media/tables.js";
+import type { MediaValue } from "../media/media.js";
 import { PostgresLabStore } from "./pg-lab-store.js";
 import type { Database } from "./db.js";
 import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";
@@ -39,8 +42,11 @@ class Statements {
   readonly insertText: Statement;
   /** Hashes of texts known to be in lab_texts (written through this connection): not sent to SQLite again. */
   readonly knownTexts = new Set<string>();
+  /** Stores each media value this connection has not stored yet (see media/tables.ts). */
+  readonly keepMedia: KeepMedia;
 
   constructor(db: Database) {
+    this.keepMedia = sqliteKeeper(db, new Set());
     this.insertRun = db.prepare(
       `INSERT INTO lab_runs (id, kind, name, status, started_at, config_json, summary_json)
        VALUES (@id, @kind, @name, 'running', @started_at, @config_json, '{}')`,
@@ -138,7 +144,7 @@ export class LabStore {
   recordExample(runId: string, row: EvaluationRow, calls?: readonly ModelCall[]): void {
     this.#write("record an example in", () => {
       const s = this.#statements();
-      const values = rowParams(runId, row);
+      const values = rowParams(runId, row, s.keepMedia);
       if (calls === undefined || calls.length === 0) {
         s.insertRow.run(values);
         return;
@@ -150,7 +156,7 @@ export class LabStore {
         s.insertText.run(hash, text);
         if (s.knownTexts.size >= 10_000) s.knownTexts.clear();
         s.knownTexts.add(hash);
-      });
+      }, s.keepMedia);
       s.insertRowWithCalls.run({ ...values, calls_json: callsJson });
     }, runId, `example ${row.index}`);
   }
@@ -166,7 +172,13 @@ export class LabStore {
 
   /** Records one finished optimizer trial of `runId` (a failed trial too, with its error). */
   recordTrial(runId: string, trial: Trial): void {
-    this.#write("record a trial in", () => this.#statements().insertTrial.run(trialParams(runId, trial)), runId, `trial ${trial.index}`);
+    this.#write("record a trial in", () => this.#statements().insertTrial.run(trialParams(runId, trial, this.#statements().keepMedia)), runId, `trial ${trial.index}`);
+  }
+
+  /** The media value a row or call refers to (`{"$media": sha256, ...}`), as an `Image`, `Audio` or `Document`; undefined when not stored. */
+  media(sha256: string): MediaValue | undefined {
+    const blob = this.#read(() => sqliteMedia(this.#database(), sha256));
+    return blob === undefined ? undefined : mediaValueFrom(blob.kind, blob.bytes, blob.mediaType);
   }
 
   /** Marks the run completed, failed or stopped (an optimizer's maxCost), with its headline score, totals and error. */

@@ -32,12 +32,15 @@
  *                       128 bits of its sha256, hex), text. A system prompt repeated in every call is stored once.
  *                       (from 007) index lab_rows_failed: a run's failed rows (error IS NOT NULL).
  * - `annotations`       (from 010) people's reviews of runs' rows: see annotations/schema.ts.
+ * - `media`             (from 010_media_values) each media value a row or recorded call holds, once by the
+ *                       sha256 of its bytes: media_type, kind, size, bytes (see media/refs.ts).
  * - `registry_versions` one stored module per (name, version): created_at, score, metadata_json,
  *                       state_json (per predictor: instruction, demos, signature fingerprint) and
  *                       module_class (the class name `load` rebuilds).
  */
 
 import { SQLITE_ANNOTATIONS } from "./annotations/schema.js";
+import { MEDIA_MIGRATION } from "./media/tables.js";
 
 /** A named, idempotent schema step. Applied once per file, in the order given, and recorded. */
 export interface Migration {
@@ -235,4 +238,5 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
     sql: "ALTER TABLE lab_rows ADD COLUMN details_json TEXT",
   },
   SQLITE_ANNOTATIONS,
+  MEDIA_MIGRATION,
 ];

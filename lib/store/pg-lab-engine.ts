@@ -10,6 +10,9 @@ import { postgresError, postgresPool } from "./pg.js";
 import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";
 import { callTextHashes, decodeCalls } from "./stored-calls.js";
 import type { ModelCall } from "../lm/usage-scope.js";
+import type { MediaValue } from "../media/media.js";
+import { mediaValueFrom, type MediaBlob } from "./media/refs.js";
+import { pgWriteMedia, type RawMedia } from "./media/tables.js";
 
 const ROW_COLUMNS = [
   "run_id", "idx", "example_id", "inputs_json", "expected_json", "prediction_json", "scores_json", "error",
@@ -26,8 +29,8 @@ const BATCH_ROWS = 500;
 /** A write queued by `PostgresLabStore`, sent by `PostgresLabEngine.send`. */
 export type Write =
   | { op: "run"; params: Record<string, unknown> }
-  | { op: "row"; runId: string; what: string; params: Record<string, unknown>; texts?: [hash: string, text: string][] }
-  | { op: "trial"; runId: string; what: string; params: Record<string, unknown>; texts?: undefined }
+  | { op: "row"; runId: string; what: string; params: Record<string, unknown>; texts?: [hash: string, text: string][]; media?: MediaBlob[] }
+  | { op: "trial"; runId: string; what: string; params: Record<string, unknown>; texts?: undefined; media?: MediaBlob[] }
   | { op: "finish"; runId: string; params: Record<string, unknown> }
   | { op: "reopen"; runId: string }
   | { op: "batch"; runId: string; what: string; params: unknown[] }
@@ -85,6 +88,12 @@ export class PostgresLabEngine {
     return (await this.#query<TrialRaw>("SELECT * FROM lab_trials WHERE run_id = $1 ORDER BY idx", [runId])).map(trialFrom);
   }
 
+  /** A stored media value by its sha256, as an `Image`, `Audio` or `Document`; undefined when not stored. */
+  async media(sha256: string): Promise<MediaValue | undefined> {
+    const [b] = await this.#query<RawMedia>("SELECT sha256, media_type, kind, bytes FROM media WHERE sha256 = $1", [sha256]);
+    return b === undefined ? undefined : mediaValueFrom(b.kind, b.bytes, b.media_type);
+  }
+
   /** The model calls recorded with one example of a run, in the order they were answered ([] when none). */
   async calls(runId: string, index: number): Promise<ModelCall[]> {
     const [raw] = await this.#query<{ calls_json: string | null }>("SELECT calls_json FROM lab_rows WHERE run_id = $1 AND idx = $2", [runId, index]);
@@ -110,7 +119,7 @@ export class PostgresLabEngine {
   }
 
   /** Sends writes in order: consecutive rows (or trials) as one multi-row INSERT; each failure is given to `fail`. */
-  async send(writes: Write[], fail: (error: unknown) => void, knownTexts: Set<string> = new Set()): Promise<void> {
+  async send(writes: Write[], fail: (error: unknown) => void, knownTexts: Set<string> = new Set(), knownMedia: Set<string> = new Set()): Promise<void> {
     let connection: ReturnType<typeof postgresPool>;
     try {
       connection = postgresPool(this.url);
@@ -125,7 +134,7 @@ export class PostgresLabEngine {
       if (write.op === "row" || write.op === "trial") {
         let j = i;
         while (j < writes.length && writes[j]!.op === write.op && j - i < BATCH_ROWS) j++;
-        await this.#insertMany(pool, write.op, writes.slice(i, j) as Extract<Write, { op: "row" | "trial" }>[], fail, knownTexts);
+        await this.#insertMany(pool, write.op, writes.slice(i, j) as Extract<Write, { op: "row" | "trial" }>[], fail, knownTexts, knownMedia);
         i = j;
         continue;
       }
@@ -170,7 +179,7 @@ export class PostgresLabEngine {
    */
   async #insertMany(
     pool: import("pg").Pool, op: "row" | "trial", writes: Extract<Write, { op: "row" | "trial" }>[], fail: (error: unknown) => void,
-    knownTexts: Set<string>,
+    knownTexts: Set<string>, knownMedia: Set<string>,
   ): Promise<void> {
     const columns = op === "row" ? ROW_COLUMNS : TRIAL_COLUMNS;
     const table = op === "row" ? "lab_rows" : "lab_trials";
@@ -189,6 +198,10 @@ export class PostgresLabEngine {
         fail(postgresError(this.url, "record the calls' texts in", error));
       }
     }
+    // The media values they refer to too, each once.
+    const media = new Map<string, MediaBlob>();
+    for (const w of writes) for (const b of w.media ?? []) if (!knownMedia.has(b.sha256)) media.set(b.sha256, b);
+    await pgWriteMedia(pool, media.values(), knownMedia).catch((error: unknown) => fail(postgresError(this.url, "record the rows' media in", error)));
     const insert = (batch: typeof writes) => {
       const values: unknown[] = [];
       const tuples = batch.map((w) => `(${columns.map((c) => {

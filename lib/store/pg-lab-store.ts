@@ -8,9 +8,13 @@ import { PG_FEATURE } from "./pg-url.js";
 import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";
 import { encodeCalls } from "./stored-calls.js";
 import type { ModelCall } from "../lm/usage-scope.js";
+import type { MediaValue } from "../media/media.js";
+import type { MediaBlob } from "./media/refs.js";
 
 /** Per database URL: hashes of texts known to be in lab_texts (written from this process), not sent again. */
 const knownTexts = new Map<string, Set<string>>();
+/** Per database URL: sha256 of media values known to be in its `media` table. */
+const knownMedia = new Map<string, Set<string>>();
 
 /**
  * PostgreSQL cannot store a NUL character in a text column: an id or a name holding one is refused
@@ -86,18 +90,20 @@ export class PostgresLabStore {
    */
   recordExample(runId: string, row: EvaluationRow, calls?: readonly ModelCall[]): void {
     if (typeof row.exampleId === "string") refuseNul(row.exampleId, `LabStore.recordExample: example ${row.index}'s id`, "exampleId");
-    const params = rowParams(runId, row);
+    const media = new Map<string, MediaBlob>();
+    const keep = (b: MediaBlob) => void (this.#known(knownMedia).has(b.sha256) || media.set(b.sha256, b));
+    const params = rowParams(runId, row, keep);
     params.error = visibleNul(params.error);
     const texts: [string, string][] = [];
     if (calls !== undefined && calls.length > 0) {
-      const known = this.#knownTexts();
+      const known = this.#known(knownTexts);
       params.calls_json = encodeCalls(calls, (hash, text) => {
         if (!known.has(hash)) texts.push([hash, text]);
-      });
+      }, keep);
     } else {
       params.calls_json = null;
     }
-    this.#enqueue({ op: "row", runId, what: `example ${row.index}`, params, ...(texts.length > 0 ? { texts } : {}) });
+    this.#enqueue({ op: "row", runId, what: `example ${row.index}`, params, ...(texts.length > 0 ? { texts } : {}), ...(media.size > 0 ? { media: [...media.values()] } : {}) });
   }
 
   /** The model calls recorded with one example of a run, in the order they were answered ([] when none). */
@@ -107,9 +113,10 @@ export class PostgresLabStore {
 
   /** Records one finished optimizer trial of `runId` (queued, as `recordExample`). */
   recordTrial(runId: string, trial: Trial): void {
-    const params = trialParams(runId, trial);
+    const media = new Map<string, MediaBlob>();
+    const params = trialParams(runId, trial, (b) => void media.set(b.sha256, b));
     params.error = visibleNul(params.error);
-    this.#enqueue({ op: "trial", runId, what: `trial ${trial.index}`, params });
+    this.#enqueue({ op: "trial", runId, what: `trial ${trial.index}`, params, ...(media.size > 0 ? { media: [...media.values()] } : {}) });
   }
 
   /** Marks the run completed, failed or stopped; an unknown run makes the next `flush()` reject. */
@@ -138,6 +145,11 @@ export class PostgresLabStore {
   /** Marks a recorded batch as done with (its results were read) or failed as a whole (queued). */
   finishBatch(runId: string, batchId: string, status: "completed" | "failed"): void {
     this.#enqueue({ op: "finishBatch", runId, params: [status, runId, batchId] });
+  }
+
+  /** The media value a row or call refers to (`{"$media": sha256, ...}`), as an `Image`, `Audio` or `Document`; undefined when not stored. */
+  async media(sha256: string): Promise<MediaValue | undefined> {
+    return (await this.#reader()).media(sha256);
   }
 
   /** The batches a run submitted, oldest first ([] for an unknown run). */
@@ -199,11 +211,12 @@ export class PostgresLabStore {
     return (this.#engine ??= import("./pg-lab-engine.js").then(({ PostgresLabEngine }) => new PostgresLabEngine(this.url, this.path)));
   }
 
-  #knownTexts(): Set<string> {
-    let known = knownTexts.get(this.url);
+  /** The hashes (of texts, or of media) known to be in this database, per URL. */
+  #known(per: Map<string, Set<string>>): Set<string> {
+    let known = per.get(this.url);
     if (known === undefined) {
       known = new Set();
-      knownTexts.set(this.url, known);
+      per.set(this.url, known);
     }
     return known;
   }
@@ -234,7 +247,7 @@ export class PostgresLabStore {
         const batch = this.#queue;
         this.#queue = [];
         const fail = (error: unknown) => void this.#failures.push(error);
-        await this.#io().then((engine) => engine.send(batch, fail, this.#knownTexts()), fail);
+        await this.#io().then((engine) => engine.send(batch, fail, this.#known(knownTexts), this.#known(knownMedia)), fail);
       }
     })().finally(() => {
       this.#draining = null;

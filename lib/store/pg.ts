@@ -10,6 +10,7 @@ import { requireOptional } from "../optional.js";
 import type { Migration } from "./migrations.js";
 import { PG_FEATURE } from "./pg-url.js";
 import { PG_ANNOTATIONS } from "./annotations/schema.js";
+import { PG_MEDIA_MIGRATION } from "./media/tables.js";
 
 export { isPostgresUrl } from "./pg-url.js";
 
@@ -143,6 +144,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     CREATE INDEX IF NOT EXISTS lab_rows_seq ON lab_rows (run_id, seq)`,
   },
   PG_ANNOTATIONS,
+  PG_MEDIA_MIGRATION,
 ];
 
 /** A key for `pg_advisory_xact_lock`: one process at a time migrates a database. */

@@ -8,7 +8,9 @@
 //        (role letters s, u, a: system, user, assistant),
 //     r: the reply (inline), i, o: input and output tokens, c: cost (left out when unknown),
 //     t: latency in ms, k: 1 when answered from the cache (left out otherwise),
-//     f: ms to the first text chunk of a streamed call (left out otherwise) }
+//     f: ms to the first text chunk of a streamed call (left out otherwise),
+//     e: by message index, what a message carries beside its text (media parts), each media value as its
+//        reference (media/refs.ts; a data URL in a text is one too): left out when none }
 // Texts a later row may send again (system prompts, demo turns: every message but the call's last
 // user message, when longer than 128 characters) are stored once by hash; the last user message
 // and the reply are the example's own and stay in the row, as do short texts.
@@ -18,6 +20,7 @@ import type { Database } from "better-sqlite3";
 import { redactString } from "../instrument/redact.js";
 import { nodeCrypto } from "../load-sync.js";
 import type { ModelCall } from "../lm/usage-scope.js";
+import { messageExtras, textWithMediaRefs, type KeepMedia } from "./media/refs.js";
 
 /** A call as `calls_json` kept it before the compact form: long texts by their hash in lab_texts. */
 export interface StoredCall {
@@ -30,6 +33,7 @@ interface CompactCall {
   m?: string; p?: string; q: string[]; r: string; i: number; o: number; c?: number; t: number; k?: 1; f?: number;
   /** Reasoning, cache-read and cache-write tokens, each only when not 0. */
   x?: number; h?: number; w?: number;
+  e?: Record<number, Record<string, unknown>>;
 }
 
 type Role = ModelCall["messages"][number]["role"];
@@ -57,7 +61,7 @@ export function textHash(text: string): string {
  * `calls` as `calls_json` keeps them, every text with registered secrets masked. `keep(hash, text)`
  * is called for each text stored by its hash (the engine writes it to lab_texts unless it has it).
  */
-export function encodeCalls(calls: readonly ModelCall[], keep: (hash: string, text: string) => void): string {
+export function encodeCalls(calls: readonly ModelCall[], keep: (hash: string, text: string) => void, keepMedia: KeepMedia = () => undefined): string {
   let previous: string | undefined;
   const out: CompactCall[] = [];
   for (const call of calls) {
@@ -69,7 +73,7 @@ export function encodeCalls(calls: readonly ModelCall[], keep: (hash: string, te
       }
     }
     const q = call.messages.map((m, i) => {
-      const clean = redactString(m.content);
+      const clean = redactString(typeof m.content === "string" ? textWithMediaRefs(m.content, keepMedia) : "");
       const letter = LETTER[m.role] ?? "u";
       // A text holding a NUL character stays in the row's JSON (escaped there): PostgreSQL's lab_texts cannot store it.
       if (i === lastUser || clean.length <= INLINE_TEXT || clean.includes("\u0000")) return `${letter}:${clean}`;
@@ -86,7 +90,7 @@ export function encodeCalls(calls: readonly ModelCall[], keep: (hash: string, te
     if (apart) compact.p = call.provider;
     if (apart || model !== previous) compact.m = model;
     compact.q = q;
-    compact.r = redactString(call.reply);
+    compact.r = redactString(textWithMediaRefs(call.reply, keepMedia));
     compact.i = call.inputTokens;
     compact.o = call.outputTokens;
     if (call.cost !== null && Number.isFinite(call.cost)) compact.c = call.cost;
@@ -96,6 +100,8 @@ export function encodeCalls(calls: readonly ModelCall[], keep: (hash: string, te
     if (call.reasoningTokens) compact.x = call.reasoningTokens;
     if (call.cacheReadTokens) compact.h = call.cacheReadTokens;
     if (call.cacheWriteTokens) compact.w = call.cacheWriteTokens;
+    const extras = messageExtras(call.messages, keepMedia);
+    if (extras !== undefined) compact.e = extras;
     previous = apart ? undefined : model;
     out.push(compact);
   }
@@ -134,7 +140,7 @@ export function decodeCalls(json: string, textOf: (hash: string) => string | und
     }
     return {
       provider: model[0], model: model[1],
-      messages: c.q.map((m) => ({ role: ROLE[m[0]!] ?? "user", content: m[1] === "#" ? read(m.slice(2)) : m.slice(2) })),
+      messages: c.q.map((m, i) => ({ role: ROLE[m[0]!] ?? "user", content: m[1] === "#" ? read(m.slice(2)) : m.slice(2), ...c.e?.[i] })),
       reply: c.r, inputTokens: c.i, outputTokens: c.o, cost: c.c ?? null, latencyMs: c.t, cached: c.k === 1,
       ...(c.f === undefined ? {} : { firstTokenMs: c.f }),
       ...(c.x === undefined ? {} : { reasoningTokens: c.x }),

@@ -5,6 +5,8 @@
 import { html, Markup, valueText } from "./html.js";
 import { partialJson } from "./partial-json.js";
 import { isCut } from "./data/source.js";
+import { isMediaRef } from "../store/media/refs.js";
+import { mediaMarkup } from "./media.js";
 
 /** Characters of a text shown before the rest is folded (opened with a click). */
 export const FOLD_CHARS = 400;
@@ -21,6 +23,7 @@ function render(value: unknown, fold: number, depth: number): Markup {
   if (value === null || value === undefined) return html`<span class="muted">—</span>`;
   if (typeof value === "string") return text(value, fold);
   if (typeof value !== "object") return html`<span class="v">${String(value)}</span>`;
+  if (isMediaRef(value)) return mediaMarkup(value);
   // A value cut in a page of rows: its start, read as far as it goes (else as text); the example's page shows it whole.
   if (isCut(value)) {
     const read = partialJson(value.start);
@@ -60,6 +63,17 @@ export function replyFields(reply: string): Markup {
  * a node; `cut` marks a value cut in a page of rows. Used by the live page's script.
  */
 export const FIELDS_SCRIPT = `
+function typelmMedia(ref) {
+  var inline = ${JSON.stringify(["image/png", "image/jpeg", "image/gif", "image/webp", "audio/wav", "audio/mpeg"])}.indexOf(ref.mediaType) >= 0;
+  var box = document.createElement("span"), src = "/media/" + ref.$media, about = document.createElement("span"), m;
+  box.className = "media"; box.setAttribute("data-media", ref.$media); box.setAttribute("data-kind", String(ref.kind));
+  about.className = "media-about muted";
+  about.textContent = ref.kind + " \u00b7 " + ref.mediaType + " \u00b7 " + ref.size + " B \u00b7 sha256 " + ref.$media.slice(0, 12);
+  if (inline && ref.kind === "image") { m = document.createElement("img"); m.src = src; m.alt = about.textContent; }
+  else if (inline && ref.kind === "audio") { m = document.createElement("audio"); m.controls = true; var s = document.createElement("source"); s.src = src; s.type = ref.mediaType; m.appendChild(s); }
+  else { m = document.createElement("a"); m.href = src; m.setAttribute("download", ""); m.textContent = "download the " + ref.kind; }
+  box.appendChild(m); box.appendChild(about); return box;
+}
 function typelmFields(value, depth) {
   depth = depth || 0;
   function el(tag, cls, textContent) { var e = document.createElement(tag); if (cls) e.className = cls; if (textContent !== undefined) e.textContent = textContent; return e; }
@@ -73,6 +87,7 @@ function typelmFields(value, depth) {
   if (value === null || value === undefined) return el("span", "muted", "\\u2014");
   if (typeof value === "string") return txt(value);
   if (typeof value !== "object") return el("span", "v", String(value));
+  if (typeof value.$media === "string" && /^[0-9a-f]{64}$/.test(value.$media)) return typelmMedia(value);
   if (value.truncated === true && typeof value.start === "string") {
     var c = el("span"); c.appendChild(el("span", "v", value.start.slice(0, ${FOLD_CHARS}))); c.appendChild(document.createTextNode("\\u2026 "));
     c.appendChild(el("span", "muted", "(" + value.characters + " characters in all: the example's page shows it whole)")); return c;

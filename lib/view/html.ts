@@ -82,6 +82,7 @@ form.filters label{display:flex;flex-direction:column;font-size:12px}
 .field>.fields,.field>ol.items{margin:2px 0 2px 1.4em}ol.items{margin:2px 0;padding-left:1.6em}
 .v{white-space:pre-wrap;word-break:break-word}details.fold,details.fold>summary{display:inline}details.fold>summary{cursor:pointer;list-style:none}details.fold>summary .muted{text-decoration:underline dotted}details.fold[open]>summary>.v{display:none}
 div.block{background:#f6f8fa;padding:8px;border:1px solid #e1e4e8;margin:4px 0}td.cell .fields{font-family:inherit}
+.media{display:inline-flex;flex-direction:column;align-items:flex-start;gap:2px;vertical-align:top;margin:2px 0}.media img{max-width:240px;max-height:240px;border:1px solid #d4d4d4;background:#fff;image-rendering:auto}.media audio{width:260px}.media-about{font-size:11px}
 `;
 
 /** A whole page: the header, `body`, and (with a nonce) the page's one inline script. */

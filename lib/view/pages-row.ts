@@ -5,6 +5,7 @@ import type { ModelCall } from "../lm/usage-scope.js";
 import type { RunSummary } from "../store/records.js";
 import { fields, replyFields } from "./fields.js";
 import { html, type Markup, num } from "./html.js";
+import { textWithMedia } from "./media.js";
 import type { ViewRow } from "./data/queries.js";
 
 /** An example's model calls as a transcript: each call's messages, then its reply. */
@@ -14,8 +15,14 @@ export function callsSection(calls: ModelCall[] | null): Markup {
   }
   return html`<h2>Model calls (${calls.length})</h2><div id="calls">${calls.map((c, i) => html`<section class="call" data-call="${i}">
 <div><b>call ${i + 1}</b> · ${c.provider}/${c.model} · ${c.inputTokens} input tokens · ${c.outputTokens} output tokens · ${num(c.latencyMs, 0)} ms${c.cost === null ? "" : ` · cost ${num(c.cost, 6)}`}${c.cached ? html` · <b data-cached="1">cached</b>` : ""}</div>
-${c.messages.map((m) => html`<div class="msg" data-role="${m.role}"><div class="role">${m.role}</div><pre>${m.content}</pre></div>`)}
+${c.messages.map((m) => html`<div class="msg" data-role="${m.role}"><div class="role">${m.role}</div><pre>${textWithMedia(m.content)}</pre>${extras(m)}</div>`)}
 <div class="msg" data-role="reply"><div class="role">reply</div>${replyFields(c.reply)}</div></section>`)}</div>`;
+}
+
+/** What a recorded message carries beside its text (media parts: references shown as media), as fields. */
+function extras(message: object): Markup | "" {
+  const rest = Object.entries(message).filter(([k]) => k !== "role" && k !== "content");
+  return rest.length === 0 ? "" : html`<div class="msg-parts">${fields(Object.fromEntries(rest))}</div>`;
 }
 
 /** `/runs/<id>/rows/<index>`: one example in full. */

@@ -11,6 +11,7 @@ import { hostname, networkInterfaces } from "node:os";
 import { ValidationError } from "../errors.js";
 import { html, page } from "./html.js";
 import { NotFound, Routes } from "./routes.js";
+import { serveMedia } from "./media.js";
 import { QUERY_TIMEOUT_MS, QueryTimeout, type ViewSource } from "./data/source.js";
 import { isPostgresUrl } from "../store/pg.js";
 import { npmLaunchers, whenEnded } from "../launcher.js";
@@ -224,6 +225,11 @@ async function handle(
   } catch {
     parts = ["\u0000"];
   }
+  // A stored image, clip or document (content-addressed, read-only): its bytes, not a page.
+  if (parts[0] === "media") {
+    await serveMedia(routes.store, parts, res);
+    return;
+  }
   const api = parts[0] === "api";
   // A client that goes away before its answer (a page left, a filter changed) stops its slow reads.
   const gone = new AbortController();
@@ -256,8 +262,9 @@ function send(res: ServerResponse, status: number, type: string, body: string, e
     "cache-control": "no-store",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
-    // Only the page's own inline script runs; stored text can never become a script or a style.
-    "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'${nonce === undefined ? "" : `; script-src 'nonce-${nonce}'`}`,
+    // Only the page's own inline script runs; stored text can never become a script or a style; images
+    // and audio come only from the viewer itself (/media/<sha256>).
+    "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; media-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'${nonce === undefined ? "" : `; script-src 'nonce-${nonce}'`}`,
     ...extra,
   });
   res.end(res.req.method === "HEAD" ? undefined : body);

@@ -7,6 +7,7 @@ import type { EvaluationReport } from "../../evaluate/report.js";
 import { metricsOf, runTitle, storedReport } from "../../evaluate/stored-run.js";
 import type { EvaluationRow, EvaluationRun, LabRun, OptimizationRun } from "../../store/records.js";
 import { printable } from "../terminal.js";
+import { mediaLines } from "./show-media.js";
 
 /** `typelm show <run>`: an evaluation's model, metrics with intervals and failed rows, or an optimization's trials. */
 export function showRun(run: LabRun): string {
@@ -46,6 +47,7 @@ function showEvaluation(run: EvaluationRun): string[] {
       return [printable(m), v.toFixed(3), ci === undefined ? "-" : `${ci[0].toFixed(3)} to ${ci[1].toFixed(3)}`, intervalMethod(report, m)];
     })));
   }
+  out.push(...mediaLines(run.rows));
   if (failed.length > 0) {
     out.push("", "failed rows:");
     out.push(...table(["#", "example", "error"], failed.map((r) => [String(r.index), printable(r.exampleId ?? "-"), printable(clip(r.error ?? "", 160))])));

@@ -14,6 +14,8 @@ import { postgresError } from "../../store/pg.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../../store/records.js";
 import { callTextHashes, decodeCalls } from "../../store/stored-calls.js";
 import { annotationFrom, annotationsSql, type Annotation, type AnnotationRaw } from "../../store/annotations/annotations.js";
+import { blobFrom, type RawMedia } from "../../store/media/tables.js";
+import type { MediaBlob } from "../../store/media/refs.js";
 import { postgresLineUpSql, type LineUpRow } from "../matrix/sql.js";
 import {
   ColumnsBuilder, LISTED_COLUMNS, listedColumn, onlyOne, QUERY_TIMEOUT_MS, QueryTimeout, parse, row, scoreRow, summary, trial, version,
@@ -297,6 +299,12 @@ export class PostgresViewSource implements ViewSource {
   async scores(runId: string, metric: string): Promise<Float64Array> {
     const raws = await this.#json<{ s: number | null }>((json) => `SELECT ${scoreOf(json, "$2")} AS s FROM lab_rows WHERE run_id = $1 ORDER BY idx`, [runId, metric]);
     return Float64Array.from(raws, (r) => (typeof r.s === "number" ? r.s : 0));
+  }
+
+  async media(sha256: string): Promise<MediaBlob | undefined> {
+    if (!(await this.#hasTable("media"))) return undefined;
+    const found = await this.#one<RawMedia>("SELECT sha256, media_type, kind, bytes FROM media WHERE sha256 = $1", [sha256]);
+    return found === undefined ? undefined : blobFrom(found);
   }
 
   async calls(runId: string, index: number): Promise<ModelCall[] | null> {

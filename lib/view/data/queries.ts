@@ -10,6 +10,8 @@ import type { Database } from "better-sqlite3";
 import { ValidationError } from "../../errors.js";
 import { storeError } from "../../store/db.js";
 import { storedCalls } from "../../store/stored-calls.js";
+import { sqliteMedia } from "../../store/media/tables.js";
+import type { MediaBlob } from "../../store/media/refs.js";
 import { QueryThread } from "../query-thread.js";
 import { annotationFrom, annotationsSql, type Annotation, type AnnotationRaw } from "../../store/annotations/annotations.js";
 import { sqliteLineUpSql, type LineUpRow } from "../matrix/sql.js";
@@ -227,6 +229,15 @@ export class SqliteViewSource implements ViewSource {
       }
       return n === out.length ? out : out.slice(0, n);
     });
+  }
+
+  /** A stored media value by its sha256, or undefined. */
+  async media(sha256: string): Promise<MediaBlob | undefined> {
+    try {
+      return sqliteMedia(this.#db, sha256);
+    } catch (error) {
+      throw storeError(this.path, "read", error);
+    }
   }
 
   /**

@@ -5,6 +5,7 @@ import type { ModelCall } from "../../lm/usage-scope.js";
 import type { EvaluationRow, LabRun, RunKind, RunStatus, RunSummary, Trial, ExampleScore } from "../../store/records.js";
 import type { LineUpRow } from "../matrix/sql.js";
 import type { Annotation } from "../../store/annotations/annotations.js";
+import type { MediaBlob } from "../../store/media/refs.js";
 
 /** How the runs list is narrowed: kind and status exactly, name and model as a part of the text. */
 export interface RunQuery {
@@ -266,6 +267,8 @@ export interface ViewSource {
   scores(runId: string, metric: string): Promise<Float64Array>;
   /** The model calls recorded with one example, in order; null when the store cannot hold them. */
   calls(runId: string, index: number): Promise<ModelCall[] | null>;
+  /** A stored media value (images, audio, documents) by its sha256; undefined when the store has none by it. */
+  media(sha256: string): Promise<MediaBlob | undefined>;
   /** The values the rows' expected fields take (suggestions for the label filter), the most frequent first. */
   labels(runId: string, limit?: number): Promise<string[]>;
   /** A whole run with its rows or trials (for the metrics' intervals and comparisons). */
