@@ -142,8 +142,8 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     CREATE INDEX IF NOT EXISTS lab_rows_seq ON lab_rows (run_id, seq)`,
   },
   {
-    // Runs of production traces (kind 'traces') and users' feedback on traces, as the file's 010.
-    name: "010_lab_traces",
+    // Runs of production traces (kind 'traces') and users' feedback on traces, as the file's 011.
+    name: "011_lab_traces",
     sql: `ALTER TABLE lab_runs DROP CONSTRAINT IF EXISTS lab_runs_kind_check,
       ADD CONSTRAINT lab_runs_kind_check CHECK (kind IN ('evaluation', 'optimization', 'traces'));
     CREATE TABLE IF NOT EXISTS lab_feedback (seq BIGSERIAL PRIMARY KEY, trace_id TEXT NOT NULL, score DOUBLE PRECISION NOT NULL, comment TEXT, created_at TEXT NOT NULL);

@@ -78,7 +78,7 @@ suite("the lab store on PostgreSQL", () => {
     const names = (await sql(url, "SELECT name FROM schema_migrations ORDER BY name")).map((r) => r.name);
     expect(names).toEqual([
       "001_lm_cache", "002_lab_runs", "003_registry", "004_lab_stopped_reused", "005_lab_batches", "006_lab_row_calls", "007_lab_rows_failed",
-      "008_lab_row_details", "009_lab_rows_seq_pg", "010_lab_traces",
+      "008_lab_row_details", "009_lab_rows_seq_pg", "011_lab_traces",
     ]);
     // The same by name, but for what only PostgreSQL needs (named *_pg: lab_rows.seq, which SQLite has as rowid).
     expect(PG_MIGRATIONS.map((m) => m.name).filter((n) => !n.endsWith("_pg"))).toEqual(STORE_MIGRATIONS.map((m) => m.name));

@@ -10,14 +10,14 @@ import { STORE_MIGRATIONS } from "../../lib/store/migrations.js";
 
 const require = createRequire(import.meta.url);
 
-describe("migration 010_lab_traces", () => {
+describe("migration 011_lab_traces", () => {
   it("keeps the runs and rows of an older file, accepts kind traces, and keeps ON DELETE CASCADE", () => {
     const dir = mkdtempSync(join(tmpdir(), "typelm-mig-"));
     try {
       const Database = require("better-sqlite3") as typeof import("better-sqlite3");
       const db = new Database(join(dir, "lab.sqlite"));
       db.pragma("foreign_keys = ON");
-      const before = STORE_MIGRATIONS.filter((m) => m.name !== "010_lab_traces");
+      const before = STORE_MIGRATIONS.filter((m) => m.name !== "011_lab_traces");
       migrate(db, before);
       db.prepare("INSERT INTO lab_runs (id, kind, name, status, started_at, config_json, summary_json) VALUES ('r1', 'evaluation', 'e', 'completed', '2026-01-01', '{}', '{}')").run();
       db.prepare(`INSERT INTO lab_rows (run_id, idx, example_id, inputs_json, expected_json, prediction_json, scores_json, error, duration_ms, input_tokens, output_tokens, cost)
