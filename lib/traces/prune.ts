@@ -23,7 +23,7 @@ export async function pruneTraces(lab: Lab, cutoff: number): Promise<PruneResult
     const day = String(run.config["day"] ?? "");
     if (day > cutDay) continue;
     const whole = day < cutDay;
-    const limit = whole ? Number.MAX_SAFE_INTEGER : slot;
+    const limit = whole ? 2_147_483_647 : slot;
     const [count] = await labQuery<{ n: number | string }>(lab, "SELECT count(*) AS n FROM lab_rows WHERE run_id = ? AND idx < ?", [run.id, limit]);
     await labQuery(lab, "DELETE FROM lab_feedback WHERE trace_id IN (SELECT example_id FROM lab_rows WHERE run_id = ? AND idx < ?)", [run.id, limit]);
     result.traces += Number(count?.n ?? 0);
