@@ -7,8 +7,8 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { TracesConfig } from "./config.js";
-import { describeError, Instrumentation } from "./instrument/bus.js";
-import { currentSpan, runInChildSpan } from "./instrument/context.js";
+import { describeError, hasListeners, Instrumentation } from "./instrument/bus.js";
+import { childOf, currentSpan, runInChildSpan } from "./instrument/context.js";
 import { emptyUsage, trackUsage, type ModelCall } from "./lm/usage-scope.js";
 import { Random } from "./random.js";
 
@@ -59,7 +59,9 @@ export function traceCall<O>(module: object, inputs: unknown, config: TracesConf
   if (inside.getStore() !== undefined) return run();
   const name = module.constructor.name;
   if ((config.modules !== undefined && !config.modules.includes(name)) || draw(config) >= config.sample) return inside.run(true, run);
-  return inside.run(true, () => runInChildSpan(() => sampled(name, inputs, config, run)));
+  // With listeners, the trace id is the span's (events, logs and spans carry it); without, a fresh id and no span to track.
+  if (hasListeners()) return inside.run(true, () => runInChildSpan(() => sampled(currentSpan()!.traceId, name, inputs, config, run)));
+  return inside.run(true, () => sampled(childOf(undefined).traceId, name, inputs, config, run));
 }
 
 function draw(config: TracesConfig): number {
@@ -68,8 +70,7 @@ function draw(config: TracesConfig): number {
   return seeded.random.next();
 }
 
-async function sampled<O>(module: string, inputs: unknown, config: TracesConfig, run: () => Promise<O>): Promise<O> {
-  const traceId = currentSpan()!.traceId;
+async function sampled<O>(traceId: string, module: string, inputs: unknown, config: TracesConfig, run: () => Promise<O>): Promise<O> {
   const at = Date.now();
   const started = performance.now();
   const usage = emptyUsage();

@@ -4,7 +4,7 @@
  */
 import { ConfigurationError, ValidationError } from "../errors.js";
 import { redactString } from "../instrument/redact.js";
-import type { Lab } from "../store/lab-store.js";
+import { labFromConfig, type Lab } from "../store/lab-store.js";
 import type { TraceFeedback } from "../trace-call.js";
 import { labQuery } from "./sql.js";
 
@@ -27,7 +27,7 @@ export async function storeFeedback(traceId: string, feedback: TraceFeedback, la
   if (feedback.comment !== undefined && typeof feedback.comment !== "string") {
     throw new ValidationError("recordFeedback: comment must be a string when given", { field: "comment" });
   }
-  const store = lab ?? (await import("../store/lab-store.js")).labFromConfig();
+  const store = lab ?? labFromConfig();
   if (store === null) throw new ConfigurationError("recordFeedback: the lab is off (c.lab = false): there is nowhere to store feedback");
   const comment = feedback.comment === undefined ? null : redactString(feedback.comment).split("\u0000").join("\\u0000");
   await labQuery(store, "INSERT INTO lab_feedback (trace_id, score, comment, created_at) VALUES (?, ?, ?, ?)",

@@ -6,7 +6,8 @@
  * Redaction is the store's: registered secrets are masked in every JSON column and call text.
  */
 import { configuredLabUrl, configuredStorePath, globalConfig } from "../config.js";
-import type { Lab } from "../store/lab-store.js";
+import { openStoreSync } from "../store/db.js";
+import { labFromConfig, type Lab } from "../store/lab-store.js";
 import type { EvaluationRow } from "../store/records.js";
 import type { TraceRecord } from "../trace-call.js";
 import type { TraceSink } from "./recorder.js";
@@ -42,7 +43,6 @@ export function labSink(): TraceSink {
       const url = configuredLabUrl();
       const now = url ?? `file:${configuredStorePath()}`;
       if (now !== key || lab === null) {
-        const { labFromConfig } = await import("../store/lab-store.js");
         lab = labFromConfig();
         key = now;
         runs = new Map();
@@ -64,7 +64,6 @@ async function writeBatch(lab: Lab, runs: Map<string, DayRun>, batch: readonly T
   });
   if (lab.engine === "sqlite") {
     // One transaction for the batch (the store's statements run on the same shared connection).
-    const { openStoreSync } = await import("../store/db.js");
     openStoreSync(lab.path).transaction(write)();
   } else {
     write();
