@@ -83,7 +83,7 @@ suite("the lab store on PostgreSQL", () => {
     // The same by name, but for what only PostgreSQL needs (named *_pg: lab_rows.seq, which SQLite has as rowid).
     expect(PG_MIGRATIONS.map((m) => m.name).filter((n) => !n.endsWith("_pg"))).toEqual(STORE_MIGRATIONS.map((m) => m.name));
     const tables = (await sql(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name")).map((r) => r.table_name);
-    expect(tables).toEqual(["lab_batches", "lab_rows", "lab_runs", "lab_texts", "lab_trials", "lm_cache", "registry_versions", "schema_migrations"]);
+    expect(tables).toEqual(["lab_batches", "lab_feedback", "lab_rows", "lab_runs", "lab_texts", "lab_trials", "lm_cache", "registry_versions", "schema_migrations"]);
     // 004 let a run be stopped; a status outside the list is refused by the database itself.
     await sql(url, "INSERT INTO lab_runs (id, kind, name, status, started_at, config_json, summary_json) VALUES ('s', 'optimization', 'x', 'stopped', 't', '{}', '{}')");
     await expect(sql(url, "INSERT INTO lab_runs (id, kind, name, status, started_at, config_json, summary_json) VALUES ('b', 'optimization', 'x', 'paused', 't', '{}', '{}')"))
