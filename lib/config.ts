@@ -25,6 +25,23 @@ export interface GlobalConfig {
   strategy: StrategyInterface;
   instrumentation: InstrumentationConfig;
   logger: LoggerConfig;
+  /**
+   * Production traces: `{ sample }` records that share of top-level module calls (0 to 1) into the
+   * lab, behind the call; `modules` limits it to those module class names. Unset or `sample: 0`: nothing.
+   */
+  traces?: TracesConfig | undefined;
+}
+
+/** What `c.traces` takes (see `GlobalConfig.traces` and docs/traces.md). */
+export interface TracesConfig {
+  /** The share of top-level calls recorded, from 0 (none) to 1 (all). */
+  sample: number;
+  /** Only these module class names (the top-level module's `constructor.name`); all when absent. */
+  modules?: readonly string[];
+  /** A seed for the sampling draws (reproducible sampling in tests); `Math.random` when absent. */
+  seed?: number;
+  /** The most traces held in memory waiting to be written; more are dropped and counted (default 10,000). */
+  maxQueue?: number;
 }
 
 function defaults(): GlobalConfig {
@@ -35,6 +52,7 @@ function defaults(): GlobalConfig {
     strategy: Strategy.Strict,
     instrumentation: { enabled: false, subscribers: [] },
     logger: { level: "info", formatter: "text", output: undefined },
+    traces: undefined,
   };
 }
 

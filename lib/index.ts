@@ -125,3 +125,8 @@ export {
 export type { BatchCallOptions, BatchResult, BatchVia } from "./batch/options.js";
 export { MCPClient } from "./mcp/client.js"; export { MCPTool, type MCPCaller, type MCPToolDescription } from "./mcp/tool.js"; export type { MCPToolResult } from "./mcp/result.js"; export type { MCPConnectOptions, MCPStdioOptions, MCPHttpOptions, MCPCommonOptions } from "./mcp/options.js";
 export type { ToolCalling } from "./predict/react.js"; export type { ToolCall, ToolDefinition as LMToolDefinition, ToolExchange, ToolResult } from "./lm/tool-calls.js";
+
+// Production traces (c.traces): the writer loads at the first sampled call (lib/traces/).
+export { flushTraces, recordFeedback, traceCounters } from "./trace-call.js";
+export type { TraceFeedback } from "./trace-call.js";
+export type { TracesConfig } from "./config.js";

@@ -1,4 +1,5 @@
-import { withModuleLM, withSampling, type ModuleConfig, type Sampling } from "./config.js";
+import { globalConfig, withModuleLM, withSampling, type ModuleConfig, type Sampling } from "./config.js";
+import { traceCall } from "./trace-call.js";
 import { ValidationError } from "./errors.js";
 import { callSampling } from "./call-sampling.js";
 import { MODULE_BRAND } from "./module-brand.js";
@@ -84,9 +85,13 @@ export abstract class Module<I = any, O = any> {
   /**
    * Runs `forward` in a span of its own, between `module.forward.start` and `module.forward.end`
    * events, with this module's configured LM and the call's `temperature` / `rolloutId` applying to
-   * every model call inside it.
+   * every model call inside it. When the call is recorded as a production trace (`c.traces`), the
+   * returned prediction (or the thrown error) carries the trace's id as `traceId` (not enumerable).
    */
   call(inputs: I, options: CallOptions = {}): Promise<O> {
+    // Production traces (`c.traces`): one branch when off; sampling is decided before any work.
+    const traces = globalConfig.traces;
+    if (traces !== undefined && traces.sample > 0) return traceCall(this, inputs, traces, () => inSpan(() => this.callInSpan(inputs, options)));
     return inSpan(() => this.callInSpan(inputs, options));
   }
 

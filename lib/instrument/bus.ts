@@ -9,6 +9,7 @@ export type EventName =
   | "react.iteration" | "codeact.iteration" | "programofthought.attempt" | "tool.call.start" | "tool.call"
   | "sandbox.run.start" | "sandbox.run.end"
   | "evaluation.start" | "evaluation.example" | "evaluation.end" | "evaluation.warning" | "optimizer.start" | "optimizer.trial" | "optimizer.warning" | "optimizer.end"
+  | "traces.sampled" | "traces.dropped" | "traces.record.error"
   | (string & {});
 
 /** One event as listeners get it: its name, its redacted payload (with `traceId`, `spanId`, `parentSpanId`) and when it was emitted. */
@@ -87,6 +88,11 @@ export const Instrumentation = {
     listenerFailures.length = 0;
   },
 };
+
+/** Whether any listener is subscribed (without one, events are not built and spans are not tracked). */
+export function hasListeners(): boolean {
+  return subscriptions.size > 0;
+}
 
 /** Lets an exporter take part in `Instrumentation.flush()`; returns a function that withdraws it. */
 export function registerFlusher(flush: () => Promise<void>): () => void {

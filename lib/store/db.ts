@@ -64,12 +64,19 @@ export function migrate(db: Database, migrations: readonly Migration[]): void {
   const record = db.prepare("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)");
   for (const migration of migrations) {
     if (applied.get(migration.name) !== undefined) continue;
-    db.transaction(() => {
-      // Another process may have applied it between our check and our write lock.
-      if (applied.get(migration.name) !== undefined) return;
-      db.exec(migration.sql);
-      record.run(migration.name, new Date().toISOString());
-    }).immediate();
+    // A table rebuilt under its children: foreign keys off (outside the transaction, as SQLite needs), checked before commit.
+    if (migration.foreignKeysOff === true) db.pragma("foreign_keys = OFF");
+    try {
+      db.transaction(() => {
+        // Another process may have applied it between our check and our write lock.
+        if (applied.get(migration.name) !== undefined) return;
+        db.exec(migration.sql);
+        if (migration.foreignKeysOff === true && (db.pragma("foreign_key_check") as unknown[]).length > 0) throw new Error(`migration ${migration.name} broke a foreign key`);
+        record.run(migration.name, new Date().toISOString());
+      }).immediate();
+    } finally {
+      if (migration.foreignKeysOff === true) db.pragma("foreign_keys = ON");
+    }
   }
 }
 

@@ -12,7 +12,7 @@ import type {
   EvaluationRow, ExampleScore, RunKind, RunStatus, RunSummary, Trial,
 } from "./records.js";
 
-const RUN_KINDS: readonly RunKind[] = ["evaluation", "optimization"];
+const RUN_KINDS: readonly RunKind[] = ["evaluation", "optimization", "traces"];
 const RUN_STATUSES: readonly RunStatus[] = ["running", "completed", "failed", "stopped"];
 
 /** Which runs `lab.runs()` lists; every field narrows the list. */
@@ -86,7 +86,7 @@ export function unknownRun(path: string, runId: string): ValidationError {
 /** Checks what `startRun` takes and returns the config as stored; a bad kind, name or config is a `ValidationError`. */
 export function checkStartRun(run: StartRun, where: string): string {
   if (!RUN_KINDS.includes(run.kind)) {
-    throw new ValidationError(`${where}: kind must be "evaluation" or "optimization"; received ${shown(run.kind)}`, { field: "kind" });
+    throw new ValidationError(`${where}: kind must be "evaluation", "optimization" or "traces"; received ${shown(run.kind)}`, { field: "kind" });
   }
   if (typeof run.name !== "string") {
     throw new ValidationError(`${where}: name must be a string (the run's name in lab.runs()); received ${shown(run.name)}`, { field: "name" });

@@ -246,7 +246,7 @@ export class LabStore {
     const raw = this.#read(() => this.#statements().run.get(id));
     if (raw === undefined) return undefined;
     const base = summary(raw);
-    if (base.kind === "evaluation") return { ...base, kind: "evaluation", rows: this.rows(id) };
+    if (base.kind !== "optimization") return { ...base, kind: base.kind, rows: this.rows(id) };
     return { ...base, kind: "optimization", trials: this.trials(id), bestTrial: raw.best_trial };
   }
 

@@ -37,6 +37,8 @@
  * - `registry_versions` one stored module per (name, version): created_at, score, metadata_json,
  *                       state_json (per predictor: instruction, demos, signature fingerprint) and
  *                       module_class (the class name `load` rebuilds).
+ * - (from 011) `lab_runs.kind` may be `traces` (production traces, one run per module and UTC day);
+ *   `lab_feedback`: a user's feedback on a trace (trace_id = the trace row's example_id), score, comment, created_at.
  */
 
 import { SQLITE_ANNOTATIONS } from "./annotations/schema.js";
@@ -46,6 +48,8 @@ import { MEDIA_MIGRATION } from "./media/tables.js";
 export interface Migration {
   name: string;
   sql: string;
+  /** SQLite: run with foreign keys off (a parent table rebuilt under its children), checked before it commits. */
+  foreignKeysOff?: boolean;
 }
 
 export const STORE_MIGRATIONS: readonly Migration[] = [
@@ -239,4 +243,22 @@ export const STORE_MIGRATIONS: readonly Migration[] = [
   },
   SQLITE_ANNOTATIONS,
   MEDIA_MIGRATION,
+  {
+    // Runs of production traces (kind 'traces') and users' feedback on traces. The CHECK on kind can
+    // only change by rebuilding lab_runs, done with foreign keys off so its children keep their rows.
+    name: "011_lab_traces",
+    foreignKeysOff: true,
+    sql: `CREATE TABLE lab_runs_011 (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+      kind TEXT NOT NULL CHECK (kind IN ('evaluation', 'optimization', 'traces')), name TEXT NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'stopped')), started_at TEXT NOT NULL,
+      ended_at TEXT, score REAL, config_json TEXT NOT NULL, summary_json TEXT NOT NULL, error TEXT, best_trial INTEGER
+    );
+    INSERT INTO lab_runs_011 SELECT seq, id, kind, name, status, started_at, ended_at, score, config_json, summary_json, error, best_trial FROM lab_runs;
+    DROP TABLE lab_runs;
+    ALTER TABLE lab_runs_011 RENAME TO lab_runs;
+    CREATE INDEX IF NOT EXISTS lab_runs_kind ON lab_runs (kind, seq);
+    CREATE TABLE IF NOT EXISTS lab_feedback (trace_id TEXT NOT NULL, score REAL NOT NULL, comment TEXT, created_at TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS lab_feedback_trace ON lab_feedback (trace_id)`,
+  },
 ];

@@ -74,7 +74,7 @@ export class PostgresLabEngine {
     const [raw] = await this.#query<RunRaw>("SELECT * FROM lab_runs WHERE id = $1", [id]);
     if (raw === undefined) return undefined;
     const base = summary(raw);
-    if (base.kind === "evaluation") return { ...base, kind: "evaluation", rows: await this.rows(id) };
+    if (base.kind !== "optimization") return { ...base, kind: base.kind, rows: await this.rows(id) };
     return { ...base, kind: "optimization", trials: await this.trials(id), bestTrial: raw.best_trial };
   }
 

@@ -145,6 +145,14 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   },
   PG_ANNOTATIONS,
   PG_MEDIA_MIGRATION,
+  {
+    // Runs of production traces (kind 'traces') and users' feedback on traces, as the file's 011.
+    name: "011_lab_traces",
+    sql: `ALTER TABLE lab_runs DROP CONSTRAINT IF EXISTS lab_runs_kind_check,
+      ADD CONSTRAINT lab_runs_kind_check CHECK (kind IN ('evaluation', 'optimization', 'traces'));
+    CREATE TABLE IF NOT EXISTS lab_feedback (seq BIGSERIAL PRIMARY KEY, trace_id TEXT NOT NULL, score DOUBLE PRECISION NOT NULL, comment TEXT, created_at TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS lab_feedback_trace ON lab_feedback (trace_id)`,
+  },
 ];
 
 /** A key for `pg_advisory_xact_lock`: one process at a time migrates a database. */

@@ -3,7 +3,7 @@
  * finish each example or trial; `LabStore.run(id)` reads them back (also while a run is going on).
  */
 
-export type RunKind = "evaluation" | "optimization";
+export type RunKind = "evaluation" | "optimization" | "traces";
 /** `stopped`: an optimizer ended early on its `maxCost` and returned the best program found so far. */
 export type RunStatus = "running" | "completed" | "failed" | "stopped";
 
@@ -51,8 +51,9 @@ export interface EvaluationRow {
   details?: Record<string, Record<string, unknown>>;
 }
 
+/** An evaluation's run, or a run of production traces (`c.traces`: one per module and UTC day, a row per trace). */
 export interface EvaluationRun extends RunSummary {
-  kind: "evaluation";
+  kind: "evaluation" | "traces";
   rows: EvaluationRow[];
 }
 

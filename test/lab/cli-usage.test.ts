@@ -57,7 +57,7 @@ describe("typelm: every usage error exits 2 with one sentence and the command's 
   });
 
   it("an option of another command names the commands that take it (before: exit 1)", async () => {
-    await expectUsageError(["init", "tickets", "--store", "x.sqlite"], "init", "--store is not an option of init: it goes with typelm runs, show, compare, rescore and view");
+    await expectUsageError(["init", "tickets", "--store", "x.sqlite"], "init", "--store is not an option of init: it goes with typelm runs, show, compare, rescore, traces and view");
     await expectUsageError(["runs", "--port", "5000"], "runs", "--port is not an option of runs: it goes with typelm view");
     await expectUsageError(["show", "abc", "--baseline", "r.json"], "show", "--baseline is not an option of show: it goes with typelm run and reproduce");
     await expectUsageError(["run", "exp.ts", "--kind", "evaluation"], "run", "--kind is not an option of run: it goes with typelm runs");

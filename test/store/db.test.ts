@@ -35,8 +35,8 @@ describe("openStore", () => {
     migrate(db, [step]);
     migrate(db, [step]); // would fail ("table exists") if it ran twice
     const names = (db.prepare("SELECT name FROM schema_migrations ORDER BY name").all() as { name: string }[]).map((r) => r.name);
-    expect(names).toEqual(["001_lm_cache", "002_lab_runs", "003_registry", "004_lab_stopped_reused", "005_lab_batches", "006_lab_row_calls", "007_lab_rows_failed", "008_lab_row_details", "010_annotations", "010_media_values", "900_test_runs"]);
-    expect(STORE_MIGRATIONS.map((m) => m.name)).toEqual(["001_lm_cache", "002_lab_runs", "003_registry", "004_lab_stopped_reused", "005_lab_batches", "006_lab_row_calls", "007_lab_rows_failed", "008_lab_row_details", "010_annotations", "010_media_values"]);
+    expect(names).toEqual(["001_lm_cache", "002_lab_runs", "003_registry", "004_lab_stopped_reused", "005_lab_batches", "006_lab_row_calls", "007_lab_rows_failed", "008_lab_row_details", "010_annotations", "010_media_values", "011_lab_traces", "900_test_runs"]);
+    expect(STORE_MIGRATIONS.map((m) => m.name)).toEqual(["001_lm_cache", "002_lab_runs", "003_registry", "004_lab_stopped_reused", "005_lab_batches", "006_lab_row_calls", "007_lab_rows_failed", "008_lab_row_details", "010_annotations", "010_media_values", "011_lab_traces"]);
     db.close();
   });
 

@@ -78,12 +78,12 @@ suite("the lab store on PostgreSQL", () => {
     const names = (await sql(url, "SELECT name FROM schema_migrations ORDER BY name")).map((r) => r.name);
     expect(names).toEqual([
       "001_lm_cache", "002_lab_runs", "003_registry", "004_lab_stopped_reused", "005_lab_batches", "006_lab_row_calls", "007_lab_rows_failed",
-      "008_lab_row_details", "009_lab_rows_seq_pg", "010_annotations", "010_media_values",
+      "008_lab_row_details", "009_lab_rows_seq_pg", "010_annotations", "010_media_values", "011_lab_traces",
     ]);
     // The same by name, but for what only PostgreSQL needs (named *_pg: lab_rows.seq, which SQLite has as rowid).
     expect(PG_MIGRATIONS.map((m) => m.name).filter((n) => !n.endsWith("_pg"))).toEqual(STORE_MIGRATIONS.map((m) => m.name));
     const tables = (await sql(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name")).map((r) => r.table_name);
-    expect(tables).toEqual(["annotations", "lab_batches", "lab_rows", "lab_runs", "lab_texts", "lab_trials", "lm_cache", "media", "registry_versions", "schema_migrations"]);
+    expect(tables).toEqual(["annotations", "lab_batches", "lab_feedback", "lab_rows", "lab_runs", "lab_texts", "lab_trials", "lm_cache", "media", "registry_versions", "schema_migrations"]);
     // 004 let a run be stopped; a status outside the list is refused by the database itself.
     await sql(url, "INSERT INTO lab_runs (id, kind, name, status, started_at, config_json, summary_json) VALUES ('s', 'optimization', 'x', 'stopped', 't', '{}', '{}')");
     await expect(sql(url, "INSERT INTO lab_runs (id, kind, name, status, started_at, config_json, summary_json) VALUES ('b', 'optimization', 'x', 'paused', 't', '{}', '{}')"))

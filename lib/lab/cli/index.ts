@@ -97,6 +97,23 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       io.stdout(`${written.map(printable).join("\n")}\nNext: typelm run ${printable(written[0]!)}${tsx}\n`);
       return 0;
     }
+    if (command === "traces" || (command === "rescore" && rest[0]?.startsWith("traces:") === true) || (command === "compare" && rest.length === 2 && rest.every((r) => r.startsWith("traces:")))) {
+      // Production traces (lib/lab/cli/traces.ts): export, prune, rescore a window, compare two windows.
+      const t = await import("./traces.js");
+      const env = io.env ?? process.env;
+      if (command === "traces") {
+        io.stdout(await t.tracesCommand(rest, values, env, cwd));
+        return 0;
+      }
+      if (command === "rescore") {
+        if (rest.length !== 1) throw new UsageError("rescore takes one traces:<module>, e.g. typelm rescore traces:Pipeline --since 7d --metric judge.mjs", { field: "run" });
+        io.stdout(await t.withTraceStore(values, env, cwd, (store) => t.rescoreTraces(store, rest[0]!, values, cwd)));
+        return 0;
+      }
+      const { text, ok } = await t.withTraceStore(values, env, cwd, (store) => t.compareWindows(store, [rest[0]!, rest[1]!], values, cwd));
+      io.stdout(text);
+      return ok ? 0 : 1;
+    }
     if (command === "show" || command === "compare") {
       const want = command === "show" ? 1 : 2;
       if (rest.length !== want) {

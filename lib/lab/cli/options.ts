@@ -37,10 +37,20 @@ export const USAGE = `Usage:
   typelm compare <run id A> <run id B> [--store FILE|postgres://...]
       Two evaluations of the same examples, paired: each metric's difference with its 95% interval
       and p-value, then the examples that changed.
+      Two windows of production traces: typelm compare traces:M@14d..7d traces:M@7d..0d --metric <file>
+      [--tolerance T] [--allow-underpowered] scores both (durations back from now) and gives the
+      gate's verdict on B − A: paired by input when the same inputs recur, unpaired otherwise.
   typelm rescore <run id> --metric <file> [--metric <file> ...] [--store FILE|postgres://...]
       Scores the stored predictions of an evaluation run again, without calling its program, with
       the metrics the files default-export (a metric function or a Judge), and records a new run
       linked to the first (config.rescoredFrom), in the store the run was read from.
+      The run id may be traces:<module>: that module's production traces of the last --since 7d
+      (the default) are scored, as an evaluation run with intervals.
+  typelm traces export --module <name> --out <DIR> [--reviewed] [--since 30d] [--store FILE|postgres://...]
+      Writes a module's production traces (c.traces) as a dataset: DIR/data.jsonl (id, inputs,
+      outputs) and DIR/signature.json, read by loadDataset and experiment files. --reviewed: only
+      reviewed traces, corrected outputs first. Also: typelm traces prune --older-than 30d deletes
+      older traces and their feedback.
   typelm view [--store .typelm/lab.sqlite|postgres://...] [--port 4173] [--host 127.0.0.1] [--review [--reviewer NAME]]
       A local web app over the lab store, read-only: runs, an evaluation's metrics and examples, one
       example, two runs compared, the registry. Prints the address; Ctrl-C stops it. Without --store,
@@ -117,6 +127,7 @@ export const OPTIONS = {
   metric: { type: "string", multiple: true }, watch: { type: "boolean" },
   store: { type: "string" }, port: { type: "string" }, host: { type: "string" },
   review: { type: "boolean" }, reviewer: { type: "string" },
+  module: { type: "string" }, reviewed: { type: "boolean" }, since: { type: "string" }, "older-than": { type: "string" },
 } as const satisfies Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
 
 /**

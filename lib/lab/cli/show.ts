@@ -16,7 +16,7 @@ export function showRun(run: LabRun): string {
     `status ${run.status}, started ${run.startedAt}${run.endedAt === null ? "" : `, ended ${run.endedAt}`}` + (run.score === null ? "" : `, score ${run.score.toFixed(3)}`),
   ];
   if (run.error !== null) lines.push(`error: ${printable(run.error)}`);
-  if (run.kind === "evaluation") lines.push(...showEvaluation(run));
+  if (run.kind !== "optimization") lines.push(...showEvaluation(run));
   else lines.push(...showOptimization(run));
   return lines.join("\n") + "\n";
 }
