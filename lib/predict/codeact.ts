@@ -25,6 +25,9 @@ import { StepExtractAgent } from "./agent-base.js";
 import { Predict } from "./predict.js";
 import { emitStep } from "../stream/context.js";
 import type { Prediction, Typed } from "./prediction.js";
+import { nativeModel, toolCallingOption } from "./agent-tool-calling.js";
+import type { ToolCalling } from "./react.js";
+import type { LanguageModel } from "../lm/types.js";
 
 /** One step of a CodeAct run: the JavaScript the model wrote and what running it gave. */
 export interface CodeActStep {
@@ -35,6 +38,8 @@ export interface CodeActStep {
   output: string;
   /** What went wrong (a code error, a limit, an unreadable reply), or null. */
   error: string | null;
+  /** Native tool calling: the provider's id of the `run_code` call this step ran (absent in text mode). */
+  callId?: string;
 }
 
 /** Options of `new CodeAct(signature, options)`: the step limit, the tools the code can call, sandbox limits and how much of each output the model sees. */
@@ -47,6 +52,12 @@ export interface CodeActOptions {
   sandbox?: AgentSandboxOptions;
   /** Characters of each step's output shown in the trajectory (the history keeps it whole). Default 4000. */
   maxObservationChars?: number;
+  /**
+   * "native": the code-writing step uses the provider's function calling (a `run_code` function
+   * taking the code, and `finish` taking the output fields); "text": the prompt protocol (thought,
+   * code, finished as output fields); "auto" (default): native where the model declares tool support.
+   */
+  toolCalling?: ToolCalling;
 }
 
 /** A CodeAct result: the signature's outputs plus `solution` and the steps taken. */
@@ -79,10 +90,13 @@ export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends S
   extract: Predict;
   readonly sandboxOptions: AgentSandboxOptions;
   protected readonly toolsByName: Map<string, AgentTool>;
+  /** How the code-writing step reaches the model: "native", "text" or "auto" (see `CodeActOptions.toolCalling`). */
+  readonly toolCalling: ToolCalling;
 
   constructor(signature: SignatureClass<I, O>, options: CodeActOptions = {}) {
     super("CodeAct", signature, options, 8);
     const sig = compiled(signature);
+    this.toolCalling = toolCallingOption("CodeAct", options.toolCalling);
     this.sandboxOptions = { ...(options.sandbox ?? {}) };
     this.toolsByName = toolMap("CodeAct", options.tools, [], true);
     const outputs = sig.outputs.map((f) => f.name).join(", ");
@@ -121,8 +135,10 @@ export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends S
     const agent = `CodeAct(${compiled(this.signature).name})`;
     const history: CodeActStep[] = [];
     const availableTools = describeCodeTools(this.toolsByName.values());
+    const lm = nativeModel(agent, this.toolCalling, options.lm, this.step.config.lm);
     const sandbox = await Sandbox.create({ ...this.sandboxOptions, tools: sandboxTools(this.toolsByName.values()) });
     try {
+      if (lm !== undefined) return await this.runNative(values, lm, agent, availableTools, sandbox, callOptions);
       let finished = false;
       for (let i = 1; i <= this.maxIterations && !finished; i++) {
         let turn: Prediction & { thought: string; code: string | null; finished: boolean };
@@ -161,6 +177,28 @@ export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends S
     } finally {
       sandbox.dispose();
     }
+  }
+
+  /** The native tool-calling loop (codeact-native.ts, loaded at its first use). */
+  private async runNative(
+    values: Record<string, unknown>, lm: LanguageModel, agent: string, availableTools: string, sandbox: Sandbox, callOptions: CallOptions,
+  ): Promise<CodeActResult<O>> {
+    const { runNativeCode } = await import("./codeact-native.js");
+    const sig = compiled(this.signature);
+    const trajectory = (h: readonly CodeActStep[]): string => this.trajectory(h);
+    const { prediction, history } = await runNativeCode({
+      name: agent, step: this.step, extract: this.extract, availableTools, trajectory,
+      signature: deriveSignature(this.signature, { agent: "CodeAct", suffix: "CodeActNative", description: sig.description, output: compiled(this.extract.signature).outputShape }),
+      maxIterations: this.maxIterations, maxObservationChars: this.maxObservationChars,
+      runCode: async (code) => {
+        await defineInputs(sandbox, sig, values, true);
+        const ran = await sandbox.run(code);
+        return { output: runOutput(ran), error: ran.error };
+      },
+      extractAtEnd: (history) => extractOrFail(agent, this.maxIterations, history, () =>
+        this.extract.call({ ...values, trajectory: trajectory(history) }, callOptions)),
+    }, values, lm);
+    return agentResult(prediction, { history }) as CodeActResult<O>;
   }
 
   /** The steps so far as the model reads them; long outputs are cut (the history keeps them whole). */

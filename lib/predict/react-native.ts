@@ -197,7 +197,8 @@ function asInput(args: unknown): Record<string, unknown> {
   return typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : { arguments: args };
 }
 
-function meta(response: LMResponse): { raw: string; usage: LMResponse["usage"]; model: string; cached: boolean } {
+/** A prediction's meta from a provider reply (shared with the native CodeAct loop). */
+export function meta(response: LMResponse): { raw: string; usage: LMResponse["usage"]; model: string; cached: boolean } {
   return { raw: response.content, usage: response.usage, model: `${response.provider}/${response.model}`, cached: response.cached };
 }
 
@@ -230,7 +231,7 @@ function finalReply(agent: NativeAgent, response: LMResponse, history: ReActStep
 }
 
 /** Strict schemas send null for optional output fields: null is "not given". */
-function withoutNulls(args: unknown): unknown {
+export function withoutNulls(args: unknown): unknown {
   if (typeof args !== "object" || args === null || Array.isArray(args)) return args;
   return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null));
 }
