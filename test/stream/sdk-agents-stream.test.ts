@@ -3,6 +3,8 @@
 // ProgramOfThought emit each step as it completes (before the next model request is sent) and
 // stream their final answer (its field events while the provider is still sending); each result
 // equals what call() returns on the same replies; abort and fail-fast close the connection early.
+// ReAct and CodeAct run the text protocol here (`toolCalling: "text"`; their default, "auto", is
+// native with these LMs): their native loops are tested in test/agents/*-native.test.ts.
 import { beforeEach, describe, expect, it } from "@jest/globals";
 import { z } from "zod";
 import { ChainOfThought, CodeAct, OutputError, ProgramOfThought, ReAct, Signature, type StreamEvent } from "../../lib/index.js";
@@ -92,7 +94,7 @@ describe.each(PROVIDER_NAMES)("%s: agents stream through the SDK", (provider: Pr
 
   it("ReAct: each step before the next request is sent, the final answer while it streams; result equals call()'s", async () => {
     for (const [reply, options] of reactReplies()) fake.reply(reply, options);
-    const s = new ReAct(Question, { tools: [add] }).stream({ question: "2 + 40?" }, { lm: lm() });
+    const s = new ReAct(Question, { tools: [add], toolCalling: "text" }).stream({ question: "2 + 40?" }, { lm: lm() });
     const seen = await consume(s);
     const result = await s.result;
     expect(fake.requests.every((r) => r.body.stream === true)).toBe(true);
@@ -113,7 +115,7 @@ describe.each(PROVIDER_NAMES)("%s: agents stream through the SDK", (provider: Pr
     expect(answer.ended).toBe(false);
 
     for (const [reply] of reactReplies()) fake.reply(reply);
-    const called = await new ReAct(Question, { tools: [add] }).call({ question: "2 + 40?" }, { lm: lm() });
+    const called = await new ReAct(Question, { tools: [add], toolCalling: "text" }).call({ question: "2 + 40?" }, { lm: lm() });
     expect(result.toJSON()).toEqual(called.toJSON());
     expect(result.history).toEqual(called.history);
   });
@@ -124,12 +126,12 @@ describe.each(PROVIDER_NAMES)("%s: agents stream through the SDK", (provider: Pr
       ...reactReplies(),
     ];
     for (const [reply, options] of replies) fake.reply(reply, options);
-    const s = new ReAct(Question, { tools: [add] }).stream({ question: "2 + 40?" }, { lm: lm() });
+    const s = new ReAct(Question, { tools: [add], toolCalling: "text" }).stream({ question: "2 + 40?" }, { lm: lm() });
     const seen = await consume(s);
     const result = await s.result;
     expect(stepsOf(seen).map((s) => s.requests)).toEqual([1, 2, 3]);
     for (const [reply] of replies) fake.reply(reply);
-    const called = await new ReAct(Question, { tools: [add] }).call({ question: "2 + 40?" }, { lm: lm() });
+    const called = await new ReAct(Question, { tools: [add], toolCalling: "text" }).call({ question: "2 + 40?" }, { lm: lm() });
     expect(result.history).toEqual(called.history);
     expect(result.toJSON()).toEqual(called.toJSON());
   });
@@ -142,7 +144,7 @@ describe.each(PROVIDER_NAMES)("%s: agents stream through the SDK", (provider: Pr
       [json({ answer: 43, explanation: LONG, solution: "n * 2 + 1" }), SLOW],
     ];
     for (const [reply, options] of replies) fake.reply(reply, options);
-    const s = new CodeAct(Task).stream({ n: 21 }, { lm: lm() });
+    const s = new CodeAct(Task, { toolCalling: "text" }).stream({ n: 21 }, { lm: lm() });
     const seen = await consume(s);
     const result = await s.result;
     const steps = stepsOf(seen);
@@ -155,7 +157,7 @@ describe.each(PROVIDER_NAMES)("%s: agents stream through the SDK", (provider: Pr
     expect(answer.sent).toBeLessThan(answer.chunks / 2);
 
     for (const [reply] of replies) fake.reply(reply);
-    const called = await new CodeAct(Task).call({ n: 21 }, { lm: lm() });
+    const called = await new CodeAct(Task, { toolCalling: "text" }).call({ n: 21 }, { lm: lm() });
     expect(result.toJSON()).toEqual(called.toJSON());
     expect(result.history).toEqual(called.history);
   });
@@ -189,7 +191,7 @@ describe.each(PROVIDER_NAMES)("%s: agents stream through the SDK", (provider: Pr
     const [first, second] = reactReplies();
     fake.reply(first![0]).reply(second![0]).reply(json({ answer: LONG }), VERY_SLOW);
     const controller = new AbortController();
-    const s = new ReAct(Question, { tools: [add] }).stream({ question: "2 + 40?" }, { lm: lm(), signal: controller.signal });
+    const s = new ReAct(Question, { tools: [add], toolCalling: "text" }).stream({ question: "2 + 40?" }, { lm: lm(), signal: controller.signal });
     const error = await (async () => {
       for await (const e of s) if (e.type === "partial" && e.path === "extract") controller.abort();
     })().then(() => undefined, (e: unknown) => e);
@@ -204,7 +206,7 @@ describe.each(PROVIDER_NAMES)("%s: agents stream through the SDK", (provider: Pr
     const Task = Signature.define({ name: "Task", description: "Compute.", input: { n: z.number() }, output: { answer: z.number(), explanation: z.string() } });
     fake.reply(json({ thought: "Done.", code: "console.log(inputs.n * 2)", finished: true }))
       .reply(json({ answer: "forty-two", explanation: LONG }), VERY_SLOW);
-    const s = new CodeAct(Task).stream({ n: 21 }, { lm: lm() });
+    const s = new CodeAct(Task, { toolCalling: "text" }).stream({ n: 21 }, { lm: lm() });
     const error = await s.result.then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(OutputError);
     expect((error as Error).message).toContain("answer");
@@ -256,7 +258,7 @@ describe.each(MODE_CASES)("%s, %s: agents stream through the SDK", (provider, mo
   it("ReAct: each step before the next request, the final answer while it streams; result equals call()'s", async () => {
     const replies = reactIn(mode);
     replies.forEach((r, i) => fake.reply(r, i === 2 ? SLOW : {}));
-    const s = new ReAct(Question, { tools: [add] }).stream({ question: "2 + 40?" }, { lm: lm() });
+    const s = new ReAct(Question, { tools: [add], toolCalling: "text" }).stream({ question: "2 + 40?" }, { lm: lm() });
     const seen = await consume(s);
     const result = await s.result;
     expect(result.history.map((h) => [h.action, h.toolInput, h.observation])).toEqual([["add", { a: 2, b: 40 }, 42], ["finish", {}, null]]);
@@ -268,7 +270,7 @@ describe.each(MODE_CASES)("%s, %s: agents stream through the SDK", (provider, mo
       && typeof s.event.partial.answer === "string" && s.event.partial.answer.length > 0 && s.event.partial.answer.length < LONG.length);
     expect(growing.length).toBeGreaterThan(2);
     for (const r of replies) fake.reply(r);
-    const called = await new ReAct(Question, { tools: [add] }).call({ question: "2 + 40?" }, { lm: lm() });
+    const called = await new ReAct(Question, { tools: [add], toolCalling: "text" }).call({ question: "2 + 40?" }, { lm: lm() });
     expect(result.history).toEqual(called.history);
     expect(result.toJSON()).toEqual(called.toJSON());
   });
