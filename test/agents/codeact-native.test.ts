@@ -7,6 +7,7 @@ import { beforeEach, describe, expect, it } from "@jest/globals";
 import { z } from "zod";
 import { ConfigurationError } from "../../lib/errors.js";
 import { LM } from "../../lib/lm/lm.js";
+import { FewShotExample } from "../../lib/prompt/few-shot.js";
 import { CodeAct, type CodeActStep } from "../../lib/predict/codeact.js";
 import { Signature } from "../../lib/signature/signature.js";
 import type { FakeProvider } from "../../lib/testing/fake-provider.js";
@@ -83,6 +84,38 @@ describe.each(PROVIDER_NAMES)("%s: native CodeAct through the SDK", (provider) =
     const [result] = fake.requests[1]!.toolResults;
     expect(result!.callId).toBe(ids ? "call_F1" : undefined);
     expect(result!.content).toMatch(/^Error: the finish arguments are not valid output fields/);
+  });
+});
+
+describe("native CodeAct: stream and demos", () => {
+  it("CodeAct.stream emits each run_code step with its callId, then the answer's fields", async () => {
+    fake.reply(toolCalls([{ id: "call_1", name: "run_code", arguments: { code: "inputs.n + 1" } }, { id: "call_2", name: "run_code", arguments: { code: "inputs.n + 2" } }]));
+    fake.reply(toolCalls([{ id: "call_F", name: "finish", arguments: { answer: 4, parity: "even", solution: "n + 2" } }]));
+    const s = new CodeAct(Task, { toolCalling: "native" }).stream({ task: "t", n: 2 }, { lm: lmFor("anthropic", fake) });
+    const events: Array<[string, unknown]> = [];
+    for await (const e of s) {
+      if (e.type === "step") events.push(["step", [(e.step as CodeActStep).callId, (e.step as CodeActStep).output]]);
+      if (e.type === "field") events.push(["field", e.name]);
+    }
+    const r = await s.result;
+    expect(events).toEqual([["step", ["call_1", "=> 3"]], ["step", ["call_2", "=> 4"]], ["field", "answer"], ["field", "parity"], ["field", "solution"]]);
+    expect(r.history.map((h) => h.callId)).toEqual(["call_1", "call_2"]);
+  }, 30_000);
+
+  it("replays a step demo with code as an earlier run_code turn before the task's own message", async () => {
+    fake.reply(toolCalls([{ id: "call_F", name: "finish", arguments: { answer: 6, parity: "even", solution: "3n" } }]));
+    const agent = new CodeAct(Task, { toolCalling: "native" });
+    agent.step.demos = [new FewShotExample({
+      input: { task: "triple n", n: 1, trajectory: "(no steps yet)", availableTools: "(none)" },
+      output: { thought: "Triple it.", code: "inputs.n * 3", finished: true },
+    })];
+    await agent.call({ task: "triple n", n: 2 }, { lm: lmFor("openai", fake) });
+    const messages: any[] = fake.requests[0]!.body.messages;
+    const call = messages.findIndex((m) => (m.tool_calls ?? []).some((c: any) => c.id === "demo_call_1"));
+    expect(call).toBeGreaterThan(0);
+    expect(messages[call].tool_calls[0].function).toEqual({ name: "run_code", arguments: JSON.stringify({ code: "inputs.n * 3" }) });
+    expect(messages[call + 1]).toEqual({ role: "tool", tool_call_id: "demo_call_1", content: "(output not recorded)" });
+    expect(messages[messages.length - 1].role).toBe("user");
   });
 });
 
