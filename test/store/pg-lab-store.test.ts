@@ -506,7 +506,7 @@ await new Evaluation({ concurrency: 1, progress: false }).evaluate({ moduleInsta
       }
       expect((await cli("show", a.slice(0, 8), "--store", url)).stdout).toContain(`evaluation run ${a}`);
       expect(await cli("show", "zzzz", "--store", url)).toMatchObject({ code: 1, stderr: expect.stringContaining(`no run whose id is or starts with "zzzz" in ${shown}`) });
-      expect(await cli("lab", "copy", "lab.sqlite", url, "--store", url)).toMatchObject({ code: 2, stderr: expect.stringContaining("--store is not an option of lab: it goes with typelm runs, show, compare, rescore and view") });
+      expect(await cli("lab", "copy", "lab.sqlite", url, "--store", url)).toMatchObject({ code: 2, stderr: expect.stringContaining("--store is not an option of lab: it goes with typelm runs, show, compare, rescore, traces and view") });
     });
 
     it("copies a team's lab back into a file: the same runs, and copying again adds nothing", async () => {
