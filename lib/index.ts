@@ -98,8 +98,8 @@ export { LabStore } from "./store/lab-store.js";
 export type { RunFilter, StartRun, FinishRun } from "./store/lab-rows.js";
 export type { LabStoreOptions, Lab, PostgresUrl } from "./store/lab-store.js";
 export type { PostgresLabStore } from "./store/pg-lab-store.js";
-export { Registry } from "./store/registry.js";
-export type { RegistryOptions, StoreOptions, LoadOptions, StoredVersion } from "./store/registry.js";
+export { Registry } from "./store/registry/registry.js";
+export type { RegistryOptions, StoreOptions, LoadOptions, StoredVersion } from "./store/registry/registry.js";
 export type {
   RunKind, RunStatus, RunSummary, EvaluationRow, EvaluationRun, Trial, OptimizationRun, LabRun, RegistryVersion,
 } from "./store/records.js";

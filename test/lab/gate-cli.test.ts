@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Registry } from "../../lib/store/registry.js";
+import { Registry } from "../../lib/store/registry/registry.js";
 import { offline, runBuiltCli } from "../helpers/cli.js";
 
 /** The gate through the built command line on the bundled poem-sentiment experiment and the offline stand-in. */

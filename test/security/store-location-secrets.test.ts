@@ -15,7 +15,7 @@ import { maskUrlCredentials, shownStore, shownUrl } from "../../lib/instrument/r
 import { closeStoreSync } from "../../lib/store/db.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { closePostgresPools } from "../../lib/store/pg.js";
-import { Registry } from "../../lib/store/registry.js";
+import { Registry } from "../../lib/store/registry/registry.js";
 import { LM } from "../../lib/lm/lm.js";
 import { configure, resetConfiguration } from "../../lib/config.js";
 import { freePort } from "../helpers/redis.js";

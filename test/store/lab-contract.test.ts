@@ -10,7 +10,7 @@ import { ValidationError } from "../../lib/errors.js";
 import { copyLab, copyReportText } from "../../lib/store/lab-copy.js";
 import type { Lab } from "../../lib/store/lab-store.js";
 import type { EvaluationRun, OptimizationRun } from "../../lib/store/records.js";
-import { Registry } from "../../lib/store/registry.js";
+import { Registry } from "../../lib/store/registry/registry.js";
 import { registerSecret, shownUrl } from "../../lib/instrument/redact.js";
 import { openStoreSync, STORE_MIGRATIONS, migrate } from "../../lib/store/db.js";
 import type { ModelCall } from "../../lib/lm/usage-scope.js";

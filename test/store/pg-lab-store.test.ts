@@ -21,7 +21,7 @@ import { ScriptedLM } from "../../lib/testing/index.js";
 import { RunRecorder } from "../../lib/optimize/recorder.js";
 import { startFakeProvider } from "../../lib/testing/fake-provider.js";
 import { lmFor } from "../lm/helpers.js";
-import { Registry } from "../../lib/store/registry.js";
+import { Registry } from "../../lib/store/registry/registry.js";
 import { displayRuns } from "../../lib/notebook/runs.js";
 import { LM } from "../../lib/lm/lm.js";
 import { Upper, answerFor } from "../evaluate/batch-task.js";

@@ -12,7 +12,7 @@ import { LabStore } from "../../lib/store/lab-store.js";
 import { PostgresLabStore } from "../../lib/store/pg-lab-store.js";
 import { PostgresLMCacheTable } from "../../lib/store/pg-lm-cache.js";
 import { closePostgresPools } from "../../lib/store/pg.js";
-import { Registry } from "../../lib/store/registry.js";
+import { Registry } from "../../lib/store/registry/registry.js";
 import { startPostgresServer, type PostgresTestServer } from "../helpers/postgres.js";
 import { requirePostgres, row, trial } from "./lab-engines.js";
 import { tunedProgram } from "./registry-fixture.js";

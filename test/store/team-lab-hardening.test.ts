@@ -13,7 +13,7 @@ import { LabStore } from "../../lib/store/lab-store.js";
 import { ValidationError } from "../../lib/errors.js";
 import { PostgresLabStore } from "../../lib/store/pg-lab-store.js";
 import { closePostgresPools } from "../../lib/store/pg.js";
-import { Registry } from "../../lib/store/registry.js";
+import { Registry } from "../../lib/store/registry/registry.js";
 import type { EvaluationRow } from "../../lib/store/records.js";
 import type { ModelCall } from "../../lib/lm/usage-scope.js";
 import { tunedProgram } from "./registry-fixture.js";

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import pg from "pg";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Registry } from "../../lib/store/registry.js";
+import { Registry } from "../../lib/store/registry/registry.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { copyLab } from "../../lib/store/lab-copy.js";

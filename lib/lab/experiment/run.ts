@@ -17,7 +17,7 @@ import { inExperiment } from "../../optimize/recorder.js";
 import type { SignatureClass } from "../../signature/signature.js";
 import { type Lab, LabStore } from "../../store/lab-store.js";
 import type { OptimizationRun } from "../../store/records.js";
-import { Registry } from "../../store/registry.js";
+import { Registry } from "../../store/registry/registry.js";
 import { type Dataset, packageRoot } from "../dataset/load.js";
 import { resultRows } from "../gate/gate.js";
 import { checkLabelField, type ExperimentDefinition, isExperiment, type ProgramContext } from "./define.js";

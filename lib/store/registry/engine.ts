@@ -1,22 +1,22 @@
 // Stored versions of tuned modules in the lab's SQLite file: what `Registry` (registry.ts) does, loaded
 // at its first operation so `import "typelm"` does not compile it.
-import { nodeCrypto } from "../load-sync.js";
-import { ConfigurationError, ValidationError } from "../errors.js";
-import { canonicalJson } from "../canonical-json.js";
-import type { Module, Tunable } from "../module.js";
-import { isModule } from "../module-brand.js";
-import { isPlainObject } from "../plain-object.js";
-import { FewShotExample } from "../prompt/few-shot.js";
-import type { MediaValue } from "../media/media.js";
-import { mediaFromRefs, mediaToRefs } from "../media/refs.js";
-import { keepRegistryMedia, readRegistryMedia } from "./registry-media.js";
-import type { CompiledSignature } from "../signature/compile.js";
-import { openStoreSync, storeError } from "./db.js";
-import { shownUrl } from "../instrument/redact.js";
-import { isPostgresUrl, postgresError, postgresPool } from "./pg.js";
-import type { Database } from "./db.js";
-import { lastScore } from "./module-score.js";
-import type { RegistryVersion } from "./records.js";
+import { nodeCrypto } from "../../load-sync.js";
+import { ConfigurationError, ValidationError } from "../../errors.js";
+import { canonicalJson } from "../../canonical-json.js";
+import type { Module, Tunable } from "../../module.js";
+import { isModule } from "../../module-brand.js";
+import { isPlainObject } from "../../plain-object.js";
+import { FewShotExample } from "../../prompt/few-shot.js";
+import type { MediaValue } from "../../media/media.js";
+import { mediaFromRefs, mediaToRefs } from "../../media/refs.js";
+import { keepRegistryMedia, readRegistryMedia } from "./media.js";
+import type { CompiledSignature } from "../../signature/compile.js";
+import { openStoreSync, storeError } from "../db.js";
+import { shownUrl } from "../../instrument/redact.js";
+import { isPostgresUrl, postgresError, postgresPool } from "../pg.js";
+import type { Database } from "../db.js";
+import { lastScore } from "../module-score.js";
+import type { RegistryVersion } from "../records.js";
 import { classes, type LoadOptions, type ModuleClass, type StoredVersion, type StoreOptions } from "./registry.js";
 
 /** What a version holds for each predictor: enough to rebuild its prompt, and to check it fits. */

@@ -5,9 +5,9 @@
 // process; a registry on PostgreSQL does not take media demos yet (a ConfigurationError says so).
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ConfigurationError } from "../errors.js";
-import type { MediaValue } from "../media/media.js";
-import { isPostgresUrl } from "./pg.js";
+import { ConfigurationError } from "../../errors.js";
+import type { MediaValue } from "../../media/media.js";
+import { isPostgresUrl } from "../pg.js";
 
 const inMemory = new Map<string, Uint8Array>();
 

@@ -1,12 +1,12 @@
 import { resolve } from "node:path";
-import { configuredLabUrl, configuredStorePath } from "../config.js";
-import { shownUrl } from "../instrument/redact.js";
-import { storeKind } from "./pg-url.js";
-import { ValidationError } from "../errors.js";
-import type { Module } from "../module.js";
-import { isModuleSubclass } from "../module-brand.js";
-import type { RegistryVersion } from "./records.js";
-import type { RegistryEngine } from "./registry-engine.js";
+import { configuredLabUrl, configuredStorePath } from "../../config.js";
+import { shownUrl } from "../../instrument/redact.js";
+import { storeKind } from "../pg-url.js";
+import { ValidationError } from "../../errors.js";
+import type { Module } from "../../module.js";
+import { isModuleSubclass } from "../../module-brand.js";
+import type { RegistryVersion } from "../records.js";
+import type { RegistryEngine } from "./engine.js";
 
 /** Options of `new Registry(options)`: which SQLite file holds the versions. */
 export interface RegistryOptions {
@@ -72,7 +72,7 @@ export class Registry {
   }
 
   #run(): Promise<RegistryEngine> {
-    return (this.#engine ??= import("./registry-engine.js").then(({ RegistryEngine }) => new RegistryEngine(this.#location)));
+    return (this.#engine ??= import("./engine.js").then(({ RegistryEngine }) => new RegistryEngine(this.#location)));
   }
 
   /** Stores a new version of `name` (1, 2, 3 ... per name) and returns it. */
