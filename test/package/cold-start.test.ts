@@ -150,6 +150,8 @@ describe("what the bundle loads at import", () => {
     const rare = [
       "lib/judge/calibrate-run.ts", "lib/judge/kappa.ts", "lib/judge/pairwise-compare.ts", "lib/evaluate/rescore-run.ts",
       "lib/store/pg-lab-engine.ts", "lib/store/pg.ts", "lib/store/pg-lm-cache.ts", "lib/store/lab-copy.ts", "lib/view/server.ts", "lib/view/chart.ts",
+      // Only a stream reads a reply as it arrives; only MCPClient.connect opens a session; only a configured cache reads its table.
+      "lib/stream/json-reader.ts", "lib/stream/json-reply.ts", "lib/stream/toon-reply.ts", "lib/mcp/session.ts", "lib/store/lm-cache.ts",
     ];
     expect(rare.filter((m) => eager.has(m))).toEqual([]);
   });
