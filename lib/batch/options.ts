@@ -4,7 +4,7 @@
 import { ValidationError } from "../errors.js";
 import { callSampling } from "../call-sampling.js";
 import type { CallOptions } from "../module.js";
-import { batchSettings, type BatchOption, type BatchSettings } from "./transport.js";
+import { batchSettings, type BatchOption, type BatchSettings } from "./settings.js";
 
 /** How `program.batch` sends its calls: one live call per input, or through the provider's batch service. */
 export type BatchVia = "live" | "provider-batch";

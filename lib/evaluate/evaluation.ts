@@ -7,7 +7,7 @@ import type { EvaluationReport } from "./report.js";
 import type { ExampleOutcome } from "./run-example.js";
 import type { MetricSpec } from "./scoring.js";
 import { checkExampleTimeout } from "./timeout.js";
-import { batchSettings, type BatchOption, type BatchSettings } from "./batch-transport.js";
+import { batchSettings, type BatchOption, type BatchSettings } from "../batch/settings.js";
 
 /** Options of `new Evaluation(options)`: concurrency, progress, recording, the run's name and store, the per-example time limit, batches. */
 export interface EvaluationOptions {

@@ -4,7 +4,7 @@ import { canonicalJson } from "../canonical-json.js";
 import { shownUrl } from "../instrument/redact.js";
 import { resolve } from "node:path";
 import { openStore } from "../store/db.js";
-import { LMCacheTable, type LMCacheRow } from "../store/lm-cache.js";
+import type { LMCacheRow } from "../store/lm-cache.js";
 import { isPostgresUrl, storeKind } from "../store/pg-url.js";
 import type { CacheOptions, ChatMessage, JsonSchema, ReasoningOption, TokenUsage } from "./types.js";
 
@@ -201,6 +201,7 @@ export class ResponseCache {
     if (isPostgresUrl(this.#location)) {
       return (this.#table ??= import("../store/pg-lm-cache.js").then((m) => new m.PostgresLMCacheTable(this.#location)));
     }
-    return (this.#table ??= openStore(this.path).then((db) => new LMCacheTable(db)));
+    // The table's code loads with its first use, not at `import "typelm"`.
+    return (this.#table ??= Promise.all([openStore(this.path), import("../store/lm-cache.js")]).then(([db, m]) => new m.LMCacheTable(db)));
   }
 }

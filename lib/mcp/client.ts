@@ -2,35 +2,18 @@
  * `MCPClient`: a connection to one MCP server, over stdio (a child process typelm starts) or
  * Streamable HTTP (a URL, with headers for auth). `tools()` lists the server's tools as typelm `Tool`s
  * an agent can call; `close()` ends the session and, for stdio, the child process. The MCP SDK is an
- * optional peer loaded by `connect`, never at `import "typelm"`.
+ * optional peer loaded by `connect` (with session.ts, which starts the transport), never at `import "typelm"`.
  */
 import { ConfigurationError } from "../errors.js";
-import { redactString, registerSecret } from "../instrument/redact.js";
-import { loadOptional } from "../optional.js";
+import { registerSecret } from "../instrument/redact.js";
 import type { MCPConnectOptions, MCPHttpOptions, MCPStdioOptions } from "./options.js";
 import type { MCPToolResult } from "./result.js";
+import type { SdkClient, SdkTransport } from "./session.js";
 import { MCPTool, type MCPToolDescription } from "./tool.js";
 
 const DEFAULT_CALL_TIMEOUT_SECONDS = 60;
 /** JSON-RPC code the SDK gives a request that ran past its timeout. */
 const REQUEST_TIMEOUT_CODE = -32001;
-/** How much of a stdio server's stderr a failed connection quotes. */
-const STDERR_TAIL = 2000;
-const FEATURE = "MCPClient";
-
-/** The parts of the SDK's Client this module uses. */
-interface SdkClient {
-  connect(transport: unknown): Promise<void>;
-  listTools(params?: { cursor?: string }, options?: { timeout?: number }): Promise<{ tools: MCPToolDescription[]; nextCursor?: string }>;
-  callTool(params: { name: string; arguments: Record<string, unknown> }, schema?: unknown, options?: { timeout?: number }): Promise<unknown>;
-  close(): Promise<void>;
-}
-
-interface SdkTransport {
-  close(): Promise<void>;
-  readonly pid?: number | null;
-  readonly stderr?: NodeJS.ReadableStream | null;
-}
 
 function isStdio(options: MCPConnectOptions): options is MCPStdioOptions {
   return typeof (options as MCPStdioOptions).command === "string";
@@ -95,37 +78,8 @@ export class MCPClient {
   static async connect(options: MCPConnectOptions): Promise<MCPClient> {
     const seconds = checkOptions(options);
     if (!isStdio(options)) registerHeaderSecrets(options.headers ?? {});
-    const { Client } = await loadOptional<typeof import("@modelcontextprotocol/sdk/client/index.js")>(
-      "@modelcontextprotocol/sdk", FEATURE, "@modelcontextprotocol/sdk/client/index.js",
-    );
-    const client = new Client({ name: options.clientName ?? "typelm", version: "1" }) as unknown as SdkClient;
-    let transport: SdkTransport;
-    let stderrTail = "";
-    let where: string;
-    if (isStdio(options)) {
-      const stdio = await import("@modelcontextprotocol/sdk/client/stdio.js");
-      const env = options.env === undefined ? undefined : { ...stdio.getDefaultEnvironment(), ...options.env };
-      transport = new stdio.StdioClientTransport({
-        command: options.command, args: options.args ?? [], env, cwd: options.cwd, stderr: "pipe",
-      }) as unknown as SdkTransport;
-      transport.stderr?.on("data", (chunk: Buffer) => {
-        stderrTail = (stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL);
-      });
-      where = `the MCP server \`${[options.command, ...(options.args ?? [])].join(" ")}\``;
-    } else {
-      const http = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
-      const url = options.url instanceof URL ? options.url : new URL(options.url);
-      transport = new http.StreamableHTTPClientTransport(url, { requestInit: { headers: options.headers ?? {} } }) as unknown as SdkTransport;
-      where = `the MCP server at ${url.origin}${url.pathname}`;
-    }
-    try {
-      await client.connect(transport);
-    } catch (error) {
-      await transport.close().catch(() => undefined);
-      const message = error instanceof Error ? error.message : String(error);
-      const tail = stderrTail.trim() === "" ? "" : `; its stderr ended with: ${stderrTail.trim()}`;
-      throw new Error(redactString(`MCPClient could not connect to ${where}: ${message}${tail}`), { cause: error });
-    }
+    const { openSession } = await import("./session.js");
+    const { client, transport } = await openSession(options);
     return new MCPClient(client, transport, seconds, transport.pid ?? undefined);
   }
 

@@ -2,7 +2,7 @@ import { ValidationError } from "../errors.js";
 import { checkModule, type Module, type Tunable } from "../module.js";
 import type { Metric } from "../evaluate/metric.js";
 import { checkExampleTimeout } from "../evaluate/timeout.js";
-import { batchSettings, type BatchOption } from "../evaluate/batch-transport.js";
+import { batchSettings, type BatchOption } from "../batch/settings.js";
 
 /** Options every optimizer checks the same way when it is constructed. */
 export interface CommonOptions {

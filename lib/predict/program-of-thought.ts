@@ -15,25 +15,17 @@
  * Model-written code runs only in the QuickJS sandbox (lib/sandbox), never in the host.
  */
 import { z } from "zod";
-import { validateInputs } from "../convert/input.js";
 import { valueToWire } from "../signature/wire.js";
-import { isPlainObject } from "../plain-object.js";
-import { convertOutputs } from "../convert/output.js";
-import { MaxIterationsError, OutputError, TypelmError } from "../errors.js";
-import { Instrumentation } from "../instrument/bus.js";
 import type { CallOptions } from "../module.js";
-import { Sandbox } from "../sandbox/sandbox.js";
 import { compiled, type CompiledSignature } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
-import { defineInputs, stripCodeFence, type AgentSandboxOptions } from "./agent-code.js";
+import type { AgentSandboxOptions } from "./agent-code.js";
 import { PredictorPairAgent } from "./agent-base.js";
 import { positiveInt } from "./agent-loop.js";
 import { demoFits, deriveSignature, taskInstruction, withOutput } from "./agent-signature.js";
-import { renderValue } from "./agent-tools.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import { Predict } from "./predict.js";
-import { emitStep } from "../stream/context.js";
 import { Prediction, type Typed } from "./prediction.js";
 
 /** One try at the program: the code, what it printed, and what went wrong (null for the one that worked). */
@@ -64,25 +56,6 @@ export interface ProgramOfThoughtOptions {
 
 /** The typed outputs; `code`, `output` and `attempts` too, where the signature does not declare those names. */
 export type ProgramOfThoughtResult<O extends Shape> = Typed<OutputOf<O>> & Omit<ProgramTrace, keyof O>;
-
-// Installed once per sandbox. `answer` keeps the value in a closure the next run resets, so a
-// failed attempt's answer never leaks into the next attempt.
-const HARNESS = `(() => {
-  let slot; let called = false;
-  globalThis.answer = (value) => { slot = value; called = true; return value; };
-  globalThis.__typelm_reset = () => { slot = undefined; called = false; };
-  globalThis.__typelm_take = (returned) => (called ? { answered: true, value: slot } : { answered: false, value: returned });
-})();`;
-
-/**
- * Wraps a program so `return` and `await` work and its declarations do not collide with the last
- * attempt's. The prefix shares the code's first line so error line numbers match the model's code.
- */
-function wrap(code: string): string {
-  return `__typelm_reset(); __typelm_take(await (async () => { ${code}\n})());`;
-}
-
-const TRIES = "programofthought.attempt";
 
 /** The model writes a program; the sandbox runs it; its value becomes the typed prediction. */
 export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> extends PredictorPairAgent<I, O, ProgramOfThoughtResult<O>> {
@@ -146,47 +119,10 @@ export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> 
   }
 
   protected async run(inputs: InputOf<I>, options: CallOptions): Promise<ProgramOfThoughtResult<O>> {
-    const sig = compiled(this.signature);
-    const values = validateInputs(sig, inputs);
-    const callOptions: CallOptions = options.lm === undefined ? {} : { lm: options.lm };
-    const agent = `ProgramOfThought(${sig.name})`;
-    const attempts: ProgramAttempt[] = [];
-    const sandbox = await Sandbox.create(this.sandboxOptions);
-    try {
-      for (let attempt = 1; attempt <= this.maxRepairs + 1; attempt++) {
-        const last = attempts[attempts.length - 1];
-        const written = last === undefined
-          ? await this.generate.call(values, callOptions)
-          : await this.repair.call({ ...values, previousCode: last.code, error: feedback(last) }, callOptions);
-        const code = stripCodeFence(String((written as unknown as { code: string }).code)).trim();
-        // Set up before every attempt: after an out-of-memory error the sandbox starts from a fresh guest.
-        await defineInputs(sandbox, sig, values);
-        const harness = await sandbox.run(HARNESS);
-        if (harness.error !== null) throw new TypelmError(`${agent}: sandbox setup failed: ${harness.error}`);
-        const ran = await sandbox.run(wrap(code));
-        let error = ran.error;
-        let outputs: Record<string, unknown> | undefined;
-        if (error === null) {
-          try {
-            outputs = handOver(sig, ran.result);
-          } catch (failure) {
-            if (!(failure instanceof OutputError)) throw failure;
-            error = failure.message;
-          }
-        }
-        attempts.push({ attempt, code, output: ran.output, error });
-        emitStep(this, attempts[attempts.length - 1]);
-        Instrumentation.emit(TRIES, { agent, attempt, ok: error === null });
-        if (outputs !== undefined) return this.result(outputs, attempts[attempts.length - 1]!, attempts, Prediction.meta(written));
-      }
-      const final = attempts[attempts.length - 1]!;
-      throw new MaxIterationsError<ProgramAttempt>(
-        `${agent}: the program still failed after ${this.maxRepairs} repair${this.maxRepairs === 1 ? "" : "s"}: ${final.error}`,
-        { history: attempts, maxIterations: this.maxRepairs + 1 },
-      );
-    } finally {
-      sandbox.dispose();
-    }
+    // The loop (sandbox runs, repairs, hand-over) loads at the first call: program-of-thought-run.ts.
+    const { runProgramOfThought } = await import("./program-of-thought-run.js");
+    const { outputs, final, attempts, meta } = await runProgramOfThought(this, inputs as Record<string, unknown>, options);
+    return this.result(outputs, final, attempts, meta);
   }
 
   private result(
@@ -200,34 +136,6 @@ export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> 
     }
     return prediction as ProgramOfThoughtResult<O>;
   }
-}
-
-/** The program's value as typed outputs; throws OutputError (fed back to the model) when it does not fit. */
-function handOver(sig: CompiledSignature, result: unknown): Record<string, unknown> {
-  const { answered, value } = (result ?? {}) as { answered?: boolean; value?: unknown };
-  if (!answered && value === undefined) {
-    throw new OutputError("the program neither called answer({ ... }) nor returned a value", {
-      raw: "", expected: "a call to answer({ ... }) with the output fields", received: undefined,
-    });
-  }
-  const only = sig.outputs.length === 1 ? sig.outputs[0]!.name : undefined;
-  // With one output field, answer(42) means { field: 42 }, unless the object already names the field.
-  const outputs = only !== undefined && !(isPlainObject(value) && only in value) ? { [only]: value } : value;
-  const raw = renderValue(outputs);
-  try {
-    return convertOutputs(sig, outputs, raw);
-  } catch (error) {
-    if (!(error instanceof OutputError)) throw error;
-    throw new OutputError(`the value handed to answer() does not fit the output fields: ${error.message}`, {
-      raw, path: error.path, expected: error.expected, received: error.received, cause: error,
-    });
-  }
-}
-
-/** What the repairer reads about a failed attempt. */
-function feedback(attempt: ProgramAttempt): string {
-  const printed = attempt.output === "" ? "" : `\nIt printed:\n${attempt.output.slice(0, 4000)}`;
-  return `${attempt.error ?? "unknown error"}${printed}`;
 }
 
 /** A program that hands over a demo's outputs: shows the model the exact form of the answer call. */

@@ -12,6 +12,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { PredictionStream, type QueuedEvent } from "./events.js";
+import { loadReplyReaders, replyReaders } from "./readers.js";
 
 /** Where the predictors of one running stream send their events. */
 export interface StreamSink {
@@ -62,8 +63,16 @@ export function abortError(signal: AbortSignal): Error {
   return error;
 }
 
-/** Runs `run` with `sink` handed over directly (`oneCall`) or in the AsyncLocalStorage. */
+/**
+ * Runs `run` with `sink` handed over directly (`oneCall`) or in the AsyncLocalStorage, once the reply
+ * readers are loaded (at once when they already are: see readers.ts).
+ */
 function runWith<R>(sink: StreamSink, oneCall: boolean, run: () => Promise<R>): Promise<R> {
+  if (replyReaders() === undefined) return loadReplyReaders().then(() => runWithNow(sink, oneCall, run));
+  return runWithNow(sink, oneCall, run);
+}
+
+function runWithNow<R>(sink: StreamSink, oneCall: boolean, run: () => Promise<R>): Promise<R> {
   if (!oneCall) return sinks.run(sink, run);
   direct = sink;
   try {

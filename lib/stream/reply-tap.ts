@@ -13,8 +13,7 @@ import { joinPath } from "../convert/path.js";
 import type { ChatOptions } from "../lm/types.js";
 import type { CompiledSignature } from "../signature/compile.js";
 import { currentSink } from "./context.js";
-import { JsonReplyReader } from "./json-reply.js";
-import { ToonReplyReader } from "./toon-reply.js";
+import { replyReaders } from "./readers.js";
 
 /** What a predictor uses while streaming: the options for its `chat`, and `finish` with the converted outputs. */
 export interface ReplyTap {
@@ -40,7 +39,10 @@ export function replyTap(predictor: object, sig: CompiledSignature, format: "jso
     emitted.set(name, converted);
     sink.push({ type: "field", name, value: converted, path });
   };
-  const reader = format === "toon" ? new ToonReplyReader(onMember) : new JsonReplyReader(onMember);
+  // Loaded by `openStream` before its run started, which is the only way a sink is present.
+  const readers = replyReaders();
+  if (readers === undefined) throw new Error("typelm: the streaming reply readers were not loaded before the stream started");
+  const reader = format === "toon" ? new readers.ToonReplyReader(onMember) : new readers.JsonReplyReader(onMember);
   const build = (): unknown => {
     const read = reader.snapshot();
     // A new object each time (the reader copies what it still changes); finished fields converted.

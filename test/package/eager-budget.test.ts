@@ -9,8 +9,12 @@ import { describe, expect, it } from "@jest/globals";
 import { join } from "node:path";
 import { eagerBytes, eagerFiles, eagerModuleBytes } from "../../scripts/eager-chunk.js";
 
-/** Bytes of the eager chunk at most. Measured 397,755 bytes when this budget was set. */
-const EAGER_BUDGET_BYTES = 410_000;
+/**
+ * Bytes of the eager chunk at most. Measured 405,941 bytes when this budget was set (about 2% of room;
+ * it had grown to 429,296 with streaming, media, MCP and traces before their parsers, the MCP session,
+ * the LM cache table, the batch transport and ProgramOfThought's loop were made to load at first use).
+ */
+const EAGER_BUDGET_BYTES = 414_000;
 
 const pkg = join(process.cwd(), "dist/pkg");
 
