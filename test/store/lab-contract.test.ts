@@ -176,7 +176,7 @@ describe.each(engines)("the lab store contract on %s", (_name, engine) => {
     lab.startRun({ kind: "optimization", name: "MIPROv2" });
     await expect(later(() => lab.runs({ kind: "optimisation" as "optimization" }))).rejects.toThrow(ValidationError);
     await expect(later(() => lab.runs({ kind: "optimisation" as "optimization" })))
-      .rejects.toThrow(/runs\(\{ kind \}\) expects "evaluation" or "optimization"; received "optimisation"/);
+      .rejects.toThrow(/runs\(\{ kind \}\) expects "evaluation", "optimization" or "traces"; received "optimisation"/);
     await expect(later(() => lab.runs({ status: "done" as "completed" })))
       .rejects.toThrow(/runs\(\{ status \}\) expects "running", "completed", "failed" or "stopped"; received "done"/);
     await expect(later(() => lab.runs({ limit: -1 }))).rejects.toThrow(/runs\(\{ limit \}\) expects a whole number ≥ 0; received -1/);
