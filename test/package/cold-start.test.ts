@@ -149,7 +149,7 @@ describe("what the bundle loads at import", () => {
     // the PostgreSQL store's queries and pool, the viewer and its chart.
     const rare = [
       "lib/judge/calibrate-run.ts", "lib/judge/kappa.ts", "lib/judge/pairwise-compare.ts", "lib/evaluate/rescore-run.ts",
-      "lib/store/pg-lab-engine.ts", "lib/store/pg.ts", "lib/store/pg-lm-cache.ts", "lib/store/lab-copy.ts", "lib/view/server.ts", "lib/view/chart.ts",
+      "lib/store/pg-lab-engine.ts", "lib/store/pg.ts", "lib/store/pg-lm-cache.ts", "lib/store/copy/lab-copy.ts", "lib/view/server.ts", "lib/view/chart.ts",
     ];
     expect(rare.filter((m) => eager.has(m))).toEqual([]);
   });

@@ -3,7 +3,7 @@
 // every record reads back equal and in order, so a row's latest review stays its latest; copying again
 // adds nothing; a review older than the destination's latest of the same row is left out.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { copyLab, copyReportText } from "../../lib/store/lab-copy.js";
+import { copyLab, copyReportText } from "../../lib/store/copy/lab-copy.js";
 import { openStoreSync } from "../../lib/store/db.js";
 import { listAnnotations } from "../../lib/store/annotations/annotations.js";
 import { LabStore } from "../../lib/store/lab-store.js";

@@ -11,14 +11,14 @@
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { ValidationError } from "../errors.js";
-import { shownStore, shownUrl } from "../instrument/redact.js";
-import { openStoreSync, storeError } from "./db.js";
-import { isPostgresUrl, postgresError, postgresPool } from "./pg.js";
-import { storeKind } from "./pg-url.js";
-import { callTextHashes, textHash } from "./stored-calls.js";
-import { fileMedia, referredMedia, teamMedia, toFile, toTeam } from "./media/copy.js";
-import { copyReviews, fileReviewTables, teamReviewTables } from "./annotations/copy.js";
+import { ValidationError } from "../../errors.js";
+import { shownStore, shownUrl } from "../../instrument/redact.js";
+import { openStoreSync, storeError } from "../db.js";
+import { isPostgresUrl, postgresError, postgresPool } from "../pg.js";
+import { storeKind } from "../pg-url.js";
+import { callTextHashes, textHash } from "../stored-calls.js";
+import { fileMedia, referredMedia, teamMedia, toFile, toTeam } from "../media/copy.js";
+import { copyReviews, fileReviewTables, teamReviewTables } from "../annotations/copy.js";
 
 /** What one copy did, counted per table. */
 export interface LabCopyReport {
