@@ -2,6 +2,7 @@
 // `recordFeedback` lives in the lab's lab_feedback table under the row's example id (a trace id); the
 // queue shows each row's latest feedback and narrows to thumbs-down (latest score 0 or less), thumbs-up
 // or any, also past the first rows a run's page reads. A filter of another form is a 400 with a sentence.
+// The viewer lists runs of kind traces by kind (GET /api/runs?kind=traces), as the review script finds them.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { labQuery } from "../../lib/traces/sql.js";
@@ -60,6 +61,16 @@ describe("the review queue's feedback filter", () => {
     const all = (await send(`${viewer.url}review?run=${long}`, {})).text;
     expect(ids(all)).not.toContain("t-229");
     expect(ids((await send(`${viewer.url}review?run=${long}&feedback=negative`, {})).text)).toEqual(["t-229"]);
+  }, 60_000);
+
+  it("lists traces runs by kind, and names the three kinds for another", async () => {
+    const store = LabStore.open(lab.path);
+    const day = store.startRun({ kind: "traces", name: "Triage 2026-01-01", config: { module: "Triage", day: "2026-01-01" } });
+    const listed = JSON.parse((await send(`${viewer.url}api/runs?kind=traces`, {})).text) as { runs: { id: string }[] };
+    expect(listed.runs.map((r) => r.id)).toEqual([day]);
+    const other = await send(`${viewer.url}api/runs?kind=trace`, {});
+    expect(other.status).toBe(400);
+    expect(other.text).toContain("kind expects evaluation, optimization or traces");
   }, 60_000);
 
   it("answers 400 with a sentence for a filter of another form", async () => {
