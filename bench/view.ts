@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { closeStoreSync, openStoreSync } from "../lib/store/db.js";
 import { LabStore } from "../lib/store/lab-store.js";
-import { copyLab } from "../lib/store/lab-copy.js";
+import { copyLab } from "../lib/store/copy/lab-copy.js";
 import { closePostgresPools } from "../lib/store/pg.js";
 import { shownUrl } from "../lib/instrument/redact.js";
 import { inferFields } from "../lib/evaluate/fields.js";

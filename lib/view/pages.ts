@@ -18,7 +18,7 @@ export interface MetricLine {
   pending?: boolean;
 }
 
-export const KINDS = ["evaluation", "optimization"];
+export const KINDS = ["evaluation", "optimization", "traces"];
 export const STATUSES = ["running", "completed", "failed", "stopped"];
 
 function options(values: readonly string[], chosen: string | undefined, any: string): Markup {

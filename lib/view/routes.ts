@@ -237,7 +237,7 @@ function text(q: URLSearchParams, key: string): string | undefined {
 
 function runQuery(q: URLSearchParams): RunQuery {
   const kind = text(q, "kind"), status = text(q, "status");
-  if (kind !== undefined && !KINDS.includes(kind)) throw new ValidationError(`kind expects ${KINDS.join(" or ")}; received ${JSON.stringify(kind)}`, { field: "kind" });
+  if (kind !== undefined && !KINDS.includes(kind)) throw new ValidationError(`kind expects ${KINDS.slice(0, -1).join(", ")} or ${KINDS[KINDS.length - 1]}; received ${JSON.stringify(kind)}`, { field: "kind" });
   if (status !== undefined && !STATUSES.includes(status)) throw new ValidationError(`status expects ${STATUSES.join(", ")}; received ${JSON.stringify(status)}`, { field: "status" });
   return { kind, status, name: text(q, "name"), model: text(q, "model"), ...paging(q) };
 }

@@ -149,7 +149,7 @@ describe("what the bundle loads at import", () => {
     // the PostgreSQL store's queries and pool, the viewer and its chart.
     const rare = [
       "lib/judge/calibrate-run.ts", "lib/judge/kappa.ts", "lib/judge/pairwise-compare.ts", "lib/evaluate/rescore-run.ts",
-      "lib/store/pg-lab-engine.ts", "lib/store/pg.ts", "lib/store/pg-lm-cache.ts", "lib/store/lab-copy.ts", "lib/view/server.ts", "lib/view/chart.ts",
+      "lib/store/pg-lab-engine.ts", "lib/store/pg.ts", "lib/store/pg-lm-cache.ts", "lib/store/copy/lab-copy.ts", "lib/view/server.ts", "lib/view/chart.ts",
       // Only a stream reads a reply as it arrives; only MCPClient.connect opens a session; only a configured cache reads its table;
       // only a run with `batch` on sends through a provider's batch service.
       "lib/stream/json-reader.ts", "lib/stream/json-reply.ts", "lib/stream/toon-reply.ts", "lib/mcp/session.ts", "lib/store/lm-cache.ts", "lib/batch/transport.ts",

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../../lib/lab/cli/index.js";
 import { chooseStore } from "../../lib/lab/runs/team-store.js";
-import { copyLab } from "../../lib/store/lab-copy.js";
+import { copyLab } from "../../lib/store/copy/lab-copy.js";
 import { ConfigurationError } from "../../lib/errors.js";
 import { maskUrlCredentials, shownStore, shownUrl } from "../../lib/instrument/redact.js";
 import { closeStoreSync } from "../../lib/store/db.js";

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/glob
 import { runCli } from "../../lib/lab/cli/index.js";
 import { resetConfiguration } from "../../lib/config.js";
 import { ValidationError } from "../../lib/errors.js";
-import { copyLab, copyReportText } from "../../lib/store/lab-copy.js";
+import { copyLab, copyReportText } from "../../lib/store/copy/lab-copy.js";
 import type { Lab } from "../../lib/store/lab-store.js";
 import type { EvaluationRun, OptimizationRun } from "../../lib/store/records.js";
 import { Registry } from "../../lib/store/registry/registry.js";

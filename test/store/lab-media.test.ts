@@ -4,7 +4,7 @@
 // back, and `typelm lab copy` carrying the values both ways.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { Image } from "../../lib/media/media.js";
-import { copyLab } from "../../lib/store/lab-copy.js";
+import { copyLab } from "../../lib/store/copy/lab-copy.js";
 import { openStoreSync } from "../../lib/store/db.js";
 import { type Engine, postgresAvailable, postgresEngine, requirePostgres, settle, sqlOn, sqliteEngine } from "./lab-engines.js";
 import { createHash, mediaCall, mediaRow, PDF_BYTES, shapePng, wavBytes } from "./media-fixture.js";

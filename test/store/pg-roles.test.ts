@@ -6,7 +6,7 @@ import pg from "pg";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { copyLab } from "../../lib/store/lab-copy.js";
+import { copyLab } from "../../lib/store/copy/lab-copy.js";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { PostgresLabStore } from "../../lib/store/pg-lab-store.js";

@@ -118,6 +118,13 @@ describe("windows: rescore and compare", () => {
     expect(r.code).toBe(1);
   });
 
+  it("windows' bounds may be fractional durations (@264.5h..216.25h; a notebook uses windows of seconds)", async () => {
+    const r = await cli("compare", "traces:Shouter@264.5h..216.25h", "traces:Shouter@96.5h..48.25h", "--metric", "shouted.mjs");
+    expect(r.err).toBe("");
+    expect(r.out).toContain("paired: 12 inputs recur in both windows");
+    expect(r.out).toContain("gate: failed");
+  });
+
   it("compare between windows whose inputs do not recur is unpaired, and says so", async () => {
     const r = await cli("compare", "traces:Shouter@11d..8d", "traces:Shouter@7d..5d", "--metric", "shouted.mjs");
     expect(r.err).toBe("");

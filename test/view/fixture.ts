@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Registry } from "../../lib/store/registry/registry.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { closeStoreSync } from "../../lib/store/db.js";
-import { copyLab } from "../../lib/store/lab-copy.js";
+import { copyLab } from "../../lib/store/copy/lab-copy.js";
 import { PostgresLabStore } from "../../lib/store/pg-lab-store.js";
 import { closePostgresPools } from "../../lib/store/pg.js";
 import { POSTGRES_INSTALL_HINT, postgresInstalled, startPostgresServer } from "../helpers/postgres.js";

@@ -48,4 +48,16 @@ maybe("the review queue on PostgreSQL", () => {
     const again = await send(`${viewer.url}review?run=${ids.judged}`, {});
     expect([...again.text.matchAll(/data-example-id="([^"]+)"/g)].map((m) => m[1])).toEqual(["q-0", "q-1", "q-2", "q-3"].filter((i) => i !== "q-3").concat("q-3"));
   }, 60_000);
+
+  it("narrows the queue by users' latest feedback (lab_feedback) on PostgreSQL too", async () => {
+    await sqlOn(url, "INSERT INTO lab_feedback (trace_id, score, comment, created_at) VALUES ($1, $2, $3, $4), ($5, $6, $7, $8), ($9, $10, $11, $12)",
+      ["q-0", 1, null, "2026-01-01T00:00:01.000Z", "q-2", 1, null, "2026-01-01T00:00:02.000Z", "q-2", 0, "<b>wrong</b>", "2026-01-01T00:00:03.000Z"]);
+    const runId = ids.judged;
+    const shown = async (q: string) => [...(await send(`${viewer.url}review?run=${runId}&order=index${q}`, {})).text.matchAll(/data-example-id="([^"]+)"/g)].map((m) => m[1]);
+    expect(await shown("&feedback=negative")).toEqual(["q-2"]);
+    expect(await shown("&feedback=positive")).toEqual(["q-0"]);
+    expect(await shown("&feedback=any")).toEqual(["q-0", "q-2"]);
+    const page = (await send(`${viewer.url}review?run=${runId}&feedback=negative`, {})).text;
+    expect(page).toContain("&lt;b&gt;wrong&lt;/b&gt;");
+  }, 60_000);
 });

@@ -95,7 +95,7 @@ for (const engine of engines) maybe(`the run viewer in Chromium (${engine})`, ()
     await open("/?name=basel");
     expect(await page.$$eval("a[data-run-id]", (l) => l.map((a) => a.getAttribute("data-run-id")))).toEqual([fixture.evalA]);
     await open("/?kind=nonsense", 400);
-    expect(await text()).toContain("kind expects evaluation or optimization");
+    expect(await text()).toContain("kind expects evaluation, optimization or traces");
   });
 
   it("an evaluation: the metric with its Wilson interval, the rows paged 50 at a time, hostile text as text", async () => {

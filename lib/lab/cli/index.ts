@@ -170,7 +170,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       if (rest[0] !== "copy" || rest.length !== 3) {
         throw new UsageError("lab takes: lab copy <lab store file> <postgres://...> (or the other way round), e.g. typelm lab copy .typelm/lab.sqlite postgres://lab@db/typelm", { field: "lab" });
       }
-      const { copyLab, copyReportText } = await import("../../store/lab-copy.js");
+      const { copyLab, copyReportText } = await import("../../store/copy/lab-copy.js");
       const report = await copyLab(rest[1]!, rest[2]!, cwd);
       io.stdout(copyReportText(report).split("\n").map(printable).join("\n"));
       // Versions left behind (another module under the same name and version there) fail the command.

@@ -56,11 +56,13 @@ export const USAGE = `Usage:
       example, two runs compared, the registry. Prints the address; Ctrl-C stops it. Without --store,
       TYPELM_LAB_URL when set.
       --review also serves a review queue at /review (rows of evaluation and traces runs; pass, fail or
-      a score, a corrected expected output, a note, from the keyboard) that writes reviews to the store;
+      a score, a corrected expected output, a note, from the keyboard; filters: a judge's score, users'
+      feedback with /review?feedback=negative|positive|any) that writes reviews to the store;
       it prints the queue's address with the session's token. --reviewer NAME names who reviews.
   typelm lab copy <.typelm/lab.sqlite> <postgres://user@host/db>   (or the other way round)
-      Copies a local lab's runs (with their rows, trials and batches) and registry versions into a
-      team's lab on PostgreSQL, or a team's lab into a file. Runs keep their ids; copying again adds nothing.
+      Copies a local lab's runs (with their rows, trials and batches), registry versions, reviews and
+      users' feedback into a team's lab on PostgreSQL, or a team's lab into a file. Runs keep their ids;
+      copying again adds nothing.
   typelm help [command]
       This text, or one command's part of it (also typelm <command> --help).
 

@@ -48,7 +48,7 @@ export function isTraceSpec(text: string): boolean {
 
 /** Reads `traces:<module>[@<from>..<to>]`; without the window, the last `since` (default 7d). */
 export function traceWindow(spec: string, since: string | undefined, now = Date.now()): TraceWindow {
-  const match = /^traces:([^@]+)(?:@([^.]+)\.\.([^.]+))?$/.exec(spec);
+  const match = /^traces:([^@]+)(?:@(.+?)\.\.(.+))?$/.exec(spec);
   if (match === null) throw new UsageError(`expected traces:<module> or traces:<module>@<from>..<to> such as traces:Pipeline@14d..7d; received ${spec}`, { field: "run" });
   const module = match[1]!;
   const from = now - parseDuration(match[2] ?? since ?? "7d", match[2] === undefined ? "--since" : "the window's start");

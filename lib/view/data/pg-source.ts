@@ -14,6 +14,7 @@ import { postgresError } from "../../store/pg.js";
 import type { EvaluationRow, EvaluationRun, LabRun, RunSummary, Trial } from "../../store/records.js";
 import { callTextHashes, decodeCalls } from "../../store/stored-calls.js";
 import { annotationFrom, annotationsSql, type Annotation, type AnnotationRaw } from "../../store/annotations/annotations.js";
+import { runFeedbackSql, type RowFeedback } from "../review/feedback.js";
 import { blobFrom, type RawMedia } from "../../store/media/tables.js";
 import type { MediaBlob } from "../../store/media/refs.js";
 import { postgresLineUpSql, type LineUpRow } from "../matrix/sql.js";
@@ -393,6 +394,10 @@ export class PostgresViewSource implements ViewSource {
   async annotations(runId: string, all = false): Promise<Annotation[]> {
     if (!(await this.#hasTable("annotations"))) return [];
     return (await this.#query<AnnotationRaw>(annotationsSql(!all, "$1"), [runId])).map(annotationFrom);
+  }
+
+  async feedback(runId: string): Promise<RowFeedback[]> {
+    return (await this.#hasTable("lab_feedback")) ? this.#query<RowFeedback>(runFeedbackSql("$1"), [runId]) : [];
   }
 
   async registryNames(): Promise<RegistryName[]> {

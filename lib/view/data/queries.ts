@@ -14,6 +14,7 @@ import { sqliteMedia } from "../../store/media/tables.js";
 import type { MediaBlob } from "../../store/media/refs.js";
 import { QueryThread } from "../query-thread.js";
 import { annotationFrom, annotationsSql, type Annotation, type AnnotationRaw } from "../../store/annotations/annotations.js";
+import { runFeedbackSql, type RowFeedback } from "../review/feedback.js";
 import { sqliteLineUpSql, type LineUpRow } from "../matrix/sql.js";
 import { inOrderLineUp, sqliteInOrderSql, type InOrderRow } from "../matrix/in-order.js";
 import type { ModelCall } from "../../lm/usage-scope.js";
@@ -367,6 +368,10 @@ export class SqliteViewSource implements ViewSource {
   async annotations(runId: string, all = false): Promise<Annotation[]> {
     if (!this.#hasTable("annotations")) return [];
     return this.#all<AnnotationRaw>(annotationsSql(!all, "?"), [runId]).map(annotationFrom);
+  }
+
+  async feedback(runId: string): Promise<RowFeedback[]> {
+    return this.#hasTable("lab_feedback") ? this.#all<RowFeedback>(runFeedbackSql("?"), [runId]) : [];
   }
 
   async registryNames(): Promise<RegistryName[]> {

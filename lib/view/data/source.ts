@@ -5,6 +5,7 @@ import type { ModelCall } from "../../lm/usage-scope.js";
 import type { EvaluationRow, LabRun, RunKind, RunStatus, RunSummary, Trial, ExampleScore } from "../../store/records.js";
 import type { LineUpRow } from "../matrix/sql.js";
 import type { Annotation } from "../../store/annotations/annotations.js";
+import type { RowFeedback } from "../review/feedback.js";
 import type { MediaBlob } from "../../store/media/refs.js";
 
 /** How the runs list is narrowed: kind and status exactly, name and model as a part of the text. */
@@ -295,6 +296,8 @@ export interface ViewSource {
   registryNames(): Promise<RegistryName[]>;
   /** People's reviews of a run's rows, oldest first: the latest per row, or every one with `all` ([] for a store without reviews). */
   annotations(runId: string, all?: boolean): Promise<Annotation[]>;
+  /** Users' feedback on a run's rows (`recordFeedback`, the lab_feedback table), oldest first ([] for a store without it). */
+  feedback(runId: string): Promise<RowFeedback[]>;
   /** Every stored version of `name`, oldest first. */
   versions(name: string): Promise<ViewVersion[]>;
 }

@@ -24,11 +24,12 @@ export function reviewPage(items: readonly QueueItem[], runCount: number, query:
 <label>run<input name="run" value="${query.run ?? ""}" placeholder="newest ${runCount} runs"></label>
 <label>judge or metric<input name="metric" value="${query.metric ?? ""}"></label>
 <label>score at most<input name="max" value="${query.maxScore ?? ""}" size="5"></label>
+<label>user feedback<select name="feedback"><option value=""${sel(query.feedback === undefined)}>any or none</option><option value="negative"${sel(query.feedback === "negative")}>thumbs-down</option><option value="positive"${sel(query.feedback === "positive")}>thumbs-up</option><option value="any"${sel(query.feedback === "any")}>any feedback</option></select></label>
 <label>order<select name="order"><option value="unreviewed"${sel(query.unreviewedFirst)}>unreviewed first</option><option value="index"${sel(!query.unreviewedFirst)}>as recorded</option></select></label>
 <button type="submit">Filter</button></form>
 <p class="muted" id="review-keys">${KEYS}</p>
 <p id="review-status" role="status" aria-live="polite"></p>
-${items.length === 0 ? html`<p class="muted" id="review-empty">No rows to review${query.maxScore !== undefined ? " at or under this score" : ""}: evaluation and traces runs' rows appear here.</p>` : html`
+${items.length === 0 ? html`<p class="muted" id="review-empty">No rows to review${query.maxScore !== undefined ? " at or under this score" : ""}${query.feedback !== undefined ? " with this feedback" : ""}: evaluation and traces runs' rows appear here.</p>` : html`
 <table id="review-queue"><thead><tr><th>run</th><th>example</th><th>inputs</th><th>expected</th><th>prediction</th><th>scores</th><th>review</th></tr></thead><tbody>
 ${items.map(rowOf)}
 </tbody></table>`}`;
@@ -47,5 +48,5 @@ function rowOf(item: QueueItem): Markup {
 <td class="cell"><div data-expected-shown>${fields(review?.expected ?? row.expected)}</div><textarea data-expected-edit hidden rows="6" cols="40" aria-label="corrected expected output (JSON)">${valueText(review?.expected ?? row.expected, true)}</textarea></td>
 <td class="cell">${row.error === null ? fields(row.prediction) : html`${fields(row.prediction)}<div class="worse">${row.error}</div>`}</td>
 <td class="cell">${fields(scores)}</td>
-<td class="cell"><div><span class="name">verdict:</span> <span data-verdict>${review === undefined ? "—" : String(review.verdict)}</span> <span data-pending class="muted"></span></div><div><span class="name">note:</span> <span data-note>${review?.note ?? ""}</span></div><input data-note-edit hidden size="30" aria-label="note" value="${review?.note ?? ""}"><div class="muted" data-reviewer>${review === undefined ? "" : `${review.reviewer} · ${review.createdAt}`}</div></td></tr>`;
+<td class="cell"><div><span class="name">verdict:</span> <span data-verdict>${review === undefined ? "—" : String(review.verdict)}</span> <span data-pending class="muted"></span></div><div><span class="name">note:</span> <span data-note>${review?.note ?? ""}</span></div><input data-note-edit hidden size="30" aria-label="note" value="${review?.note ?? ""}">${item.feedback === undefined ? "" : html`<div data-feedback="${String(item.feedback.score)}"><span class="name">user:</span> ${item.feedback.score <= 0 ? "thumbs-down" : "thumbs-up"} (${num(item.feedback.score)})${item.feedback.comment === null ? "" : html` “${item.feedback.comment}”`}</div>`}<div class="muted" data-reviewer>${review === undefined ? "" : `${review.reviewer} · ${review.createdAt}`}</div></td></tr>`;
 }

@@ -1,10 +1,12 @@
 // The review queue's rows (`typelm view --review`, page /review): the rows of evaluation runs and
-// production traces runs, each with its latest review, narrowed by a judge's score and put in order
-// (unreviewed first by default), read through the viewer's read-only `ViewSource`.
+// production traces runs, each with its latest review and users' latest feedback, narrowed by a judge's
+// score or by the feedback and put in order (unreviewed first by default), read through the viewer's
+// read-only `ViewSource`.
 import { ValidationError } from "../../errors.js";
 import type { Annotation } from "../../store/annotations/annotations.js";
 import type { RunSummary } from "../../store/records.js";
 import type { ViewRow, ViewSource } from "../data/source.js";
+import { feedbackFilter, feedbackMatches, latestFeedback, type FeedbackFilter, type RowFeedback } from "./feedback.js";
 
 /** Runs whose rows a person reviews: evaluations and production traces. */
 export const REVIEWED_KINDS = ["evaluation", "traces"] as const;
@@ -19,6 +21,8 @@ export interface QueueQuery {
   maxScore?: number;
   /** Rows nobody reviewed yet come first (default); false keeps each run's order. */
   unreviewedFirst: boolean;
+  /** Only rows whose latest user feedback (`recordFeedback`) is a thumbs-down (score ≤ 0), a thumbs-up (> 0), or any. */
+  feedback?: FeedbackFilter;
 }
 
 /** One row to review: the stored row and its latest review. */
@@ -28,6 +32,8 @@ export interface QueueItem {
   /** The id a review names the row by: its example id, else `#<index>`. */
   exampleId: string;
   review: Annotation | undefined;
+  /** A user's latest feedback on the row (traces' rows), if any. */
+  feedback: RowFeedback | undefined;
 }
 
 /** Newest runs the queue takes rows from when no run is picked. */
@@ -47,7 +53,7 @@ export function queueQuery(q: URLSearchParams): QueueQuery {
   if (maxScore !== undefined && given("metric") === undefined) throw new ValidationError("max needs a metric: the judge or metric whose score it narrows by (metric=...)", { field: "metric" });
   const order = given("order") ?? "unreviewed";
   if (order !== "unreviewed" && order !== "index") throw new ValidationError(`order expects unreviewed or index; received ${JSON.stringify(order)}`, { field: "order" });
-  return { run: given("run"), metric: given("metric"), maxScore, unreviewedFirst: order === "unreviewed" };
+  return { run: given("run"), metric: given("metric"), maxScore, unreviewedFirst: order === "unreviewed", feedback: feedbackFilter(given("feedback")) };
 }
 
 /** The queue: each picked run's rows (at most `ROWS_PER_RUN`), with their latest reviews, in the query's order. */
@@ -55,19 +61,30 @@ export async function reviewQueue(store: ViewSource, query: QueueQuery): Promise
   const runs = await pickRuns(store, query.run);
   const items: QueueItem[] = [];
   for (const run of runs) {
-    const [{ rows }, reviews] = await Promise.all([
-      store.rows(run.id, { limit: ROWS_PER_RUN, offset: 0, sort: "index", metric: query.metric, maxScore: query.maxScore }),
-      store.annotations(run.id),
-    ]);
+    const [reviews, feedback] = await Promise.all([store.annotations(run.id), store.feedback(run.id).then(latestFeedback)]);
     const latest = new Map(reviews.map((a) => [a.exampleId, a]));
-    for (const row of rows) {
+    for (const row of await rowsOf(store, run.id, query, feedback)) {
       const exampleId = row.exampleId ?? `#${row.index}`;
-      items.push({ run, row, exampleId, review: latest.get(exampleId) });
+      items.push({ run, row, exampleId, review: latest.get(exampleId), feedback: feedback.get(exampleId) });
     }
   }
   // A stable sort: within the unreviewed and the reviewed, each run's order stays.
   if (query.unreviewedFirst) items.sort((a, b) => Number(a.review !== undefined) - Number(b.review !== undefined));
   return { runs, items };
+}
+
+/** A run's rows for the queue: the first `ROWS_PER_RUN`, or with a feedback filter, the first of those whose feedback passes it. */
+async function rowsOf(store: ViewSource, runId: string, query: QueueQuery, feedback: Map<string, RowFeedback>): Promise<ViewRow[]> {
+  const filter = query.feedback;
+  if (filter === undefined) {
+    return (await store.rows(runId, { limit: ROWS_PER_RUN, offset: 0, sort: "index", metric: query.metric, maxScore: query.maxScore })).rows;
+  }
+  // Read by id: the rows with feedback may lie anywhere in a day's traces, past the first ROWS_PER_RUN.
+  const ids = [...feedback.values()].filter((f) => feedbackMatches(filter, f)).map((f) => f.exampleId);
+  const rows = await store.rowsById(runId, ids);
+  const { metric, maxScore } = query;
+  const scored = maxScore === undefined || metric === undefined ? rows : rows.filter((r) => typeof r.scores[metric] === "number" && r.scores[metric]! <= maxScore);
+  return scored.slice(0, ROWS_PER_RUN);
 }
 
 async function pickRuns(store: ViewSource, given: string | undefined): Promise<RunSummary[]> {

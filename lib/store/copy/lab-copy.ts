@@ -6,17 +6,19 @@
  * run that has ended since the last copy gets its end written). A copy only moves a run forward: a
  * run still running in the destination takes the source's end, an ended one only a later end, so an
  * older copy never turns a finished run back into a running one. Each text is checked against its
- * hash before it is copied, and a value PostgreSQL cannot store (a NUL character) is named.
+ * hash before it is copied, and a value PostgreSQL cannot store (a NUL character) is named. People's
+ * reviews (annotations) and users' feedback on traces follow the runs (annotations/copy.ts).
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { ValidationError } from "../errors.js";
-import { shownStore, shownUrl } from "../instrument/redact.js";
-import { openStoreSync, storeError } from "./db.js";
-import { isPostgresUrl, postgresError, postgresPool } from "./pg.js";
-import { storeKind } from "./pg-url.js";
-import { callTextHashes, textHash } from "./stored-calls.js";
-import { fileMedia, referredMedia, teamMedia, toFile, toTeam } from "./media/copy.js";
+import { ValidationError } from "../../errors.js";
+import { shownStore, shownUrl } from "../../instrument/redact.js";
+import { openStoreSync, storeError } from "../db.js";
+import { isPostgresUrl, postgresError, postgresPool } from "../pg.js";
+import { storeKind } from "../pg-url.js";
+import { callTextHashes, textHash } from "../stored-calls.js";
+import { fileMedia, referredMedia, teamMedia, toFile, toTeam } from "../media/copy.js";
+import { copyReviews, fileReviewTables, teamReviewTables } from "../annotations/copy.js";
 
 /** What one copy did, counted per table. */
 export interface LabCopyReport {
@@ -32,6 +34,10 @@ export interface LabCopyReport {
   registry: { added: number; unchanged: number; conflicts: string[] };
   /** Media values the copied records refer to, added (present only when some were). */
   media?: number;
+  /** People's reviews (the review queue's annotations) added (present only when some were). */
+  annotations?: number;
+  /** Users' feedback on traces (lab_feedback) added (present only when some was). */
+  feedback?: number;
 }
 
 const RUN_COLUMNS = ["id", "kind", "name", "status", "started_at", "ended_at", "score", "config_json", "summary_json", "error", "best_trial"];
@@ -154,6 +160,9 @@ export async function copyLab(from: string, to: string, cwd: string = process.cw
       if (sameModule(there, version)) report.registry.unchanged++;
       else report.registry.conflicts.push(`${String(version.name)} v${String(version.version)}`);
     }
+    const added = await copyReviews(fileReviewTables(source), teamReviewTables((sql, params) => client!.query(sql, params)))
+      .catch((error: unknown) => { throw postgresError(to, "copy reviews and feedback into", error); });
+    addReviews(report, added);
   } finally {
     client.release();
   }
@@ -236,7 +245,15 @@ async function copyToFile(url: string, path: string): Promise<LabCopyReport> {
       else report.registry.conflicts.push(`${String(version.name)} v${String(version.version)}`);
     });
   }
+  const added = await copyReviews(teamReviewTables((sql, params) => pool.query(sql, params)), fileReviewTables(db))
+    .catch((error: unknown) => { throw storeError(path, "copy reviews and feedback into", error); });
+  addReviews(report, added);
   return report;
+}
+
+function addReviews(report: LabCopyReport, added: { annotations: number; feedback: number }): void {
+  if (added.annotations > 0) report.annotations = added.annotations;
+  if (added.feedback > 0) report.feedback = added.feedback;
 }
 
 /**
@@ -343,6 +360,7 @@ export function copyReportText(r: LabCopyReport): string {
     `rows: ${r.rows} added (texts of their model calls: ${r.texts} added); trials: ${r.trials} added; batches: ${r.batches} added`,
     `registry versions: ${r.registry.added} added, ${r.registry.unchanged} already there`,
     ...(r.media === undefined ? [] : [`media values: ${r.media} added`]),
+    ...(r.annotations === undefined && r.feedback === undefined ? [] : [`reviews: ${r.annotations ?? 0} added; users' feedback: ${r.feedback ?? 0} added`]),
   ];
   if (r.registry.conflicts.length > 0) {
     lines.push(`registry versions not copied (the destination has another module under the same name and version): ${r.registry.conflicts.join(", ")}`);
