@@ -12,9 +12,7 @@
  * as a trace of `step` (and the answer as one of `extract`), so optimizers tune it as any other agent.
  * Loaded at the first native run (`await import`), never by `import "typelm"`.
  */
-import { resolveStrategy, currentSampling } from "../config.js";
-import { convertOutputs } from "../convert/output.js";
-import { OutputError } from "../errors.js";
+import { currentSampling } from "../config.js";
 import { Instrumentation } from "../instrument/bus.js";
 import type { ToolCall, ToolDefinition, ToolExchange, ToolResult } from "../lm/tool-calls.js";
 import type { ChatMessage, LanguageModel, LMResponse } from "../lm/types.js";
@@ -29,7 +27,7 @@ import { clip } from "./agent-tools.js";
 import type { CodeActStep } from "./codeact.js";
 import type { Predict } from "./predict.js";
 import { Prediction } from "./prediction.js";
-import { meta, withoutNulls } from "./react-native.js";
+import { finishOutputs, meta, replyOutputs } from "./react-native.js";
 import { recordTrace } from "./trace.js";
 
 /** What the native loop needs from its CodeAct agent. */
@@ -179,27 +177,16 @@ function promptWithDemoTurns(prompt: Prompt, values: Record<string, unknown>, st
 
 /** The answer of a `finish` call, converted as any prediction; or the error the model is shown. */
 function finishCall(agent: NativeCodeAgent, call: ToolCall, response: LMResponse, history: CodeActStep[], values: Record<string, unknown>): { prediction?: Prediction; error: string } {
-  try {
-    const raw = JSON.stringify(call.arguments ?? {});
-    const outputs = convertOutputs(compiled(agent.signature), withoutNulls(call.arguments), raw);
-    Instrumentation.emit("codeact.iteration", { agent: agent.name, step: history.length, ok: true, finished: true });
-    return { prediction: answer(agent, outputs, { ...meta(response), raw }, history, values), error: "" };
-  } catch (error) {
-    if (!(error instanceof OutputError)) throw error;
-    return { error: `Error: the finish arguments are not valid output fields (${error.message}); call finish again with every output field` };
-  }
+  const read = finishOutputs(agent.signature, call);
+  if ("error" in read) return read;
+  Instrumentation.emit("codeact.iteration", { agent: agent.name, step: history.length, ok: true, finished: true });
+  return { prediction: answer(agent, read.outputs, { ...meta(response), raw: read.raw }, history, values), error: "" };
 }
 
 /** A reply without tool calls read as the output fields, or undefined when it does not hold them. */
 function finalReply(agent: NativeCodeAgent, response: LMResponse, history: CodeActStep[], values: Record<string, unknown>): Prediction | undefined {
-  try {
-    const json = resolveStrategy(agent.step.config.strategy).extractJson(agent.signature, response);
-    const outputs = convertOutputs(compiled(agent.signature), json, response.content);
-    return answer(agent, outputs, meta(response), history, values);
-  } catch (error) {
-    if (!(error instanceof OutputError)) throw error;
-    return undefined;
-  }
+  const outputs = replyOutputs(agent.signature, agent.step, response);
+  return outputs === undefined ? undefined : answer(agent, outputs, meta(response), history, values);
 }
 
 /** The typed answer: its field events (in a stream) and its trace as the extractor's. */

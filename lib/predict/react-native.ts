@@ -204,14 +204,20 @@ export function meta(response: LMResponse): { raw: string; usage: LMResponse["us
 
 /** The answer of a `finish` call, converted as any prediction; or the error the model is shown. */
 function finishCall(agent: NativeAgent, call: ToolCall, response: LMResponse, history: ReActStep[], values: Record<string, unknown>): { prediction?: Prediction; error: string } {
+  const read = finishOutputs(agent.signature, call);
+  if ("error" in read) return read;
+  const step: ReActStep = { step: history.length + 1, thought: response.content, action: FINISH, toolInput: asInput(call.arguments), observation: null, callId: call.id };
+  history.push(step);
+  emitStep(agent.step, step);
+  Instrumentation.emit("react.iteration", { agent: agent.name, step: step.step, action: FINISH, ok: true });
+  return { prediction: answer(agent, read.outputs, { ...meta(response), raw: read.raw }, history, values), error: "" };
+}
+
+/** A `finish` call's arguments converted as the output fields (with their JSON text), or the sentence the model is shown instead. Shared with native CodeAct. */
+export function finishOutputs(signature: SignatureClass, call: ToolCall): { outputs: Record<string, unknown>; raw: string } | { error: string } {
+  const raw = JSON.stringify(call.arguments ?? {});
   try {
-    const raw = JSON.stringify(call.arguments ?? {});
-    const outputs = convertOutputs(compiled(agent.signature), withoutNulls(call.arguments), raw);
-    const step: ReActStep = { step: history.length + 1, thought: response.content, action: FINISH, toolInput: asInput(call.arguments), observation: null, callId: call.id };
-    history.push(step);
-    emitStep(agent.step, step);
-    Instrumentation.emit("react.iteration", { agent: agent.name, step: step.step, action: FINISH, ok: true });
-    return { prediction: answer(agent, outputs, { ...meta(response), raw }, history, values), error: "" };
+    return { outputs: convertOutputs(compiled(signature), withoutNulls(call.arguments), raw), raw };
   } catch (error) {
     if (!(error instanceof OutputError)) throw error;
     return { error: `Error: the finish arguments are not valid output fields (${error.message}); call finish again with every output field` };
@@ -220,10 +226,15 @@ function finishCall(agent: NativeAgent, call: ToolCall, response: LMResponse, hi
 
 /** A reply without tool calls read as the output fields, or undefined when it does not hold them. */
 function finalReply(agent: NativeAgent, response: LMResponse, history: ReActStep[], values: Record<string, unknown>): Prediction | undefined {
+  const outputs = replyOutputs(agent.signature, agent.step, response);
+  return outputs === undefined ? undefined : answer(agent, outputs, meta(response), history, values);
+}
+
+/** The output fields a reply without tool calls holds, read with the step's strategy; undefined when it does not hold them. Shared with native CodeAct. */
+export function replyOutputs(signature: SignatureClass, step: Predict, response: LMResponse): Record<string, unknown> | undefined {
   try {
-    const json = resolveStrategy(agent.step.config.strategy).extractJson(agent.signature, response);
-    const outputs = convertOutputs(compiled(agent.signature), json, response.content);
-    return answer(agent, outputs, meta(response), history, values);
+    const json = resolveStrategy(step.config.strategy).extractJson(signature, response);
+    return convertOutputs(compiled(signature), json, response.content);
   } catch (error) {
     if (!(error instanceof OutputError)) throw error;
     return undefined;
