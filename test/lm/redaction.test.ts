@@ -41,7 +41,9 @@ describe("the API key never leaves the request headers", () => {
     Instrumentation.subscribe(/.*/, (e) => events.push(e));
     LM.configure((c) => {
       c.retryDelay = 0.01;
-      c.httpTimeout = 0.3;
+      // A generous timeout for every call but the hanging one: at 0.3 s, a loaded machine's slow reply
+      // timed out, and its late request took the next call's scripted failure.
+      c.httpTimeout = 30;
       c.maxRetries = 1;
     });
     const errors: unknown[] = [];
@@ -62,7 +64,9 @@ describe("the API key never leaves the request headers", () => {
         await lm.chat({ messages: [{ role: "user", content: `fail ${status}` }] }).catch((e: unknown) => errors.push(e));
       }
       fake.hang({ times: 2 });
+      LM.configure((c) => { c.httpTimeout = 0.3; });
       await lm.chat({ messages: [{ role: "user", content: "hang" }] }).catch((e: unknown) => errors.push(e));
+      LM.configure((c) => { c.httpTimeout = 30; });
       fake.dropConnection({ times: 2 });
       await lm.chat({ messages: [{ role: "user", content: "drop" }] }).catch((e: unknown) => errors.push(e));
       expect(inspect(lm, { depth: 10, showHidden: true })).not.toContain(TEST_KEY);

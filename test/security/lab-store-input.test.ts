@@ -30,7 +30,7 @@ describe("LabStore refuses what it cannot store with a ValidationError naming it
   cyclic["self"] = { back: cyclic };
 
   it.each<[string, StartRun, string, RegExp]>([
-    ["a bad kind", { kind: "evalution" as never, name: "r" }, "kind", /kind.*"evaluation" or "optimization".*received "evalution"/],
+    ["a bad kind", { kind: "evalution" as never, name: "r" }, "kind", /kind.*"evaluation", "optimization" or "traces".*received "evalution"/],
     ["a kind that is not a string", { kind: 7 as never, name: "r" }, "kind", /received 7/],
     ["a name that is not a string", { kind: "evaluation", name: undefined as never }, "name", /name.*a string.*received undefined/],
     ["a BigInt in config", { kind: "evaluation", name: "r", config: { optimizer: { seed: 10n } } }, "config", /config\.optimizer\.seed is a BigInt/],

@@ -48,5 +48,17 @@ function rowOf(item: QueueItem): Markup {
 <td class="cell"><div data-expected-shown>${fields(review?.expected ?? row.expected)}</div><textarea data-expected-edit hidden rows="6" cols="40" aria-label="corrected expected output (JSON)">${valueText(review?.expected ?? row.expected, true)}</textarea></td>
 <td class="cell">${row.error === null ? fields(row.prediction) : html`${fields(row.prediction)}<div class="worse">${row.error}</div>`}</td>
 <td class="cell">${fields(scores)}</td>
-<td class="cell"><div><span class="name">verdict:</span> <span data-verdict>${review === undefined ? "—" : String(review.verdict)}</span> <span data-pending class="muted"></span></div><div><span class="name">note:</span> <span data-note>${review?.note ?? ""}</span></div><input data-note-edit hidden size="30" aria-label="note" value="${review?.note ?? ""}">${item.feedback === undefined ? "" : html`<div data-feedback="${String(item.feedback.score)}"><span class="name">user:</span> ${item.feedback.score <= 0 ? "thumbs-down" : "thumbs-up"} (${num(item.feedback.score)})${item.feedback.comment === null ? "" : html` “${item.feedback.comment}”`}</div>`}<div class="muted" data-reviewer>${review === undefined ? "" : `${review.reviewer} · ${review.createdAt}`}</div></td></tr>`;
+<td class="cell">${reviewCell(item)}</td></tr>`;
+}
+
+/** The review column: the verdict (and one pending), the note and its editor, the user's feedback, who reviewed. */
+function reviewCell(item: QueueItem): Markup {
+  const { review, feedback } = item;
+  const verdict = html`<div><span class="name">verdict:</span> <span data-verdict>${review === undefined ? "—" : String(review.verdict)}</span> <span data-pending class="muted"></span></div>`;
+  const note = html`<div><span class="name">note:</span> <span data-note>${review?.note ?? ""}</span></div><input data-note-edit hidden size="30" aria-label="note" value="${review?.note ?? ""}">`;
+  const user = feedback === undefined
+    ? ""
+    : html`<div data-feedback="${String(feedback.score)}"><span class="name">user:</span> ${feedback.score <= 0 ? "thumbs-down" : "thumbs-up"} (${num(feedback.score)})${feedback.comment === null ? "" : html` “${feedback.comment}”`}</div>`;
+  const who = html`<div class="muted" data-reviewer>${review === undefined ? "" : `${review.reviewer} · ${review.createdAt}`}</div>`;
+  return html`${verdict}${note}${user}${who}`;
 }
