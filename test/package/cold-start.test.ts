@@ -9,6 +9,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
+import { eagerModuleBytes } from "../../scripts/eager-chunk.js";
 
 const root = process.cwd();
 
@@ -107,24 +108,9 @@ out.isModule = new Predict(Signature.define({ name: "E2", description: "E.", inp
   }, 30000);
 });
 
-/** The files `import "typelm"` loads: dist/pkg/index.js and the chunks it imports, transitively. */
-function eagerFiles(): string[] {
-  const seen = new Set<string>();
-  const stack = [join(root, "dist/pkg/index.js")];
-  while (stack.length > 0) {
-    const file = stack.pop()!;
-    if (seen.has(file)) continue;
-    seen.add(file);
-    for (const m of readFileSync(file, "utf8").matchAll(/^(?:import|export)\s[^;]*?from\s*"(\.[^"]+)";/gms)) stack.push(join(dirname(file), m[1]!));
-  }
-  return [...seen];
-}
-
-/** The library's modules in those files: the bundle (not minified) starts each with a `// lib/<path>.ts` line. */
+/** The library's modules in the files `import "typelm"` loads (read from the build's metafile). */
 function eagerModules(): Set<string> {
-  const modules = new Set<string>();
-  for (const file of eagerFiles()) for (const m of readFileSync(file, "utf8").matchAll(/^\/\/ (lib\/\S+\.ts)$/gm)) modules.add(m[1]!);
-  return modules;
+  return new Set(eagerModuleBytes(join(root, "dist/pkg")).map((m) => m.module));
 }
 
 describe("what the bundle loads at import", () => {
