@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { asyncLocalStorage } from "./load-sync.js";
 import { ConfigurationError } from "./errors.js";
 import type { LanguageModel } from "./lm/types.js";
 import type { CacheOptions } from "./lm/types.js";
@@ -108,7 +108,7 @@ interface Scope {
   withLM: LanguageModel | undefined;
 }
 
-const scope = new AsyncLocalStorage<Scope>();
+const scope = asyncLocalStorage<Scope>();
 
 /** Runs `fn` with `lm` as the default model for everything called inside it. */
 export function withLM<T>(lm: LanguageModel, fn: () => T): T {
@@ -160,7 +160,7 @@ export interface Sampling {
   rolloutId?: string | number | undefined;
 }
 
-const samplingScope = new AsyncLocalStorage<Sampling>();
+const samplingScope = asyncLocalStorage<Sampling>();
 
 /**
  * Runs `fn` with `sampling` applying to every model call inside it, including those of child modules

@@ -5,10 +5,7 @@
  * that names it and gives the exact `npm install` line; any other failure (a file missing inside an
  * installed package, a dependency of it missing, an error while it runs) propagates unchanged.
  */
-import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { builtin } from "./load-sync.js";
 import { ConfigurationError } from "./errors.js";
 
 /**
@@ -78,14 +75,14 @@ export function missingPackageError(pkg: OptionalPackage, feature: string, cause
   return error;
 }
 
-const here = dirname(fileURLToPath(import.meta.url));
-
 /**
  * Whether `pkg` is installed where this library resolves packages from: a `node_modules/<pkg>`
  * folder with a package.json in this folder or any above it (Node's lookup for a bare name).
  */
 export function isInstalled(pkg: string): boolean {
-  for (let dir = here; ; dir = dirname(dir)) {
+  const { dirname, join } = builtin("node:path");
+  const { existsSync } = builtin("node:fs");
+  for (let dir = dirname(builtin("node:url").fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
     if (existsSync(join(dir, "node_modules", pkg, "package.json"))) return true;
     if (dirname(dir) === dir) return false;
   }
@@ -114,7 +111,7 @@ export async function loadOptional<T>(pkg: OptionalPackage, feature: string, spe
 /** Loads `pkg` with `require()` (for the places that load synchronously); as `loadOptional` otherwise. */
 export function requireOptional<T>(pkg: OptionalPackage, feature: string): T {
   try {
-    return createRequire(import.meta.url)(pkg) as T;
+    return builtin("node:module").createRequire(import.meta.url)(pkg) as T;
   } catch (error) {
     if (isPackageMissing(error, pkg)) throw missingPackageError(pkg, feature, error);
     throw error;

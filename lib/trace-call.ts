@@ -5,7 +5,7 @@
  * bounded in-memory queue. Writing is never done here: the writer (traces/recorder.ts) is loaded with
  * `import()` when the first trace is queued and drains the queue behind the calls, in batches.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
+import { asyncLocalStorage } from "./load-sync.js";
 import type { TracesConfig } from "./config.js";
 import { describeError, hasListeners, Instrumentation } from "./instrument/bus.js";
 import { childOf, currentSpan, runInChildSpan } from "./instrument/context.js";
@@ -45,7 +45,7 @@ export interface TraceQueue {
 export const DEFAULT_MAX_QUEUE = 10_000;
 
 const queue: TraceQueue = { items: [], dropped: 0, written: 0, failed: 0 };
-const inside = new AsyncLocalStorage<true>();
+const inside = asyncLocalStorage<true>();
 let scheduled = false;
 let exitHook = false;
 let seeded: { config: TracesConfig; seed: number; random: Random } | undefined;

@@ -3,8 +3,7 @@
  * AsyncLocalStorage so many calls in flight at once never adopt each other's parent. Ids use the
  * OpenTelemetry formats (32 and 16 lowercase hex digits) so they can be matched against exported spans.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
-import { nodeCrypto } from "../load-sync.js";
+import { asyncLocalStorage, nodeCrypto } from "../load-sync.js";
 
 export interface SpanIds {
   traceId: string;
@@ -13,7 +12,7 @@ export interface SpanIds {
   parentSpanId: string | null;
 }
 
-const storage = new AsyncLocalStorage<SpanIds>();
+const storage = asyncLocalStorage<SpanIds>();
 
 // One pooled buffer of randomness: a span id costs a slice, not a system call.
 const pool = Buffer.alloc(4096);

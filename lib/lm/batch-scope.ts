@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { asyncLocalStorage } from "../load-sync.js";
 import type { BatchClient, BatchClientOptions } from "./batch.js";
 import type { ProviderReply } from "./providers/provider.js";
 import type { LMRequest } from "./types.js";
@@ -42,7 +42,7 @@ export class PendingBatchRequest extends Error {
   }
 }
 
-const rounds = new AsyncLocalStorage<BatchRoundScope>();
+const rounds = asyncLocalStorage<BatchRoundScope>();
 
 /** Runs `fn` with its model calls going through `scope`. */
 export function inBatchRound<T>(scope: BatchRoundScope, fn: () => Promise<T>): Promise<T> {

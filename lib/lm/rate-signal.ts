@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { asyncLocalStorage } from "../load-sync.js";
 
 /** An attempt let go by a listener's pacing gate; handed back with the attempt's outcome. */
 export interface PacedAttempt {
@@ -30,7 +30,7 @@ export interface RateListener {
   pace?(target: AttemptTarget, retry: boolean): PacedAttempt | Promise<PacedAttempt>;
 }
 
-const listeners = new AsyncLocalStorage<RateListener>();
+const listeners = asyncLocalStorage<RateListener>();
 
 /**
  * Runs `fn` with `listener` told about every rate-limited or successful provider attempt made inside

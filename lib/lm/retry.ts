@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from "node:timers/promises";
+import { builtin } from "../load-sync.js";
 import { LMError, TypelmError } from "../errors.js";
 import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { classifyFailure, type Failure } from "./failure.js";
@@ -114,6 +114,7 @@ export async function withRetry<T>(target: RetryTarget, policy: Readonly<LMPolic
 /** Waits `ms`, or ends with the caller's `AbortError` as soon as the caller's signal aborts. */
 async function sleepUnlessAborted(ms: number, hooks: AttemptHooks): Promise<void> {
   const signal = hooks.signal;
+  const sleep = builtin("node:timers/promises").setTimeout;
   if (signal === undefined) return void (await sleep(ms));
   try {
     await sleep(ms, undefined, { signal });

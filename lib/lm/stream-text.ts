@@ -1,6 +1,6 @@
 // Small pieces every streamed call shares: the AbortError a call rejects with when its caller's
 // signal aborts, and the replay of a whole reply as a stream of chunks (a cache hit, a test double).
-import { setTimeout as sleep } from "node:timers/promises";
+import { builtin } from "../load-sync.js";
 
 /**
  * The error a call rejects with when `signal` aborted: the signal's reason when it is already an
@@ -69,7 +69,7 @@ export async function replayText(text: string, onDelta: (text: string) => void, 
     if (!first) {
       try {
         // A pause, or one turn of the event loop, so consumers see each chunk's effects (and may abort) before the next.
-        if (delayMs > 0) await sleep(delayMs, undefined, signal === undefined ? undefined : { signal });
+        if (delayMs > 0) await builtin("node:timers/promises").setTimeout(delayMs, undefined, signal === undefined ? undefined : { signal });
         else await new Promise<void>((resolve) => setImmediate(resolve));
       } catch (error) {
         if (signal?.aborted) throw abortError(signal);

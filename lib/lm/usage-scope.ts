@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { asyncLocalStorage } from "../load-sync.js";
 import { cacheSavings } from "./prices.js";
 import type { ChatMessage, LMResponse } from "./types.js";
 
@@ -50,7 +50,7 @@ export interface UsageTotals {
   log?: ModelCall[];
 }
 
-const scopes = new AsyncLocalStorage<UsageTotals[]>();
+const scopes = asyncLocalStorage<UsageTotals[]>();
 
 export function emptyUsage(): UsageTotals {
   return { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cost: 0, cacheSavings: 0 };

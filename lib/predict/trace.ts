@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { asyncLocalStorage } from "../load-sync.js";
 import type { Prediction } from "./prediction.js";
 
 /** One predictor call inside a traced run: which predictor, what it was given, what it answered. */
@@ -11,7 +11,7 @@ export interface TraceEntry {
   prediction: Prediction;
 }
 
-const traces = new AsyncLocalStorage<TraceEntry[]>();
+const traces = asyncLocalStorage<TraceEntry[]>();
 
 /**
  * Runs `fn` and collects every successful predictor call made inside it, in order: what optimizers

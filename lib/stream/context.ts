@@ -10,7 +10,7 @@
  * whole process, which were measured to double the cost of every promise (about 0.6 µs per chunk of a
  * streamed reply, and as much again for every other promise of the application).
  */
-import { AsyncLocalStorage } from "node:async_hooks";
+import { asyncLocalStorage } from "../load-sync.js";
 import { PredictionStream, type QueuedEvent } from "./events.js";
 import { loadReplyReaders, replyReaders } from "./readers.js";
 
@@ -22,7 +22,7 @@ export interface StreamSink {
   pathOf(owner: object, fallback: string): string;
 }
 
-const sinks = new AsyncLocalStorage<StreamSink>();
+const sinks = asyncLocalStorage<StreamSink>();
 
 /** The sink handed over directly, while a lone predictor's run starts (see the header); taken once. */
 let direct: StreamSink | undefined;
