@@ -38,7 +38,8 @@ export async function evaluateRun<M extends MetricSpec>(
   const fields = describeFields(moduleInstance, examples);
   const metrics = resolveMetrics(args.metrics, fields);
   // Each judge's model, before anything is recorded or called: none, or the offline stand-in, is refused.
-  modelMetricChecks().checkModels(args.metrics);
+  const checks = await modelMetricChecks(args.metrics);
+  checks.checkModels(args.metrics);
   const metricNames = metrics.map((m) => m.name);
   const total = examples.length;
   const config = {
@@ -175,7 +176,7 @@ export async function evaluateRun<M extends MetricSpec>(
   for (const metric of metrics) values[metric.name] = aggregate(metric, rows, fields);
   const durationMs = performance.now() - started;
   const failed = rows.filter((r) => r.error !== null);
-  const runWarnings = [...warnings, ...modelMetricChecks().oneVerdictWarnings(args.metrics, rows).map((message) => ({ code: JUDGE_ONE_VERDICT, message }))];
+  const runWarnings = [...warnings, ...checks.oneVerdictWarnings(args.metrics, rows).map((message) => ({ code: JUDGE_ONE_VERDICT, message }))];
   for (const w of runWarnings) warn(runId, ev.name, w);
   const allWarnings = runWarnings.map((w) => w.message);
   const summary = {

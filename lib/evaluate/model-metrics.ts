@@ -1,6 +1,7 @@
 // What an evaluation checks of metrics that call a model of their own (judges): every such metric's
 // model resolved before the run, one call of each before the first row, and a warning when one gave
-// every row the same verdict. The judge room provides these checks when it loads (lib/judge/judge.ts);
+// every row the same verdict. The judge room provides a loader of these checks when it loads (lib/judge/judge.ts),
+// which loads them at the first evaluation with a judge among its metrics;
 // evaluate/ sees judges only through this interface and the metric interface, never by importing them.
 import type { FewShotExample } from "../prompt/few-shot.js";
 
@@ -26,19 +27,31 @@ export interface ModelMetricChecks {
   oneVerdictWarnings(metrics: readonly unknown[] | undefined, rows: readonly JudgedRow[]): string[];
 }
 
-/** No metric has a model of its own until the judge room has loaded (then no Judge can exist either). */
-let provided: ModelMetricChecks = {
+/** The checks when no metric has a model of its own. */
+const NONE: ModelMetricChecks = {
   checkModels: () => {},
   checkAnswers: async () => {},
   oneVerdictWarnings: () => [],
 };
 
-/** Called once by the judge room as it loads. */
-export function provideModelMetricChecks(checks: ModelMetricChecks): void {
-  provided = checks;
+/**
+ * What the judge room provides: for an evaluation's metrics, the promise of its checks (loaded at first
+ * use) when some metric is a judge, else undefined (no checks to load).
+ */
+export type ModelMetricChecksLoader = (metrics: readonly unknown[] | undefined) => Promise<ModelMetricChecks> | undefined;
+
+/** No metric has a model of its own until the judge room has loaded (then no Judge can exist either). */
+let provided: ModelMetricChecksLoader = () => undefined;
+
+/** Called once by the judge room as it loads, with a loader of its checks (so loading it does not load them). */
+export function provideModelMetricChecks(load: ModelMetricChecksLoader): void {
+  provided = load;
 }
 
-/** The checks in force: the judge room's once it has loaded, else ones that find no such metric. */
-export function modelMetricChecks(): ModelMetricChecks {
-  return provided;
+/**
+ * The checks in force for `metrics`: the judge room's when some metric is a judge (loaded at the first
+ * such call), else ones that find no such metric.
+ */
+export async function modelMetricChecks(metrics: readonly unknown[] | undefined): Promise<ModelMetricChecks> {
+  return (await provided(metrics)) ?? NONE;
 }

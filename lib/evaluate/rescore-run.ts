@@ -25,7 +25,7 @@ export async function rescoreRun<const M extends MetricSpec>(runId: string, opti
   const replay = new StoredPredictions(new Map(examples.map((e, i) => [e.input, rows[i]!])));
   const { metrics, ...evaluationOptions } = options;
   // Each judge's model before the run: none or the stand-in refused, then one call on the first stored answer.
-  const checks = modelMetricChecks();
+  const checks = await modelMetricChecks(metrics);
   checks.checkModels(metrics);
   const answered = rows.findIndex((row) => row.error === null && row.prediction !== null);
   if (answered >= 0) await checks.checkAnswers(metrics, examples[answered]!, rows[answered]!.prediction!, JUDGE_CHECK_MS);

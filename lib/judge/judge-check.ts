@@ -1,9 +1,11 @@
 // What an evaluation checks of its judges before the run: each one's model resolved (none is an
 // error), the offline stand-in refused, and (`checkJudgesAnswer`) one call each, as the program's check.
+// Loaded at first use: by an evaluation with a judge among its metrics (see the hook in judge.ts).
 import { resolveLM } from "../config.js";
 import { ConfigurationError, LMError } from "../errors.js";
 import type { LanguageModel } from "../lm/types.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
+import type { ModelMetricChecks } from "../evaluate/model-metrics.js";
 import { Judge } from "./judge.js";
 
 /** The judges among an evaluation's metrics. */
@@ -91,6 +93,9 @@ export async function checkJudgesAnswer(
 }
 
 export { JUDGE_ONE_VERDICT } from "../evaluate/model-metrics.js";
+
+/** These checks as an evaluation runs them (lib/evaluate/model-metrics.ts), loaded by the judge room's hook at first use. */
+export const judgeChecks: ModelMetricChecks = { checkModels: checkJudgeModels, checkAnswers: checkJudgesAnswer, oneVerdictWarnings };
 
 /**
  * The warnings for judges that gave every row they judged (two or more, error rows left out) the

@@ -7,10 +7,7 @@ import { Module, type CallOptions } from "../module.js";
 import type { Predict } from "../predict/predict.js";
 import { JudgePredict } from "./judge-predict.js";
 import { provideModelMetricChecks } from "../evaluate/model-metrics.js";
-import { checkJudgeModels, checkJudgesAnswer, oneVerdictWarnings } from "./judge-check.js";
-import { withTrace } from "../predict/trace.js";
 import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
-import { isPlainObject } from "../plain-object.js";
 
 /** A judge's scale: a pass/fail verdict, or a whole-number score from `min` to `max`. */
 export type JudgeScale = "pass-fail" | { min: number; max: number };
@@ -129,19 +126,7 @@ export class Judge extends Module<JudgeInput, JudgeOutput> {
 
   /** Asks the judge once: its verdict (or score) and rationale for one judged prediction. */
   async forward(input: JudgeInput, options: CallOptions = {}): Promise<JudgeOutput> {
-    if (input === null || typeof input !== "object" || !isPlainObject(input.inputs) || !isPlainObject(input.prediction)) {
-      throw new ValidationError(
-        `Judge "${this.name}": expected { inputs: {...}, prediction: {...}${this.reference ? ", expected: {...}" : ""} }, the judged program's inputs and outputs`,
-        { field: "input" },
-      );
-    }
-    const values: Record<string, unknown> = { inputs: input.inputs, answer: input.prediction };
-    if (this.reference) {
-      if (!isPlainObject(input.expected)) {
-        throw new ValidationError(`Judge "${this.name}" judges against the reference (reference: true) but was given no expected outputs`, { field: "expected" });
-      }
-      values["reference"] = input.expected;
-    }
+    const values = (await import("./judge-run.js")).judgeValues(this, input);
     const out = (await this.predictor.call(values, options)) as unknown as Record<string, unknown>;
     return this.outputOf(out);
   }
@@ -159,9 +144,7 @@ export class Judge extends Module<JudgeInput, JudgeOutput> {
    * out of the caller's trace (an optimizer bootstrapping demos from it sees only its program's).
    */
   async judge(example: FewShotExample, prediction: Record<string, unknown>): Promise<MetricResult & { details: Record<string, unknown> }> {
-    const input: JudgeInput = { inputs: jsonValue(example.input), prediction: jsonValue(prediction) };
-    if (this.reference) input.expected = jsonValue(example.output);
-    const { result } = await withTrace(() => this.call(input), []);
+    const result = await (await import("./judge-run.js")).judgeUntraced(this, example, prediction);
     return { score: this.scoreOf(result), feedback: result.rationale, details: this.detailsOf(result) };
   }
 
@@ -225,16 +208,8 @@ function defaultInstruction(criteria: string, scale: JudgeScale, reference: bool
   return `Judge the answer. Criteria: ${criteria}\nRead ${given}; give a brief rationale first, ${how}`;
 }
 
-/** A value in its JSON form (dates as ISO text, a Prediction as its fields). */
-function jsonValue(value: Record<string, unknown>): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
-}
-
 // An evaluation sees judges through evaluate/'s checks of metrics with a model of their own (evaluate/
-// does not import judge/). Arrow functions: judge-check.ts imports this file, so its bindings are read
-// when a check runs, not while the two modules load.
-provideModelMetricChecks({
-  checkModels: (metrics) => checkJudgeModels(metrics),
-  checkAnswers: (metrics, example, prediction, timeoutMs, checked) => checkJudgesAnswer(metrics, example, prediction, timeoutMs, checked),
-  oneVerdictWarnings: (metrics, rows) => oneVerdictWarnings(metrics, rows),
-});
+// does not import judge/). The checks (judge-check.ts) load at the first evaluation with a judge among
+// its metrics, before its first row; an evaluation without one loads nothing.
+provideModelMetricChecks((metrics) =>
+  metrics?.some((m) => m instanceof Judge) ? import("./judge-check.js").then((checks) => checks.judgeChecks) : undefined);

@@ -8,7 +8,6 @@ import { Signature, type SignatureClass } from "../signature/signature.js";
 import type { Interval } from "../evaluate/stats/methods.js";
 import type { JudgeUsage } from "../evaluate/report.js";
 import type { EvaluationRow } from "../store/records.js";
-import { isPlainObject } from "../plain-object.js";
 
 /** Options of `new PairwiseJudge(options)`. */
 export interface PairwiseJudgeOptions {
@@ -121,14 +120,7 @@ export class PairwiseJudge extends Module<PairwiseInput, PairwiseOutput> {
 
   /** Asks once, in the order given. */
   async forward(input: PairwiseInput, options: CallOptions = {}): Promise<PairwiseOutput> {
-    if (input === null || typeof input !== "object" || !isPlainObject(input.inputs) || !isPlainObject(input.first) || !isPlainObject(input.second)) {
-      throw new ValidationError("PairwiseJudge: expected { inputs: {...}, first: {...}, second: {...} }", { field: "input" });
-    }
-    const values: Record<string, unknown> = { inputs: input.inputs, first: input.first, second: input.second };
-    if (this.reference) {
-      if (!isPlainObject(input.expected)) throw new ValidationError("PairwiseJudge with reference: true was given no expected outputs", { field: "expected" });
-      values["reference"] = input.expected;
-    }
+    const values = (await import("./judge-run.js")).pairwiseValues(this, input);
     const out = (await this.predictor.call(values, options)) as unknown as Record<string, unknown>;
     return { rationale: String(out["rationale"] ?? ""), winner: out["winner"] as PairwiseOutput["winner"] };
   }

@@ -3,6 +3,7 @@ import type { LanguageModel } from "../lm/types.js";
 import type { Predict } from "../predict/predict.js";
 import { JudgePredict } from "./judge-predict.js";
 import { Signature } from "../signature/signature.js";
+import { onFirstUse } from "../load-sync.js";
 import { Judge, type JudgeOptions, type JudgeOutput } from "./judge.js";
 
 /** Options of `new SemanticF1(options)`. */
@@ -24,8 +25,11 @@ const INSTRUCTION =
 
 const unit = (what: string) => z.number().min(0).max(1).describe(what);
 
-/** Key ideas listed, their overlap discussed, then recall and precision in [0, 1] (DSPy's decompositional form). */
-const SemanticRecallPrecision = Signature.define({
+/**
+ * Key ideas listed, their overlap discussed, then recall and precision in [0, 1] (DSPy's decompositional
+ * form). Defined at the first `new SemanticF1`, so `import "typelm"` does not build its schemas.
+ */
+const semanticRecallPrecision = onFirstUse(() => Signature.define({
   name: "SemanticRecallPrecision",
   input: {
     inputs: z.record(z.string(), z.unknown()).describe("the task's inputs"),
@@ -39,7 +43,7 @@ const SemanticRecallPrecision = Signature.define({
     recall: unit("fraction (0 to 1) of the reference's key ideas the answer covers"),
     precision: unit("fraction (0 to 1) of the answer's key ideas the reference supports"),
   },
-});
+}));
 
 /**
  * A reference-based semantic metric in the spirit of DSPy's `SemanticF1`: a `Judge` whose typed
@@ -57,7 +61,7 @@ export class SemanticF1 extends Judge {
   }
 
   protected override buildPredictor(options: JudgeOptions): Predict {
-    return new JudgePredict(SemanticRecallPrecision, { instruction: options.instruction ?? INSTRUCTION }, ["recall", "precision"]);
+    return new JudgePredict(semanticRecallPrecision(), { instruction: options.instruction ?? INSTRUCTION }, ["recall", "precision"]);
   }
 
   protected override outputOf(out: Record<string, unknown>): JudgeOutput {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
 import { z } from "zod";
-import { Evaluation, FewShotExample, Judge, LMError, Predict, Signature, resetConfiguration, type LMRequest, type LMResponse } from "../../lib/index.js";
+import { Evaluation, FewShotExample, Judge, LMError, Predict, Signature, ValidationError, resetConfiguration, type LMRequest, type LMResponse } from "../../lib/index.js";
 import { ScriptedLM, type ScriptedReplies, type ScriptedRequest } from "../../lib/testing/index.js";
 
 class Capital extends Signature {
@@ -148,5 +148,33 @@ describe("Judge in an evaluation", () => {
     expect(() => new Judge({ name: "ok", criteria: "x", scale: { min: 5, max: 1 } })).toThrow(/scale must be "pass-fail" or \{ min, max \}.*received \{"min":5,"max":1\}/);
     expect(() => new Judge({ name: "has space", criteria: "x" })).toThrow(/Judge name must be an identifier/);
     expect(() => new Judge({ name: "ok", criteria: " " })).toThrow(/criteria must be a non-empty text/);
+  });
+});
+
+describe("Judge called directly", () => {
+  it("asks its predictor with the inputs, the answer and the reference, and answers with verdict and rationale", async () => {
+    const lm = new ScriptedLM(referenceVerdict);
+    const judge = new Judge({ name: "correct", criteria: "same answer as the reference", reference: true, lm });
+    const input = { inputs: { country: "country 0" }, prediction: { answer: "Capital 0" }, expected: { answer: "Capital 0" } };
+    expect(await judge.call(input)).toEqual({ verdict: "pass", rationale: '"Capital 0" against "Capital 0"' });
+    expect(await judge.call({ ...input, prediction: { answer: "Nowhere" } })).toEqual({ verdict: "fail", rationale: '"Nowhere" against "Capital 0"' });
+    expect(lm.requests).toHaveLength(2);
+  });
+
+  it("refuses a malformed input, and no expected outputs when it judges against the reference, with the field, before any model call", async () => {
+    const lm = new ScriptedLM(referenceVerdict);
+    const judge = new Judge({ name: "correct", criteria: "same answer as the reference", reference: true, lm });
+    const bad = judge.call({ inputs: { country: "c" }, prediction: "Capital" } as never);
+    await expect(bad).rejects.toBeInstanceOf(ValidationError);
+    await expect(bad).rejects.toMatchObject({
+      field: "input",
+      message: 'Judge "correct": expected { inputs: {...}, prediction: {...}, expected: {...} }, the judged program\'s inputs and outputs',
+    });
+    const unreferenced = judge.call({ inputs: { country: "c" }, prediction: { answer: "Capital" } });
+    await expect(unreferenced).rejects.toBeInstanceOf(ValidationError);
+    await expect(unreferenced).rejects.toMatchObject({
+      field: "expected", message: 'Judge "correct" judges against the reference (reference: true) but was given no expected outputs',
+    });
+    expect(lm.requests).toHaveLength(0);
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
 import { z } from "zod";
-import { Evaluation, FewShotExample, PairwiseJudge, Predict, Signature, resetConfiguration, type EvaluationReport } from "../../lib/index.js";
+import { Evaluation, FewShotExample, PairwiseJudge, Predict, Signature, ValidationError, resetConfiguration, type EvaluationReport } from "../../lib/index.js";
 import { ScriptedLM, type ScriptedRequest } from "../../lib/testing/index.js";
 
 class Answer extends Signature {
@@ -94,5 +94,21 @@ describe("PairwiseJudge.compare", () => {
     const a = await run((n) => `a ${n}`, 3);
     const b = await run((n) => `b ${n}`, 4);
     await expect(new PairwiseJudge({ criteria: "x", lm: new ScriptedLM([]) }).compare(a, b)).rejects.toThrow(/reportA has 3 rows and reportB 4/);
+  });
+});
+
+describe("PairwiseJudge called directly", () => {
+  it("answers in the order given, and refuses a malformed input or a missing reference with the field, before any model call", async () => {
+    const lm = new ScriptedLM((req) => ({ rationale: `${answerOf(req, "first")} over ${answerOf(req, "second")}`, winner: "first" }));
+    const judge = new PairwiseJudge({ criteria: "Better.", reference: true, lm });
+    const bad = judge.call({ inputs: {}, first: { answer: "a" } } as never);
+    await expect(bad).rejects.toBeInstanceOf(ValidationError);
+    await expect(bad).rejects.toMatchObject({ field: "input", message: "PairwiseJudge: expected { inputs: {...}, first: {...}, second: {...} }" });
+    const unreferenced = judge.call({ inputs: {}, first: { answer: "a" }, second: { answer: "b" } });
+    await expect(unreferenced).rejects.toBeInstanceOf(ValidationError);
+    await expect(unreferenced).rejects.toMatchObject({ field: "expected", message: "PairwiseJudge with reference: true was given no expected outputs" });
+    expect(lm.requests).toHaveLength(0);
+    expect(await judge.call({ inputs: {}, first: { answer: "a" }, second: { answer: "b" }, expected: { answer: "a" } })).toEqual({ rationale: "a over b", winner: "first" });
+    expect(lm.requests).toHaveLength(1);
   });
 });
