@@ -1,15 +1,6 @@
-/** Small pieces the agent loops share: option checks, the final-extraction rule, result assembly. */
-import { ConfigurationError, LMError, MaxIterationsError, ValidationError, preview } from "../errors.js";
+/** Small pieces the agent loops share (loaded with their run modules): the final-extraction rule, result assembly. */
+import { ConfigurationError, LMError, MaxIterationsError, preview } from "../errors.js";
 import { Prediction } from "./prediction.js";
-
-/** A positive integer option, or a ValidationError naming it. */
-export function positiveInt(agent: string, field: string, value: unknown, fallback: number, min = 1): number {
-  const v = value ?? fallback;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min) {
-    throw new ValidationError(`${agent} option ${field}: expected an integer >= ${min}, received ${preview(value)}`, { field });
-  }
-  return v;
-}
 
 /**
  * Errors an agent should let through unchanged rather than fold into its own failure: the model

@@ -1,19 +1,12 @@
 /**
- * The `toolCalling` option of the agents that can use a provider's native function calling
- * (CodeAct): the option checked, and the choice between the native loop and the text protocol for
- * one run ("native" needs a model that declares tool support; "auto" uses it where declared).
+ * The choice between the native tool-calling loop and the text protocol for one run of ReAct or
+ * CodeAct ("native" needs a model that declares tool support; "auto" uses it where declared). Loaded
+ * with the agents' run modules; the option itself is checked in agent-options.ts.
  */
 import { resolveLM } from "../config.js";
-import { ConfigurationError, ValidationError, preview } from "../errors.js";
+import { ConfigurationError } from "../errors.js";
 import type { LanguageModel } from "../lm/types.js";
 import type { ToolCalling } from "./react.js";
-
-/** The `toolCalling` option checked: "auto" when omitted. */
-export function toolCallingOption(agent: string, value: unknown): ToolCalling {
-  if (value === undefined) return "auto";
-  if (value === "native" || value === "text" || value === "auto") return value;
-  throw new ValidationError(`${agent} option toolCalling: expected "native", "text" or "auto", received ${preview(value)}`, { field: "toolCalling" });
-}
 
 /**
  * The model a run uses natively, or undefined for the text protocol. `agent` names the agent in the
