@@ -1,6 +1,29 @@
-/** Small pieces the agent loops share (loaded with their run modules): the final-extraction rule, result assembly. */
+/**
+ * Small pieces the agent loops share (loaded with their run modules): the choice of the native
+ * tool-calling loop, the final-extraction rule, result assembly.
+ */
+import { resolveLM } from "../config.js";
 import { ConfigurationError, LMError, MaxIterationsError, preview } from "../errors.js";
+import type { LanguageModel } from "../lm/types.js";
 import { Prediction } from "./prediction.js";
+import type { ToolCalling } from "./react.js";
+
+/**
+ * The model a run of ReAct or CodeAct uses natively, or undefined for the text protocol: "native"
+ * needs a model that declares tool support (else a ConfigurationError naming `agent`), "auto" uses
+ * it where declared, "text" never.
+ */
+export function nativeModel(agent: string, mode: ToolCalling, callLM: LanguageModel | undefined, configLM: LanguageModel | undefined): LanguageModel | undefined {
+  if (mode === "text") return undefined;
+  const lm = resolveLM(callLM, configLM);
+  const supported = lm.supportsToolCalling?.() === true;
+  if (mode === "native" && !supported) {
+    throw new ConfigurationError(
+      `${agent}: toolCalling "native" needs a model that takes tool definitions; ${lm.id} does not declare tool support (use "auto" or "text")`,
+    );
+  }
+  return supported ? lm : undefined;
+}
 
 /**
  * Errors an agent should let through unchanged rather than fold into its own failure: the model
