@@ -3,9 +3,8 @@ import { Module, withCallSampling, type CallOptions } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { InputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
-import { positiveInt } from "./agent-loop.js";
+import { positiveInt, type AgentTool } from "./agent-options.js";
 import { demoFits, rejectOutputs } from "./agent-signature.js";
-import type { AgentTool } from "./agent-tools.js";
 import type { Predict } from "./predict.js";
 
 /**

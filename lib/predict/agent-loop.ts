@@ -1,14 +1,28 @@
-/** Small pieces the agent loops share: option checks, the final-extraction rule, result assembly. */
-import { ConfigurationError, LMError, MaxIterationsError, ValidationError, preview } from "../errors.js";
+/**
+ * Small pieces the agent loops share (loaded with their run modules): the choice of the native
+ * tool-calling loop, the final-extraction rule, result assembly.
+ */
+import { resolveLM } from "../config.js";
+import { ConfigurationError, LMError, MaxIterationsError, preview } from "../errors.js";
+import type { LanguageModel } from "../lm/types.js";
 import { Prediction } from "./prediction.js";
+import type { ToolCalling } from "./react.js";
 
-/** A positive integer option, or a ValidationError naming it. */
-export function positiveInt(agent: string, field: string, value: unknown, fallback: number, min = 1): number {
-  const v = value ?? fallback;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min) {
-    throw new ValidationError(`${agent} option ${field}: expected an integer >= ${min}, received ${preview(value)}`, { field });
+/**
+ * The model a run of ReAct or CodeAct uses natively, or undefined for the text protocol: "native"
+ * needs a model that declares tool support (else a ConfigurationError naming `agent`), "auto" uses
+ * it where declared, "text" never.
+ */
+export function nativeModel(agent: string, mode: ToolCalling, callLM: LanguageModel | undefined, configLM: LanguageModel | undefined): LanguageModel | undefined {
+  if (mode === "text") return undefined;
+  const lm = resolveLM(callLM, configLM);
+  const supported = lm.supportsToolCalling?.() === true;
+  if (mode === "native" && !supported) {
+    throw new ConfigurationError(
+      `${agent}: toolCalling "native" needs a model that takes tool definitions; ${lm.id} does not declare tool support (use "auto" or "text")`,
+    );
   }
-  return v;
+  return supported ? lm : undefined;
 }
 
 /**

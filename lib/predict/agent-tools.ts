@@ -1,62 +1,12 @@
 /**
- * What the agents need from a tool, and how they present tools and their results to a model.
- *
- * The agents depend on this structural interface rather than on the `Tool` class so that anything
- * with the same face (a `Tool`, a `tool({...})`, a toolset's tools, a hand-written test double) works.
+ * How the agents present tools and their results to a model, and how they run a tool: loaded with an
+ * agent's run module at its first call (the tool list itself is checked in agent-options.ts).
  */
-import { ValidationError, preview } from "../errors.js";
+import { preview } from "../errors.js";
 import type { ToolOutcome } from "../tools/tool.js";
+import type { AgentTool } from "./agent-options.js";
 
-/** The part of `Tool` the agents use. */
-export interface AgentTool {
-  readonly name: string;
-  readonly description: string;
-  /** JSON Schema of the tool's arguments. */
-  jsonSchema(): Record<string, unknown>;
-  /** Validates `rawArgs` (as the model wrote them) and runs the tool; failures come back as `{ ok: false }`. */
-  invoke(rawArgs: unknown): Promise<ToolOutcome>;
-}
-
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-/**
- * Checks the tool list given to an agent: every entry has a usable name and `invoke`, names are
- * unique and none is one of `reserved` (e.g. ReAct's "finish"). Returns the tools keyed by name.
- */
-export function toolMap(agent: string, tools: readonly AgentTool[] | undefined, reserved: readonly string[] = [], identifiers = false): Map<string, AgentTool> {
-  if (tools !== undefined && !Array.isArray(tools)) {
-    throw new ValidationError(`${agent} option tools: expected an array of tools (e.g. [new CalculatorTool()]), received ${preview(tools)}`, {
-      field: "tools",
-    });
-  }
-  const byName = new Map<string, AgentTool>();
-  (tools ?? []).forEach((t, i) => {
-    const name = (t as Partial<AgentTool> | null)?.name;
-    if (typeof name !== "string" || name === "" || typeof (t as Partial<AgentTool>).invoke !== "function") {
-      throw new ValidationError(`${agent} option tools[${i}]: expected a Tool with a name and invoke(), received ${preview(t)}`, {
-        field: `tools[${i}]`,
-      });
-    }
-    if (reserved.includes(name)) {
-      throw new ValidationError(`${agent} option tools[${i}]: the name "${name}" is reserved by ${agent}; rename the tool`, {
-        field: `tools[${i}]`,
-      });
-    }
-    if (identifiers && !IDENTIFIER.test(name)) {
-      throw new ValidationError(
-        `${agent} option tools[${i}]: "${name}" is exposed to code as a function, so it must be a JavaScript identifier (e.g. "${name.replace(/\W/g, "_")}")`,
-        { field: `tools[${i}]` },
-      );
-    }
-    if (byName.has(name)) {
-      throw new ValidationError(`${agent} option tools: two tools are named "${name}"; tool names must be unique`, {
-        field: `tools[${i}]`,
-      });
-    }
-    byName.set(name, t);
-  });
-  return byName;
-}
+export type { AgentTool } from "./agent-options.js";
 
 /**
  * A tool's argument schema as one line of JSON, without `$schema`. A tool whose schema cannot be

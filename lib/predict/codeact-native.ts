@@ -12,22 +12,17 @@
  * as a trace of `step` (and the answer as one of `extract`), so optimizers tune it as any other agent.
  * Loaded at the first native run (`await import`), never by `import "typelm"`.
  */
-import { currentSampling } from "../config.js";
 import { Instrumentation } from "../instrument/bus.js";
-import type { ToolCall, ToolDefinition, ToolExchange, ToolResult } from "../lm/tool-calls.js";
-import type { ChatMessage, LanguageModel, LMResponse } from "../lm/types.js";
-import { Prompt } from "../prompt/prompt.js";
-import { compiled } from "../signature/compile.js";
+import type { ToolCall, ToolResult } from "../lm/tool-calls.js";
+import type { LanguageModel, LMResponse } from "../lm/types.js";
 import type { SignatureClass } from "../signature/signature.js";
-import { currentSink, emitStep } from "../stream/context.js";
-import { replyTap } from "../stream/reply-tap.js";
+import { emitStep } from "../stream/context.js";
 import { stripCodeFence } from "./agent-code.js";
-import { demoFits } from "./agent-signature.js";
+import { answer, finalReply, finishOutputs, meta, nativeChat, type NativeSetup } from "./agent-native.js";
 import { clip } from "./agent-tools.js";
 import type { CodeActStep } from "./codeact.js";
 import type { Predict } from "./predict.js";
 import { Prediction } from "./prediction.js";
-import { finishOutputs, meta, replyOutputs } from "./react-native.js";
 import { recordTrace } from "./trace.js";
 
 /** What the native loop needs from its CodeAct agent. */
@@ -60,23 +55,11 @@ const NATIVE_NOTE =
 
 /** Runs the native loop to a typed result (`{ ...outputs, history }` is assembled by the caller). */
 export async function runNativeCode(agent: NativeCodeAgent, values: Record<string, unknown>, lm: LanguageModel): Promise<{ prediction: Prediction; history: CodeActStep[] }> {
-  const sig = compiled(agent.signature);
-  const prompt = new Prompt(sig, {
-    schemaFormat: lm.schemaFormat, dataFormat: "json", instruction: agent.step.instruction,
-    demos: agent.extract.demos.filter((d) => demoFits(d, sig.outputShape)),
-  });
-  const { messages, exchanges: demoTurns } = promptWithDemoTurns(prompt, values, agent.step.demos);
-  const tools = toolDefinitions(agent, sig.outputJsonSchema);
+  const chat = nativeChat(agent, setup(agent), values, lm);
   const history: CodeActStep[] = [];
-  const exchanges: ToolExchange[] = [];
-  const { temperature, rolloutId } = currentSampling();
-  const signal = currentSink()?.signal;
 
   for (let i = 1; i <= agent.maxIterations; i++) {
-    const response = await lm.chat({
-      messages, signature: agent.signature, inputs: values, tools, toolExchanges: [...demoTurns, ...exchanges],
-      ...(temperature === undefined ? {} : { temperature }), ...(rolloutId === undefined ? {} : { rolloutId }),
-    }, { signal });
+    const response = await chat.turn();
     const calls = response.toolCalls ?? [];
     if (calls.length === 0) {
       const answered = finalReply(agent, response, history, values);
@@ -87,7 +70,7 @@ export async function runNativeCode(agent: NativeCodeAgent, values: Record<strin
       const outcome = finishCall(agent, finish, response, history, values);
       if (outcome.prediction !== undefined) return { prediction: outcome.prediction, history };
       // Arguments that do not convert: the model sees why, as the finish call's error result.
-      exchanges.push({ before: messages.length, text: response.content, calls: [finish], results: [{ callId: finish.id, name: FINISH, content: outcome.error, isError: true }] });
+      chat.record(response.content, [finish], [{ callId: finish.id, name: FINISH, content: outcome.error, isError: true }]);
       continue;
     }
     const trajectory = agent.trajectory(history);
@@ -104,7 +87,7 @@ export async function runNativeCode(agent: NativeCodeAgent, values: Record<strin
       });
       results.push({ callId: call.id, name: call.name, content: resultText(step, agent.maxObservationChars), isError: step.error !== null });
     }
-    exchanges.push({ before: messages.length, text: response.content, calls, results });
+    chat.record(response.content, calls, results);
   }
   return { prediction: await agent.extractAtEnd(history), history };
 }
@@ -132,47 +115,36 @@ function resultText(step: CodeActStep, maxChars: number): string {
   return shown === "" ? "(nothing printed)" : shown;
 }
 
-/** The function definitions sent: `run_code` (its description lists the functions the code can call) and `finish`. */
-function toolDefinitions(agent: NativeCodeAgent, outputSchema: Record<string, unknown>): ToolDefinition[] {
-  return [
-    {
-      name: RUN_CODE,
-      description:
-        "Runs JavaScript (no TypeScript, no imports) in a sandbox and returns what it printed (console.log) and the value of " +
-        "its last statement, or its error. Top-level await works; variables persist between calls; the task inputs are the " +
-        `global \`inputs\`. Functions the code can call:\n${agent.availableTools}`,
-      parameters: {
-        type: "object",
-        properties: { code: { type: "string", description: "The JavaScript to run" } },
-        required: ["code"],
-        additionalProperties: false,
+/**
+ * The native prompt's set-up: the note on tool use; the function definitions, `run_code` (its
+ * description lists the functions the code can call) and `finish`; each step demo with code replayed
+ * as an earlier `run_code` turn.
+ */
+function setup(agent: NativeCodeAgent): NativeSetup {
+  return {
+    note: NATIVE_NOTE,
+    tools: (outputSchema) => [
+      {
+        name: RUN_CODE,
+        description:
+          "Runs JavaScript (no TypeScript, no imports) in a sandbox and returns what it printed (console.log) and the value of " +
+          "its last statement, or its error. Top-level await works; variables persist between calls; the task inputs are the " +
+          `global \`inputs\`. Functions the code can call:\n${agent.availableTools}`,
+        parameters: {
+          type: "object",
+          properties: { code: { type: "string", description: "The JavaScript to run" } },
+          required: ["code"],
+          additionalProperties: false,
+        },
       },
+      { name: FINISH, description: "Call once the results suffice; the arguments are the output fields.", parameters: outputSchema },
+    ],
+    demoTurn: (demo, callId) => {
+      const code = demo.output["code"];
+      if (typeof code !== "string" || code.trim() === "") return undefined;
+      return { call: { id: callId, name: RUN_CODE, arguments: { code } }, content: "(output not recorded)" };
     },
-    { name: FINISH, description: "Call once the results suffice; the arguments are the output fields.", parameters: outputSchema },
-  ];
-}
-
-/** The system message (with the note on tool use), then each step demo with code as an earlier `run_code` turn, then the call's own user message. */
-function promptWithDemoTurns(prompt: Prompt, values: Record<string, unknown>, stepDemos: readonly { input: Record<string, unknown>; output: Record<string, unknown> }[]): { messages: ChatMessage[]; exchanges: ToolExchange[] } {
-  const [system, ...rest] = prompt.messages(values);
-  const messages: ChatMessage[] = [{ role: "system", content: `${system!.content}\n\n${NATIVE_NOTE}` }];
-  const exchanges: ToolExchange[] = [];
-  stepDemos.forEach((demo, k) => {
-    const code = demo.output["code"];
-    if (typeof code !== "string" || code.trim() === "") return;
-    const user = prompt.messages(demo.input).find((m) => m.role === "user");
-    if (user === undefined) return;
-    messages.push(user);
-    const callId = `demo_call_${k + 1}`;
-    exchanges.push({
-      before: messages.length,
-      text: typeof demo.output["thought"] === "string" ? demo.output["thought"] : "",
-      calls: [{ id: callId, name: RUN_CODE, arguments: { code } }],
-      results: [{ callId, name: RUN_CODE, content: "(output not recorded)", isError: false }],
-    });
-  });
-  messages.push(...rest);
-  return { messages, exchanges };
+  };
 }
 
 /** The answer of a `finish` call, converted as any prediction; or the error the model is shown. */
@@ -181,18 +153,4 @@ function finishCall(agent: NativeCodeAgent, call: ToolCall, response: LMResponse
   if ("error" in read) return read;
   Instrumentation.emit("codeact.iteration", { agent: agent.name, step: history.length, ok: true, finished: true });
   return { prediction: answer(agent, read.outputs, { ...meta(response), raw: read.raw }, history, values), error: "" };
-}
-
-/** A reply without tool calls read as the output fields, or undefined when it does not hold them. */
-function finalReply(agent: NativeCodeAgent, response: LMResponse, history: CodeActStep[], values: Record<string, unknown>): Prediction | undefined {
-  const outputs = replyOutputs(agent.signature, agent.step, response);
-  return outputs === undefined ? undefined : answer(agent, outputs, meta(response), history, values);
-}
-
-/** The typed answer: its field events (in a stream) and its trace as the extractor's. */
-function answer(agent: NativeCodeAgent, outputs: Record<string, unknown>, m: ReturnType<typeof meta>, history: CodeActStep[], values: Record<string, unknown>): Prediction {
-  replyTap(agent.extract, compiled(agent.signature), "json")?.finish(outputs);
-  const prediction = new Prediction(outputs, m);
-  recordTrace({ predictor: agent.extract, inputs: { ...values, trajectory: agent.trajectory(history) }, prediction });
-  return prediction;
 }

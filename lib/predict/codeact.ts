@@ -5,29 +5,23 @@
  * `solution` text.
  *
  * Model-written code runs only in the sandbox (lib/sandbox), never in the host. The inner
- * predictors (`step`, `extract`) are ordinary properties, so optimizers see and tune them.
+ * predictors (`step`, `extract`) are ordinary properties, so optimizers see and tune them. This
+ * module is the class's face (options, predictors, demos); its run loads at the first call
+ * (codeact-run.ts, and codeact-native.ts for native tool calls).
  */
 import { z } from "zod";
 import { onFirstUse } from "../load-sync.js";
-import { validateInputs } from "../convert/input.js";
-import { OutputError } from "../errors.js";
-import { Instrumentation } from "../instrument/bus.js";
 import type { CallOptions } from "../module.js";
-import { Sandbox } from "../sandbox/sandbox.js";
 import { compiled } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
-import { defineInputs, describeCodeTools, runOutput, sandboxTools, stripCodeFence, type AgentSandboxOptions } from "./agent-code.js";
-import { agentResult, extractOrFail } from "./agent-loop.js";
-import { deriveSignature, taskInstruction } from "./agent-signature.js";
-import { clip, toolMap, type AgentTool } from "./agent-tools.js";
+import type { AgentSandboxOptions } from "./agent-code.js";
 import { StepExtractAgent } from "./agent-base.js";
+import { toolCallingOption, toolMap, type AgentTool } from "./agent-options.js";
+import { deriveSignature, taskInstruction } from "./agent-signature.js";
 import { Predict } from "./predict.js";
-import { emitStep } from "../stream/context.js";
-import type { Prediction, Typed } from "./prediction.js";
-import { nativeModel, toolCallingOption } from "./agent-tool-calling.js";
+import type { Typed } from "./prediction.js";
 import type { ToolCalling } from "./react.js";
-import type { LanguageModel } from "../lm/types.js";
 
 /** One step of a CodeAct run: the JavaScript the model wrote and what running it gave. */
 export interface CodeActStep {
@@ -130,88 +124,8 @@ export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends S
   }
 
   protected async run(inputs: InputOf<I>, options: CallOptions): Promise<CodeActResult<O>> {
-    const values = validateInputs(compiled(this.signature), inputs);
-    const callOptions: CallOptions = options.lm === undefined ? {} : { lm: options.lm };
-    const agent = `CodeAct(${compiled(this.signature).name})`;
-    const history: CodeActStep[] = [];
-    const availableTools = describeCodeTools(this.toolsByName.values());
-    const lm = nativeModel(agent, this.toolCalling, options.lm, this.step.config.lm);
-    const sandbox = await Sandbox.create({ ...this.sandboxOptions, tools: sandboxTools(this.toolsByName.values()) });
-    try {
-      if (lm !== undefined) return await this.runNative(values, lm, agent, availableTools, sandbox, callOptions);
-      let finished = false;
-      for (let i = 1; i <= this.maxIterations && !finished; i++) {
-        let turn: Prediction & { thought: string; code: string | null; finished: boolean };
-        try {
-          turn = (await this.step.call({ ...values, trajectory: this.trajectory(history), availableTools }, callOptions)) as unknown as typeof turn;
-        } catch (error) {
-          if (!(error instanceof OutputError)) throw error;
-          // A malformed reply costs a step, not the run: the model sees why and tries again.
-          history.push({
-            step: i, thought: "", code: "", output: "",
-            error: `your reply could not be read (${error.message}); reply with thought, code and finished`,
-          });
-          emitStep(this, history[history.length - 1]);
-          Instrumentation.emit("codeact.iteration", { agent, step: i, ok: false, finished: false });
-          continue;
-        }
-        const code = stripCodeFence(turn.code ?? "").trim();
-        let output = "";
-        let error: string | null = null;
-        if (code !== "") {
-          await defineInputs(sandbox, compiled(this.signature), values, true);
-          const ran = await sandbox.run(code);
-          output = runOutput(ran);
-          error = ran.error;
-        } else if (!turn.finished) {
-          error = "no code was given: write code to run, or set finished to true";
-        }
-        finished = turn.finished && error === null;
-        history.push({ step: i, thought: turn.thought, code, output, error });
-        emitStep(this, history[history.length - 1]);
-        Instrumentation.emit("codeact.iteration", { agent, step: i, ok: error === null, finished });
-      }
-      const extract = () => this.extract.call({ ...values, trajectory: this.trajectory(history) }, callOptions);
-      const extracted = finished ? await extract() : await extractOrFail(agent, this.maxIterations, history, extract);
-      return agentResult(extracted, { history }) as CodeActResult<O>;
-    } finally {
-      sandbox.dispose();
-    }
-  }
-
-  /** The native tool-calling loop (codeact-native.ts, loaded at its first use). */
-  private async runNative(
-    values: Record<string, unknown>, lm: LanguageModel, agent: string, availableTools: string, sandbox: Sandbox, callOptions: CallOptions,
-  ): Promise<CodeActResult<O>> {
-    const { runNativeCode } = await import("./codeact-native.js");
-    const sig = compiled(this.signature);
-    const trajectory = (h: readonly CodeActStep[]): string => this.trajectory(h);
-    const { prediction, history } = await runNativeCode({
-      name: agent, step: this.step, extract: this.extract, availableTools, trajectory,
-      signature: deriveSignature(this.signature, { agent: "CodeAct", suffix: "CodeActNative", description: sig.description, output: compiled(this.extract.signature).outputShape }),
-      maxIterations: this.maxIterations, maxObservationChars: this.maxObservationChars,
-      runCode: async (code) => {
-        await defineInputs(sandbox, sig, values, true);
-        const ran = await sandbox.run(code);
-        return { output: runOutput(ran), error: ran.error };
-      },
-      extractAtEnd: (history) => extractOrFail(agent, this.maxIterations, history, () =>
-        this.extract.call({ ...values, trajectory: trajectory(history) }, callOptions)),
-    }, values, lm);
-    return agentResult(prediction, { history }) as CodeActResult<O>;
-  }
-
-  /** The steps so far as the model reads them; long outputs are cut (the history keeps them whole). */
-  private trajectory(history: readonly CodeActStep[]): string {
-    if (history.length === 0) return "(no steps yet)";
-    return history
-      .map((s) => {
-        const lines = [`Step ${s.step}`, `Thought: ${s.thought}`];
-        lines.push(s.code === "" ? "Code: (none)" : `Code:\n\`\`\`javascript\n${s.code}\n\`\`\``);
-        lines.push(s.output === "" ? "Output: (nothing printed)" : `Output:\n${clip(s.output, this.maxObservationChars)}`);
-        if (s.error !== null) lines.push(`Error: ${s.error}`);
-        return lines.join("\n");
-      })
-      .join("\n\n");
+    // The sandbox, the loops (the text protocol, native tool calls) and the trajectory load at the first call: codeact-run.ts.
+    const { runCodeAct } = await import("./codeact-run.js");
+    return (await runCodeAct(this, this.toolsByName, inputs as Record<string, unknown>, options)) as CodeActResult<O>;
   }
 }

@@ -16,7 +16,7 @@ import { emitStep } from "../stream/context.js";
 import { defineInputs, stripCodeFence } from "./agent-code.js";
 import { renderValue } from "./agent-tools.js";
 import { Prediction } from "./prediction.js";
-import type { ProgramAttempt, ProgramOfThought } from "./program-of-thought.js";
+import type { ProgramAttempt, ProgramOfThought, ProgramTrace } from "./program-of-thought.js";
 
 // Installed once per sandbox. `answer` keeps the value in a closure the next run resets, so a
 // failed attempt's answer never leaks into the next attempt.
@@ -37,11 +37,12 @@ function wrap(code: string): string {
 
 const TRIES = "programofthought.attempt";
 
-/** Runs the loop for `pot`; resolves with the outputs and the attempts, or throws MaxIterationsError. */
-export async function runProgramOfThought(
-pot: ProgramOfThought, inputs: Record<string, unknown>, options: CallOptions,
-): Promise<{ outputs: Record<string, unknown>; final: ProgramAttempt; attempts: ProgramAttempt[]; meta: ReturnType<typeof Prediction.meta> }> {
-const sig = compiled(pot.signature);
+/**
+ * Runs the loop for `pot`: resolves with the typed prediction (the final program on it as the
+ * non-enumerable `code`, `output`, `attempts`), or throws MaxIterationsError.
+ */
+export async function runProgramOfThought(pot: ProgramOfThought, inputs: Record<string, unknown>, options: CallOptions): Promise<Prediction> {
+  const sig = compiled(pot.signature);
   const values = validateInputs(sig, inputs);
   const callOptions: CallOptions = options.lm === undefined ? {} : { lm: options.lm };
   const agent = `ProgramOfThought(${sig.name})`;
@@ -72,7 +73,7 @@ const sig = compiled(pot.signature);
       attempts.push({ attempt, code, output: ran.output, error });
       emitStep(pot, attempts[attempts.length - 1]);
       Instrumentation.emit(TRIES, { agent, attempt, ok: error === null });
-      if (outputs !== undefined) return { outputs, final: attempts[attempts.length - 1]!, attempts, meta: Prediction.meta(written) };
+      if (outputs !== undefined) return result(outputs, attempts[attempts.length - 1]!, attempts, Prediction.meta(written));
     }
     const final = attempts[attempts.length - 1]!;
     throw new MaxIterationsError<ProgramAttempt>(
@@ -82,6 +83,19 @@ const sig = compiled(pot.signature);
   } finally {
     sandbox.dispose();
   }
+}
+
+/** The prediction of the outputs, with the final program's trace as non-enumerable properties. */
+function result(
+  outputs: Record<string, unknown>, final: ProgramAttempt, attempts: ProgramAttempt[], meta: ReturnType<typeof Prediction.meta>,
+): Prediction {
+  const prediction = new Prediction(outputs, meta);
+  const trace: ProgramTrace = { code: final.code, output: final.output, attempts };
+  for (const [key, value] of Object.entries(trace)) {
+    // A declared output of the same name wins; the trace is still in `attempts` or the history.
+    if (!(key in prediction)) Object.defineProperty(prediction, key, { value, enumerable: false });
+  }
+  return prediction;
 }
 
 /** The program's value as typed outputs; throws OutputError (fed back to the model) when it does not fit. */

@@ -22,11 +22,11 @@ import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
 import type { AgentSandboxOptions } from "./agent-code.js";
 import { PredictorPairAgent } from "./agent-base.js";
-import { positiveInt } from "./agent-loop.js";
+import { positiveInt } from "./agent-options.js";
 import { demoFits, deriveSignature, taskInstruction, withOutput } from "./agent-signature.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import { Predict } from "./predict.js";
-import { Prediction, type Typed } from "./prediction.js";
+import type { Typed } from "./prediction.js";
 
 /** One try at the program: the code, what it printed, and what went wrong (null for the one that worked). */
 export interface ProgramAttempt {
@@ -121,20 +121,7 @@ export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> 
   protected async run(inputs: InputOf<I>, options: CallOptions): Promise<ProgramOfThoughtResult<O>> {
     // The loop (sandbox runs, repairs, hand-over) loads at the first call: program-of-thought-run.ts.
     const { runProgramOfThought } = await import("./program-of-thought-run.js");
-    const { outputs, final, attempts, meta } = await runProgramOfThought(this, inputs as Record<string, unknown>, options);
-    return this.result(outputs, final, attempts, meta);
-  }
-
-  private result(
-    outputs: Record<string, unknown>, final: ProgramAttempt, attempts: ProgramAttempt[], meta: ReturnType<typeof Prediction.meta>,
-  ): ProgramOfThoughtResult<O> {
-    const prediction = new Prediction(outputs, meta);
-    const trace: ProgramTrace = { code: final.code, output: final.output, attempts };
-    for (const [key, value] of Object.entries(trace)) {
-      // A declared output of the same name wins; the trace is still in `attempts` or the history.
-      if (!(key in prediction)) Object.defineProperty(prediction, key, { value, enumerable: false });
-    }
-    return prediction as ProgramOfThoughtResult<O>;
+    return (await runProgramOfThought(this, inputs as Record<string, unknown>, options)) as ProgramOfThoughtResult<O>;
   }
 }
 

@@ -13,19 +13,12 @@
  * agent as any other. Loaded at the first native run (`await import`), never by `import "typelm"`.
  */
 import pLimit from "p-limit";
-import { resolveStrategy } from "../config.js";
-import { convertOutputs } from "../convert/output.js";
-import { OutputError } from "../errors.js";
 import { Instrumentation } from "../instrument/bus.js";
-import type { ToolCall, ToolDefinition, ToolExchange, ToolResult } from "../lm/tool-calls.js";
-import type { ChatMessage, LanguageModel, LMResponse } from "../lm/types.js";
-import { currentSampling } from "../config.js";
-import { Prompt } from "../prompt/prompt.js";
-import { compiled } from "../signature/compile.js";
+import type { ToolCall, ToolDefinition, ToolResult } from "../lm/tool-calls.js";
+import type { LanguageModel, LMResponse } from "../lm/types.js";
 import type { SignatureClass } from "../signature/signature.js";
-import { currentSink, emitStep } from "../stream/context.js";
-import { replyTap } from "../stream/reply-tap.js";
-import { demoFits } from "./agent-signature.js";
+import { emitStep } from "../stream/context.js";
+import { answer, finalReply, finishOutputs, meta, nativeChat, type NativeSetup } from "./agent-native.js";
 import { clip, invokeSafely, renderValue, schemaText, type AgentTool } from "./agent-tools.js";
 import type { Predict } from "./predict.js";
 import { Prediction } from "./prediction.js";
@@ -62,24 +55,12 @@ const NATIVE_NOTE =
 
 /** Runs the native loop to a typed result (`{ ...outputs, history }` is assembled by the caller). */
 export async function runNative(agent: NativeAgent, values: Record<string, unknown>, lm: LanguageModel): Promise<{ prediction: Prediction; history: ReActStep[] }> {
-  const sig = compiled(agent.signature);
-  const prompt = new Prompt(sig, {
-    schemaFormat: lm.schemaFormat, dataFormat: "json", instruction: agent.step.instruction,
-    demos: agent.extract.demos.filter((d) => demoFits(d, sig.outputShape)),
-  });
-  const { messages, exchanges: demoTurns } = promptWithDemoTurns(prompt, values, agent.step.demos);
-  const tools = toolDefinitions(agent, sig.outputJsonSchema);
+  const chat = nativeChat(agent, setup(agent), values, lm);
   const history: ReActStep[] = [];
-  const exchanges: ToolExchange[] = [];
   const limit = pLimit(agent.maxParallelCalls);
-  const { temperature, rolloutId } = currentSampling();
-  const signal = currentSink()?.signal;
 
   for (let i = 1; i <= agent.maxIterations; i++) {
-    const response = await lm.chat({
-      messages, signature: agent.signature, inputs: values, tools, toolExchanges: [...demoTurns, ...exchanges],
-      ...(temperature === undefined ? {} : { temperature }), ...(rolloutId === undefined ? {} : { rolloutId }),
-    }, { signal });
+    const response = await chat.turn();
     const calls = response.toolCalls ?? [];
     if (calls.length === 0) {
       const answered = finalReply(agent, response, history, values);
@@ -94,7 +75,7 @@ export async function runNative(agent: NativeAgent, values: Record<string, unkno
       const step: ReActStep = { step: history.length + 1, thought: response.content, action: FINISH, toolInput: asInput(finish.arguments), observation: outcome.error, callId: finish.id };
       history.push(step);
       emitStep(agent.step, step);
-      exchanges.push({ before: messages.length, text: response.content, calls: [finish], results: [{ callId: finish.id, name: FINISH, content: outcome.error, isError: true }] });
+      chat.record(response.content, [finish], [{ callId: finish.id, name: FINISH, content: outcome.error, isError: true }]);
       continue;
     }
     const before = history.length;
@@ -118,16 +99,34 @@ export async function runNative(agent: NativeAgent, values: Record<string, unkno
         prediction: new Prediction({ thought: step.thought, action: step.action, toolInput: step.toolInput }, meta(response)),
       });
     }
-    exchanges.push({ before: messages.length, text: response.content, calls, results });
+    chat.record(response.content, calls, results);
   }
   return { prediction: await agent.extractAtEnd(history), history };
 }
 
-/** The function definitions sent: each tool's argument schema, and `finish` taking the output fields. */
-function toolDefinitions(agent: NativeAgent, outputSchema: Record<string, unknown>): ToolDefinition[] {
-  const defs: ToolDefinition[] = [...agent.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: parameters(t) }));
-  defs.push({ name: FINISH, description: "Call once you have what the output fields need; the arguments are the output fields.", parameters: outputSchema });
-  return defs;
+/**
+ * The native prompt's set-up: the note on tool use; the function definitions (each tool's argument
+ * schema, and `finish` taking the output fields); each step demo with a tool action replayed as that
+ * tool's call, with its observation when recorded.
+ */
+function setup(agent: NativeAgent): NativeSetup {
+  return {
+    note: NATIVE_NOTE,
+    tools: (outputSchema) => {
+      const defs: ToolDefinition[] = [...agent.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: parameters(t) }));
+      defs.push({ name: FINISH, description: "Call once you have what the output fields need; the arguments are the output fields.", parameters: outputSchema });
+      return defs;
+    },
+    demoTurn: (demo, callId) => {
+      const action = demo.output["action"];
+      if (typeof action !== "string" || action === "" || action === FINISH) return undefined;
+      const observation = demo.input["observation"];
+      return {
+        call: { id: callId, name: action, arguments: demo.output["toolInput"] ?? {} },
+        content: observation === undefined ? "(observation not recorded)" : renderValue(observation),
+      };
+    },
+  };
 }
 
 function parameters(t: AgentTool): Record<string, unknown> {
@@ -136,34 +135,6 @@ function parameters(t: AgentTool): Record<string, unknown> {
   } catch {
     return { type: "object", properties: {} };
   }
-}
-
-/**
- * The native prompt's messages: the system message (with the note on tool use), one user message
- * per step demo followed by its tool turn (the demo's call and, when recorded, its observation), then
- * the call's own user message.
- */
-function promptWithDemoTurns(prompt: Prompt, values: Record<string, unknown>, stepDemos: readonly { input: Record<string, unknown>; output: Record<string, unknown> }[]): { messages: ChatMessage[]; exchanges: ToolExchange[] } {
-  const [system, ...rest] = prompt.messages(values);
-  const messages: ChatMessage[] = [{ role: "system", content: `${system!.content}\n\n${NATIVE_NOTE}` }];
-  const exchanges: ToolExchange[] = [];
-  stepDemos.forEach((demo, k) => {
-    const action = demo.output["action"];
-    if (typeof action !== "string" || action === "" || action === FINISH) return;
-    const user = prompt.messages(demo.input).find((m) => m.role === "user");
-    if (user === undefined) return;
-    messages.push(user);
-    const callId = `demo_call_${k + 1}`;
-    const observation = demo.input["observation"];
-    exchanges.push({
-      before: messages.length,
-      text: typeof demo.output["thought"] === "string" ? demo.output["thought"] : "",
-      calls: [{ id: callId, name: action, arguments: demo.output["toolInput"] ?? {} }],
-      results: [{ callId, name: action, content: observation === undefined ? "(observation not recorded)" : renderValue(observation), isError: false }],
-    });
-  });
-  messages.push(...rest);
-  return { messages, exchanges };
 }
 
 /** Runs one call's tool; unknown tools and failures become error observations. */
@@ -197,11 +168,6 @@ function asInput(args: unknown): Record<string, unknown> {
   return typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : { arguments: args };
 }
 
-/** A prediction's meta from a provider reply (shared with the native CodeAct loop). */
-export function meta(response: LMResponse): { raw: string; usage: LMResponse["usage"]; model: string; cached: boolean } {
-  return { raw: response.content, usage: response.usage, model: `${response.provider}/${response.model}`, cached: response.cached };
-}
-
 /** The answer of a `finish` call, converted as any prediction; or the error the model is shown. */
 function finishCall(agent: NativeAgent, call: ToolCall, response: LMResponse, history: ReActStep[], values: Record<string, unknown>): { prediction?: Prediction; error: string } {
   const read = finishOutputs(agent.signature, call);
@@ -213,44 +179,3 @@ function finishCall(agent: NativeAgent, call: ToolCall, response: LMResponse, hi
   return { prediction: answer(agent, read.outputs, { ...meta(response), raw: read.raw }, history, values), error: "" };
 }
 
-/** A `finish` call's arguments converted as the output fields (with their JSON text), or the sentence the model is shown instead. Shared with native CodeAct. */
-export function finishOutputs(signature: SignatureClass, call: ToolCall): { outputs: Record<string, unknown>; raw: string } | { error: string } {
-  const raw = JSON.stringify(call.arguments ?? {});
-  try {
-    return { outputs: convertOutputs(compiled(signature), withoutNulls(call.arguments), raw), raw };
-  } catch (error) {
-    if (!(error instanceof OutputError)) throw error;
-    return { error: `Error: the finish arguments are not valid output fields (${error.message}); call finish again with every output field` };
-  }
-}
-
-/** A reply without tool calls read as the output fields, or undefined when it does not hold them. */
-function finalReply(agent: NativeAgent, response: LMResponse, history: ReActStep[], values: Record<string, unknown>): Prediction | undefined {
-  const outputs = replyOutputs(agent.signature, agent.step, response);
-  return outputs === undefined ? undefined : answer(agent, outputs, meta(response), history, values);
-}
-
-/** The output fields a reply without tool calls holds, read with the step's strategy; undefined when it does not hold them. Shared with native CodeAct. */
-export function replyOutputs(signature: SignatureClass, step: Predict, response: LMResponse): Record<string, unknown> | undefined {
-  try {
-    const json = resolveStrategy(step.config.strategy).extractJson(signature, response);
-    return convertOutputs(compiled(signature), json, response.content);
-  } catch (error) {
-    if (!(error instanceof OutputError)) throw error;
-    return undefined;
-  }
-}
-
-/** Strict schemas send null for optional output fields: null is "not given". */
-export function withoutNulls(args: unknown): unknown {
-  if (typeof args !== "object" || args === null || Array.isArray(args)) return args;
-  return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null));
-}
-
-/** The typed answer: its field events (in a stream) and its trace as the extractor's. */
-function answer(agent: NativeAgent, outputs: Record<string, unknown>, m: ReturnType<typeof meta>, history: ReActStep[], values: Record<string, unknown>): Prediction {
-  replyTap(agent.extract, compiled(agent.signature), "json")?.finish(outputs);
-  const prediction = new Prediction(outputs, m);
-  recordTrace({ predictor: agent.extract, inputs: { ...values, trajectory: agent.trajectory(history) }, prediction });
-  return prediction;
-}

@@ -4,33 +4,20 @@
  *
  * Both model calls are ordinary predictors held in properties (`step`, `extract`), so
  * `namedPredictors()`, `dumpState()` and optimizers see and tune them like any other predictor.
+ * This module is the class's face (options, predictors, demos); its run loads at the first call
+ * (react-run.ts, and react-native.ts for native tool calls).
  */
 import { z } from "zod";
 import { onFirstUse } from "../load-sync.js";
-import { validateInputs } from "../convert/input.js";
-import { resolveLM } from "../config.js";
-import { ConfigurationError, OutputError, ValidationError, preview } from "../errors.js";
-import { Instrumentation } from "../instrument/bus.js";
 import type { CallOptions } from "../module.js";
 import { compiled } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
-import { agentResult, extractOrFail } from "./agent-loop.js";
-import { deriveSignature, taskInstruction } from "./agent-signature.js";
-import { clip, describeTools, invokeSafely, renderValue, toolMap, type AgentTool } from "./agent-tools.js";
 import { StepExtractAgent } from "./agent-base.js";
+import { positiveInt, toolCallingOption, toolMap, type AgentTool } from "./agent-options.js";
+import { deriveSignature, taskInstruction } from "./agent-signature.js";
 import { Predict } from "./predict.js";
-import { emitStep } from "../stream/context.js";
-import type { Prediction, Typed } from "./prediction.js";
-import { positiveInt } from "./agent-loop.js";
-import type { LanguageModel } from "../lm/types.js";
-
-/** The `toolCalling` option checked: "auto" when omitted. */
-function toolCallingOption(value: unknown): ToolCalling {
-  if (value === undefined) return "auto";
-  if (value === "native" || value === "text" || value === "auto") return value;
-  throw new ValidationError(`ReAct option toolCalling: expected "native", "text" or "auto", received ${preview(value)}`, { field: "toolCalling" });
-}
+import type { Typed } from "./prediction.js";
 
 /** One turn of a ReAct run. `observation` is the tool's value, or an error message the model was shown. */
 export interface ReActStep {
@@ -99,7 +86,7 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Ste
   constructor(signature: SignatureClass<I, O>, options: ReActOptions = {}) {
     super("ReAct", signature, options, 10);
     const sig = compiled(signature);
-    this.toolCalling = toolCallingOption(options.toolCalling);
+    this.toolCalling = toolCallingOption("ReAct", options.toolCalling);
     this.maxParallelCalls = positiveInt("ReAct", "maxParallelCalls", options.maxParallelCalls, 4);
     this.toolsByName = toolMap("ReAct", options.tools, [FINISH]);
     const outputs = sig.outputs.map((f) => f.name).join(", ");
@@ -131,108 +118,8 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Ste
   }
 
   protected async run(inputs: InputOf<I>, options: CallOptions): Promise<ReActResult<O>> {
-    const values = validateInputs(compiled(this.signature), inputs);
-    const callOptions: CallOptions = options.lm === undefined ? {} : { lm: options.lm };
-    const history: ReActStep[] = [];
-    const availableTools = this.availableTools();
-    const agent = `ReAct(${compiled(this.signature).name})`;
-    if (this.toolCalling !== "text") {
-      const lm = resolveLM(options.lm, this.step.config.lm);
-      const supported = lm.supportsToolCalling?.() === true;
-      if (this.toolCalling === "native" && !supported) {
-        throw new ConfigurationError(
-          `${agent}: toolCalling "native" needs a model that takes tool definitions; ${lm.id} does not declare tool support (use "auto" or "text")`,
-        );
-      }
-      if (supported) return this.runNative(values, lm, agent, availableTools, callOptions);
-    }
-
-    for (let i = 1; i <= this.maxIterations; i++) {
-      let turn: Prediction & { thought: string; action: string; toolInput: Record<string, unknown> | null };
-      try {
-        turn = (await this.step.call({ ...values, trajectory: this.trajectory(history), availableTools }, callOptions)) as unknown as typeof turn;
-      } catch (error) {
-        if (!(error instanceof OutputError)) throw error;
-        // A malformed turn costs an iteration but not the run: the model sees why and tries again.
-        history.push({
-          step: i, thought: "", action: "", toolInput: {},
-          observation: `Error: your reply could not be read (${error.message}); reply with thought, action and toolInput`,
-        });
-        emitStep(this, history[history.length - 1]);
-        Instrumentation.emit("react.iteration", { agent, step: i, action: "", ok: false });
-        continue;
-      }
-      const action = turn.action.trim();
-      const toolInput = turn.toolInput ?? {};
-      if (action.toLowerCase() === FINISH) {
-        history.push({ step: i, thought: turn.thought, action: FINISH, toolInput, observation: null });
-        emitStep(this, history[history.length - 1]);
-        Instrumentation.emit("react.iteration", { agent, step: i, action: FINISH, ok: true });
-        const extracted = await this.extract.call({ ...values, trajectory: this.trajectory(history) }, callOptions);
-        return agentResult(extracted, { history }) as ReActResult<O>;
-      }
-      const { observation, ok } = await this.act(action, toolInput);
-      history.push({ step: i, thought: turn.thought, action, toolInput, observation });
-      emitStep(this, history[history.length - 1]);
-      Instrumentation.emit("react.iteration", { agent, step: i, action, ok });
-    }
-
-    const extracted = await extractOrFail(agent, this.maxIterations, history, () =>
-      this.extract.call({ ...values, trajectory: this.trajectory(history) }, callOptions),
-    );
-    return agentResult(extracted, { history }) as ReActResult<O>;
-  }
-
-  /** The native tool-calling loop (react-native.ts, loaded at its first use). */
-  private async runNative(
-    values: Record<string, unknown>, lm: LanguageModel, agent: string, availableTools: string, callOptions: CallOptions,
-  ): Promise<ReActResult<O>> {
-    const { runNative } = await import("./react-native.js");
-    const trajectory = (h: readonly ReActStep[]): string => this.trajectory(h);
-    const { prediction, history } = await runNative({
-      name: agent, signature: this.nativeSignature(), step: this.step, extract: this.extract, tools: this.toolsByName,
-      maxIterations: this.maxIterations, maxObservationChars: this.maxObservationChars, maxParallelCalls: this.maxParallelCalls,
-      trajectory, availableTools,
-      extractAtEnd: (history) => extractOrFail(agent, this.maxIterations, history, () =>
-        this.extract.call({ ...values, trajectory: trajectory(history) }, callOptions)),
-    }, values, lm);
-    return agentResult(prediction, { history }) as ReActResult<O>;
-  }
-
-  /** The native prompt's signature: the task's inputs and outputs (the instruction is the step predictor's). */
-  private nativeSignature(): SignatureClass {
-    const sig = compiled(this.signature);
-    return deriveSignature(this.signature, { agent: "ReAct", suffix: "ReActNative", description: sig.description, output: sig.outputShape });
-  }
-
-  /** Runs the chosen tool; every failure becomes an observation the model can react to. */
-  private async act(action: string, toolInput: Record<string, unknown>): Promise<{ observation: unknown; ok: boolean }> {
-    const chosen = this.toolsByName.get(action);
-    if (chosen === undefined) {
-      const valid = [...this.toolsByName.keys(), FINISH].map((n) => `"${n}"`).join(", ");
-      return { observation: `Error: unknown action "${action}"; valid actions are ${valid}`, ok: false };
-    }
-    const outcome = await invokeSafely(chosen, toolInput);
-    return outcome.ok
-      ? { observation: outcome.value, ok: true }
-      : { observation: `Error: ${outcome.error}`, ok: false };
-  }
-
-  private availableTools(): string {
-    const tools = describeTools(this.toolsByName.values());
-    const finish = `- ${FINISH}: Call when the trajectory holds enough to produce the output fields. Arguments: {}`;
-    return tools === "" ? finish : `${tools}\n${finish}`;
-  }
-
-  /** The steps so far as the model reads them; long observations are cut (the history keeps them whole). */
-  private trajectory(history: readonly ReActStep[]): string {
-    if (history.length === 0) return "(no steps yet)";
-    return history
-      .map((s) => {
-        const lines = [`Step ${s.step}`, `Thought: ${s.thought}`, `Action: ${s.action}`, `Tool input: ${renderValue(s.toolInput)}`];
-        if (s.action !== FINISH) lines.push(`Observation: ${clip(renderValue(s.observation), this.maxObservationChars)}`);
-        return lines.join("\n");
-      })
-      .join("\n\n");
+    // The loops (the text protocol, native tool calls) and the trajectory load at the first call: react-run.ts.
+    const { runReAct } = await import("./react-run.js");
+    return (await runReAct(this, this.toolsByName, inputs as Record<string, unknown>, options)) as ReActResult<O>;
   }
 }
