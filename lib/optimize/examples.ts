@@ -1,4 +1,3 @@
-import { nodeCrypto } from "../load-sync.js";
 import { ValidationError } from "../errors.js";
 import { FewShotExample } from "../prompt/few-shot.js";
 import type { Module, Tunable } from "../module.js";
@@ -61,11 +60,6 @@ export function checkExamples(examples: unknown, option: string, optimizer: stri
     firstAt.set(id, i);
   });
   return identified;
-}
-
-/** A short hash of examples (ids, inputs, outputs): a resumed run must see the same data. */
-export function dataFingerprint(examples: readonly IdentifiedExample[]): string {
-  return nodeCrypto().createHash("sha256").update(JSON.stringify(examples.map((e) => [e.id, e.example.input, e.example.output]))).digest("hex").slice(0, 16);
 }
 
 /** Whether an example can serve as a demo of this predictor directly (its fields are the predictor's). */

@@ -13,18 +13,15 @@ import { runMedia } from "./run-media.js";
 import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON, type DemoSets } from "./bootstrap.js";
 import { configKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
 import { ScoreMemo } from "./memo.js";
-import { checkExamples, dataFingerprint, type IdentifiedExample as Example } from "./examples.js";
+import { checkExamples, type IdentifiedExample as Example } from "./examples.js";
 import { tunablePredictors } from "./options.js";
 import { proposeInstructions } from "./propose.js";
 import { Random } from "../random.js";
-import { RunRecorder } from "./recorder.js";
+import { dataFingerprint, RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
 import { miproSearcher, searchLoop } from "./search.js";
-import { splitExamples, ZERO_SHOT_PROPOSER_DEMOS, type CompileArgs, type MIPROBudget, type MIPROv2, type Split } from "./mipro.js";
-
-// What MIPROv2.estimate needs of the proposer (loaded with this file).
-export { programStructure } from "./propose.js";
-export { proposalSignatures, TIPS } from "./proposal-signatures.js";
+import { ZERO_SHOT_PROPOSER_DEMOS, type CompileArgs, type MIPROBudget, type MIPROv2 } from "./mipro.js";
+import { splitExamples, type Split } from "./mipro-split.js";
 
 /** Runs a compile: split, bootstrap, proposals, baseline and trials, recorded; resolves with a clone holding the best configuration. */
 export async function compileMIPRO<M extends Module>(opt: MIPROv2, args: CompileArgs & { moduleInstance: M }): Promise<M> {

@@ -1,7 +1,3 @@
-import { canonicalJson } from "../canonical-json.js";
-import { jsonWithMediaLabels } from "../media/label.js";
-import { resolveLM } from "../config.js";
-import { ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
 import type { Metric } from "../evaluate/metric.js";
 import type { LanguageModel } from "../lm/types.js";
@@ -9,11 +5,8 @@ import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { OptimizationRun } from "../store/records.js";
 import { FULL_EVAL_EVERY, MODES, resolveMode, trialsFor, type MIPROMode } from "./budget.js";
-import { checkExamples, type IdentifiedExample as Example } from "./examples.js";
-import { checkMetricThreshold, checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
-import { programCallUsage, signatureCallTokens, totalUsage, type UsageEstimate } from "./estimate.js";
-import type { SignatureClass } from "../signature/signature.js";
-import { Random } from "../random.js";
+import { checkMetricThreshold, checkOptions, type CommonOptions } from "./options.js";
+import type { UsageEstimate } from "./estimate.js";
 import type { BatchOption } from "../evaluate/batch-transport.js";
 
 /** Options of `new MIPROv2(options)`: the metric, the budget (mode or each number), seeds, models, cost and time limits, batches. */
@@ -111,10 +104,6 @@ export interface MIPROBudget {
 /** The demo sets a zero-shot run still bootstraps to show the proposer, and their size (DSPy's BOOTSTRAPPED_FEWSHOT_EXAMPLES_IN_CONTEXT). @internal */
 export const ZERO_SHOT_PROPOSER_DEMOS = 3;
 
-/** Share of the training examples that become validation examples when none are given (DSPy: 80%, at most 1000). */
-const SPLIT_VALIDATION_SHARE = 0.8;
-const SPLIT_VALIDATION_MAX = 1000;
-
 /**
  * MIPROv2 (Opsahl-Ong et al. 2024): bootstraps candidate demo sets, proposes grounded candidate
  * instructions, then searches (instruction, demo set) per predictor with a seeded categorical TPE on
@@ -173,45 +162,9 @@ export class MIPROv2 {
    * proposer's calls from its signatures, and cost from the price table (null when a model has no price).
    */
   async estimate(args: Omit<CompileArgs, "resume">): Promise<UsageEstimate> {
-    const predictors = tunablePredictors("MIPROv2", args.moduleInstance);
-    const train = checkExamples(args.trainingExamples, "trainingExamples", "MIPROv2");
-    const given = args.validationExamples === undefined ? undefined : checkExamples(args.validationExamples, "validationExamples", "MIPROv2");
-    const kDemos = this.options.kDemos ?? 4;
-    const { pool, val } = splitExamples(train, given, this.options.seed ?? 0, kDemos);
-    const b = this.budget(predictors.length, pool.length, val.length);
-    const P = predictors.length;
-    const E = Math.ceil(b.trials / b.fullEvalEvery);
-    const demos = Object.fromEntries(predictors.map(([path]) => [path, pool.slice(0, kDemos).map((e) => e.example)]));
-    // With batch, the baseline and full evaluations are priced at the batch price; bootstrap and minibatches live.
-    const batch = this.options.batch !== undefined && this.options.batch !== false;
-    const liveRuns = b.bootstrapRuns + b.trials * b.minibatchSize + (batch ? 0 : b.validationSize * (1 + E));
-    const batchRuns = batch ? b.validationSize * (1 + E) : 0;
-    const usage = (runs: number, inBatch: boolean) => runs === 0 ? [] : programCallUsage({ program: args.moduleInstance, examples: val.map((e) => e.example), calls: P * runs, demos })
-      .map((u) => ({ ...u, batch: inBatch }));
-    const task = [...usage(liveRuns, false), ...usage(batchRuns, true)];
-    const promptModel = this.options.promptModel ?? resolveLM(undefined, args.moduleInstance.config.lm);
-    // The proposer's code, loaded with the run's at first use, so `import "typelm"` does not compile it.
-    const { programStructure, proposalSignatures, TIPS } = await import("./mipro-run.js");
-    const blocks = (n: number) => pool.slice(0, n).map((e) => `Input: ${jsonWithMediaLabels(e.example.input)}\nOutput: ${jsonWithMediaLabels(e.example.output)}`).join("\n\n");
-    const structure = programStructure(args.moduleInstance);
-    const text = "x".repeat(400); // a paragraph of the proposer's own prose (summary, descriptions)
-    const one = (signature: SignatureClass, values: Record<string, unknown>, outputs: Record<string, unknown>, calls: number) => {
-      const t = signatureCallTokens({ signature, lm: promptModel, values, outputs });
-      return { lm: promptModel, calls, inputTokens: calls * t.inputTokens, outputTokens: calls * t.outputTokens };
-    };
-    const observeCalls = Math.ceil(Math.min(pool.length, 20) / 10);
-    const { ObserveDataset, SummarizeDataset, DescribeProgram, DescribeModule, ProposeInstruction } = proposalSignatures();
-    const proposer = [
-      one(ObserveDataset, { examples: blocks(10), priorObservations: text }, { observations: text }, observeCalls),
-      one(SummarizeDataset, { observations: text }, { summary: text }, 1),
-      one(DescribeProgram, { programStructure: structure, programExample: blocks(1) }, { programDescription: text }, 1),
-      one(DescribeModule, { programStructure: structure, programDescription: text, programExample: blocks(1), module: structure }, { moduleDescription: text }, P),
-      one(ProposeInstruction, {
-        datasetSummary: text, programStructure: structure, programDescription: text, predictor: structure, moduleDescription: text,
-        taskDemos: blocks(3), basicInstruction: predictors[0]![1].instruction, tip: TIPS.description!,
-      }, { proposedInstruction: text }, P * Math.max(0, b.candidates - 1)),
-    ];
-    return totalUsage([...task, ...proposer]);
+    // The estimate's code (the split, token counts, the proposer's signatures) loads at first use,
+    // so `import "typelm"` does not compile it.
+    return (await import("./mipro-estimate.js")).estimateMIPRO(this, args);
   }
 
   /** Runs the search (split, bootstrap, proposals, baseline, trials) on a clone and resolves with the clone holding the best configuration found; the module passed is never changed. Every trial goes to the lab store and `lastRun`. */
@@ -220,59 +173,4 @@ export class MIPROv2 {
     // The run's code is loaded at its first use, so `import "typelm"` does not compile it.
     return inSpan(async () => (await import("./mipro-run.js")).compileMIPRO(this, args));
   }
-}
-
-/** Where the demos come from and what is scored. @internal */
-export interface Split {
-  pool: Example[];
-  val: Example[];
-  validation: "given" | "split";
-  /** Training examples left out of the demo pool because a validation example has the same inputs. */
-  droppedFromPool: number;
-  /**
-   * Given validation examples that are also in the demo pool (the pool would have been smaller
-   * than kDemos without them): when one is scored, its own demo is taken out of that prompt.
-   */
-  shared: number;
-}
-
-/**
- * The demo pool and the validation examples. Without validation examples: a seeded shuffle of the
- * training examples, 80% (at most 1000) validation and the rest the demo pool, as DSPy does. With
- * them: the training examples are the pool, less any whose inputs a validation example has — unless
- * that leaves fewer than kDemos (e.g. the same list given twice), in which case they stay and each
- * is left out of its own prompt when scored (`withoutOwnDemos`). Either way no example is ever
- * scored while it is a demo in its own prompt. @internal
- */
-export function splitExamples(train: Example[], given: Example[] | undefined, seed: number, kDemos: number): Split {
-  let split: Split;
-  if (given === undefined) {
-    if (train.length < 2) {
-      throw new ValidationError(
-        "MIPROv2.compile: without validationExamples the training examples are split into a demo pool and validation examples, which needs at least 2; " +
-          `received ${train.length}. Add training examples or pass validationExamples`,
-        { field: "trainingExamples" },
-      );
-    }
-    const shuffled = new Random(seed, "split").shuffle(train);
-    const validation = Math.min(SPLIT_VALIDATION_MAX, Math.max(1, Math.floor(train.length * SPLIT_VALIDATION_SHARE)));
-    const cut = train.length - validation;
-    split = { pool: shuffled.slice(0, cut), val: shuffled.slice(cut), validation: "split", droppedFromPool: 0, shared: 0 };
-  } else {
-    const scored = new Set(given.map((e) => canonicalJson(e.example.input)));
-    const pool = train.filter((e) => !scored.has(canonicalJson(e.example.input)));
-    split = pool.length >= Math.max(1, kDemos)
-      ? { pool, val: given, validation: "given", droppedFromPool: train.length - pool.length, shared: 0 }
-      : { pool: train, val: given, validation: "given", droppedFromPool: 0, shared: train.length - pool.length };
-  }
-  if (kDemos > split.pool.length) {
-    const where = split.validation === "split"
-      ? `the demo pool holds ${split.pool.length} (20% of the ${train.length} training examples; the other 80% are the validation examples)`
-      : `there are only ${train.length} training examples to draw demos from`;
-    throw new ValidationError(
-      `MIPROv2 kDemos is ${kDemos} but ${where}: lower kDemos to at most ${split.pool.length}, add training examples, or pass validationExamples`,
-      { field: "kDemos" },
-    );
-  }
-  return split;
 }

@@ -6,6 +6,8 @@ import { emptyUsage, trackUsage, type UsageTotals } from "../lm/usage-scope.js";
 import { labFromConfig, type Lab } from "../store/lab-store.js";
 import type { LabRun, OptimizationRun, Trial } from "../store/records.js";
 import { trialProgress, type TrialProgress, type TrialProgressOptions } from "./progress.js";
+import type { IdentifiedExample } from "./examples.js";
+import { nodeCrypto } from "../load-sync.js";
 
 /** What a step of an optimizer produces; the recorder adds index, usage, duration and error. */
 export type TrialDraft = Pick<Trial, "kind" | "choices" | "instructions" | "demoIds"> &
@@ -259,4 +261,9 @@ export class RunRecorder {
     }
     return error;
   }
+}
+
+/** A short hash of examples (ids, inputs, outputs): a resumed run must see the same data. */
+export function dataFingerprint(examples: readonly IdentifiedExample[]): string {
+  return nodeCrypto().createHash("sha256").update(JSON.stringify(examples.map((e) => [e.id, e.example.input, e.example.output]))).digest("hex").slice(0, 16);
 }

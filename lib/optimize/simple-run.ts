@@ -8,10 +8,10 @@ import type { Trial } from "../store/records.js";
 import { runMedia } from "./run-media.js";
 import { bootstrapDemoSets, demoSetsFromJSON, demoSetsToJSON } from "./bootstrap.js";
 import { configKey, configured, describeChoices, type Candidates, type Choices } from "./candidates.js";
-import { labelledFits, dataFingerprint } from "./examples.js";
+import { labelledFits } from "./examples.js";
 import { ScoreMemo } from "./memo.js";
 import { Random } from "../random.js";
-import { RunRecorder } from "./recorder.js";
+import { dataFingerprint, RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
 import type { Setup, SimpleCompileArgs, SimpleOptimizer } from "./simple.js";
 
