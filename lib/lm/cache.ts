@@ -1,20 +1,12 @@
-import { tokenUsage } from "./usage.js";
 import { nodeCrypto } from "../load-sync.js";
 import { canonicalJson } from "../canonical-json.js";
 import { shownUrl } from "../instrument/redact.js";
 import { resolve } from "node:path";
-import { openStore } from "../store/db.js";
-import type { LMCacheRow } from "../store/lm-cache.js";
+import type { ResponseCacheRun } from "./cache-run.js";
 import { isPostgresUrl, storeKind } from "../store/pg-url.js";
 import type { CacheOptions, ChatMessage, JsonSchema, ReasoningOption, TokenUsage } from "./types.js";
 
 export type { CacheOptions } from "./types.js";
-
-/** The `lm_cache` table of the SQLite file (synchronous) or of a team's PostgreSQL database. */
-interface CacheTable {
-  get(key: string): LMCacheRow | undefined | Promise<LMCacheRow | undefined>;
-  put(row: LMCacheRow): void | Promise<void>;
-}
 
 /** Everything that decides a reply, and nothing else: never the API key or headers. */
 export interface CacheKeyParts {
@@ -61,17 +53,6 @@ export function endpointId(baseURL: string): string {
 }
 
 /**
- * Stop reasons of a reply the model finished on its own (OpenAI/Ollama `stop`, Anthropic `end_turn`,
- * `tool_use` for forced tool use, `stop_sequence`). Anything else (`length`, `max_tokens`, `refusal`,
- * `content_filter`, or no reason at all) may be a cut-off or a refusal and is never cached.
- */
-const COMPLETE_FINISH_REASONS = new Set(["stop", "end_turn", "tool_use", "stop_sequence"]);
-
-function isCompleteReply(reply: Pick<CachedReply, "finishReason">): boolean {
-  return reply.finishReason !== undefined && COMPLETE_FINISH_REASONS.has(reply.finishReason);
-}
-
-/**
  * The request as stored and hashed. Version-tagged so a change of key recipe never serves stale rows.
  * `rolloutId` is added only when set, so a request without one keeps the key (and stored text) it
  * always had and existing cache files still answer it.
@@ -105,11 +86,6 @@ export interface CacheOutcome {
   cached: boolean;
 }
 
-/**
- * Lookups and provider calls in progress, per store file and key, shared by every LM of the process:
- * identical requests made at once (an evaluation's threads) wait for one provider call.
- */
-const inFlight = new Map<string, Promise<CacheOutcome>>();
 let memoryStores = 0;
 
 /**
@@ -117,14 +93,15 @@ let memoryStores = 0;
  * The file makes an experiment replayable by a later process; the LRU spares it repeated reads.
  */
 export class ResponseCache {
+  /** The file (or ":memory:"), or the database's URL without its credentials. */
   readonly path: string;
   readonly #maxEntries: number;
-  readonly #memory = new Map<string, CachedReply>();
   /** Which in-flight calls this cache may join: same file, or (":memory:", private) only its own. */
   readonly #scope: string;
-  #table: Promise<CacheTable> | undefined;
   /** The file, or the database URL as configured (with its credentials). */
   readonly #location: string;
+  /** The lookups, the LRU and the table, loaded at the first read or write (cache-run.ts). */
+  #run: Promise<ResponseCacheRun> | undefined;
 
   /** `path` is resolved by the caller (the LM reads the configured store path), so this layer reads no configuration. */
   constructor(options: CacheOptions & { path: string }) {
@@ -139,69 +116,24 @@ export class ResponseCache {
 
   /**
    * The cached reply for `key`, else the reply of an identical call already in flight, else `call()`'s
-   * reply, stored only when complete (see `isCompleteReply`). A failed call fails every caller
-   * waiting on it, and nothing is stored.
+   * reply, stored only when complete (a cut-off or refused reply is not). A failed call fails every
+   * caller waiting on it, and nothing is stored.
    */
   getOrCall(key: string, parts: CacheKeyParts, requestJson: string, call: () => Promise<CachedReply>): Promise<CacheOutcome> {
-    const flightKey = `${this.#scope}\0${key}`;
-    const running = inFlight.get(flightKey);
-    if (running !== undefined) return running.then(({ reply }) => ({ reply, cached: true }));
-    const outcome = (async (): Promise<CacheOutcome> => {
-      const hit = await this.get(key);
-      if (hit !== undefined) return { reply: hit, cached: true };
-      const reply = await call();
-      await this.set(key, parts, requestJson, reply);
-      return { reply, cached: false };
-    })();
-    inFlight.set(flightKey, outcome);
-    const forget = (): void => {
-      if (inFlight.get(flightKey) === outcome) inFlight.delete(flightKey);
-    };
-    outcome.then(forget, forget);
-    return outcome;
+    return this.#work().then((run) => run.getOrCall(key, parts, requestJson, call));
   }
 
+  /** The cached reply for `key` (from memory, else the table), or undefined. */
   async get(key: string): Promise<CachedReply | undefined> {
-    const hit = this.#memory.get(key);
-    if (hit !== undefined) {
-      this.#remember(key, hit); // refresh recency
-      return hit;
-    }
-    const row = await (await this.#tableOnce()).get(key);
-    if (row === undefined) return undefined;
-    const reply: CachedReply = {
-      content: row.content, usage: tokenUsage(row.inputTokens, row.outputTokens), finishReason: row.finishReason,
-    };
-    this.#remember(key, reply);
-    return reply;
+    return (await this.#work()).get(key);
   }
 
   /** Stores a complete reply; a cut-off or refused one is not stored, so the next call asks again. */
   async set(key: string, parts: CacheKeyParts, requestJson: string, reply: CachedReply): Promise<void> {
-    if (!isCompleteReply(reply)) return;
-    this.#remember(key, reply);
-    await (await this.#tableOnce()).put({
-      key, provider: parts.provider, model: parts.model, requestJson, content: reply.content,
-      inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens, finishReason: reply.finishReason,
-      createdAt: new Date().toISOString(),
-    });
+    return (await this.#work()).set(key, parts, requestJson, reply);
   }
 
-  #remember(key: string, reply: CachedReply): void {
-    this.#memory.delete(key);
-    this.#memory.set(key, reply);
-    if (this.#memory.size > this.#maxEntries) {
-      const oldest = this.#memory.keys().next().value;
-      if (oldest !== undefined) this.#memory.delete(oldest);
-    }
-  }
-
-  #tableOnce(): Promise<CacheTable> {
-    // A team's lab on PostgreSQL (c.lab = { url } or TYPELM_LAB_URL with cache: true) shares its replies.
-    if (isPostgresUrl(this.#location)) {
-      return (this.#table ??= import("../store/pg-lm-cache.js").then((m) => new m.PostgresLMCacheTable(this.#location)));
-    }
-    // The table's code loads with its first use, not at `import "typelm"`.
-    return (this.#table ??= Promise.all([openStore(this.path), import("../store/lm-cache.js")]).then(([db, m]) => new m.LMCacheTable(db)));
+  #work(): Promise<ResponseCacheRun> {
+    return (this.#run ??= import("./cache-run.js").then((m) => new m.ResponseCacheRun(this.#location, this.path, this.#scope, this.#maxEntries)));
   }
 }

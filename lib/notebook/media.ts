@@ -6,7 +6,7 @@
  */
 import { MediaValue } from "../media/media.js";
 import { SUPPORTED_TYPES } from "../media/sniff.js";
-import { isMediaRef } from "../store/media/refs.js";
+import { isMediaRef } from "../store/media/ref-read.js";
 import { escapeHtml } from "./html.js";
 
 /** Images larger than this many bytes are described in a line rather than kept in the notebook. */

@@ -8,11 +8,13 @@ import {
 } from "./lab-rows.js";
 import { postgresError, postgresPool } from "./pg.js";
 import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";
-import { callTextHashes, decodeCalls } from "./stored-calls.js";
+import { callTextHashes } from "./call-texts.js";
+import { decodeCalls } from "./stored-calls.js";
 import type { ModelCall } from "../lm/usage-scope.js";
 import type { MediaValue } from "../media/media.js";
 import { mediaValueFrom, type MediaBlob } from "./media/refs.js";
-import { pgWriteMedia, type RawMedia } from "./media/tables.js";
+import { pgWriteMedia } from "./media/pg-media.js";
+import type { RawMedia } from "./media/tables.js";
 
 const ROW_COLUMNS = [
   "run_id", "idx", "example_id", "inputs_json", "expected_json", "prediction_json", "scores_json", "error",
@@ -36,7 +38,7 @@ export type Write =
   | { op: "batch"; runId: string; what: string; params: unknown[] }
   | { op: "finishBatch"; runId: string; params: unknown[] };
 
-/** The queries of one PostgreSQL lab store handle (its queue and checks stay in `PostgresLabStore`). */
+/** The queries of one PostgreSQL lab store handle (its checks stay in `PostgresLabStore`, its queue in `PostgresLabRun`). */
 export class PostgresLabEngine {
   constructor(readonly url: string, readonly path: string) {}
 

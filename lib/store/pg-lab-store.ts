@@ -4,6 +4,7 @@ import { shownUrl } from "../instrument/redact.js";
 import { requireInstalled } from "../optional.js";
 import { checkRunFilter, checkStartRun, type RunBatch, finishParams, rowParams, trialParams, type FinishRun, type RunFilter, type StartRun } from "./lab-rows.js";
 import type { PostgresLabEngine, Write } from "./pg-lab-engine.js";
+import type { PgLabQueue, PostgresLabRun } from "./pg-lab-run.js";
 import { PG_FEATURE } from "./pg-url.js";
 import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";
 import { encodeCalls } from "./stored-calls.js";
@@ -48,12 +49,11 @@ export class PostgresLabStore {
   readonly url: string;
   /** The database as messages show it: the URL without credentials. */
   readonly path: string;
-  #queue: Write[] = [];
-  #draining: Promise<void> | null = null;
-  #failures: unknown[] = [];
+  /** The writes queued and not sent yet (the loaded work takes them from here). */
+  readonly #queue: PgLabQueue = { writes: [] };
   #closed = false;
-  /** The queries and the batched writes, loaded at the first read or write (with `pg` and the migrations). */
-  #engine: Promise<PostgresLabEngine> | undefined;
+  /** The sending, flushing and queries, loaded at the first read or write (with `pg` and the migrations). */
+  #run: Promise<PostgresLabRun> | undefined;
 
   private constructor(url: string) {
     this.url = url;
@@ -68,7 +68,7 @@ export class PostgresLabStore {
   static open(url: string): PostgresLabStore {
     requireInstalled("pg", PG_FEATURE);
     const store = new PostgresLabStore(url);
-    store.#io().then((engine) => engine.connect()).catch(() => undefined);
+    store.#work().then((run) => run.engine.connect()).catch(() => undefined);
     return store;
   }
 
@@ -159,12 +159,7 @@ export class PostgresLabStore {
 
   /** Waits until every queued write is in the database; rejects with the first that failed since the last flush. */
   async flush(): Promise<void> {
-    while (this.#draining !== null || this.#queue.length > 0) {
-      await (this.#draining ?? this.#drain());
-    }
-    const failures = this.#failures;
-    this.#failures = [];
-    if (failures.length > 0) throw failures[0];
+    return (await this.#work()).flush();
   }
 
   /** Flushes, then stops this handle (later writes and reads raise an error). The shared pool stays open. */
@@ -207,8 +202,9 @@ export class PostgresLabStore {
     }
   }
 
-  #io(): Promise<PostgresLabEngine> {
-    return (this.#engine ??= import("./pg-lab-engine.js").then(({ PostgresLabEngine }) => new PostgresLabEngine(this.url, this.path)));
+  #work(): Promise<PostgresLabRun> {
+    return (this.#run ??= import("./pg-lab-run.js").then(({ PostgresLabRun }) =>
+      new PostgresLabRun(this.url, this.path, this.#queue, this.#known(knownTexts), this.#known(knownMedia))));
   }
 
   /** The hashes (of texts, or of media) known to be in this database, per URL. */
@@ -224,34 +220,15 @@ export class PostgresLabStore {
   /** The engine to read with, once this handle's own queued writes are in (a read sees them). */
   async #reader(): Promise<PostgresLabEngine> {
     this.#open();
-    await this.#settle();
-    return this.#io();
-  }
-
-  /** Waits for queued writes without taking their failures (those stay for `flush()`). */
-  async #settle(): Promise<void> {
-    while (this.#draining !== null || this.#queue.length > 0) await (this.#draining ?? this.#drain());
+    const run = await this.#work();
+    await run.settle();
+    return run.engine;
   }
 
   #enqueue(write: Write): void {
     this.#open();
-    this.#queue.push(write);
+    this.#queue.writes.push(write);
     // Writes made in one turn (a burst of finished examples) go out together.
-    if (this.#draining === null && this.#queue.length === 1) setImmediate(() => void this.#drain());
-  }
-
-  #drain(): Promise<void> {
-    if (this.#draining !== null) return this.#draining;
-    this.#draining = (async () => {
-      while (this.#queue.length > 0) {
-        const batch = this.#queue;
-        this.#queue = [];
-        const fail = (error: unknown) => void this.#failures.push(error);
-        await this.#io().then((engine) => engine.send(batch, fail, this.#known(knownTexts), this.#known(knownMedia)), fail);
-      }
-    })().finally(() => {
-      this.#draining = null;
-    });
-    return this.#draining;
+    if (this.#queue.writes.length === 1) setImmediate(() => void this.#work().then((run) => run.drain(), () => undefined));
   }
 }

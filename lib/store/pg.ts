@@ -9,8 +9,8 @@ import { redactError, shownUrl } from "../instrument/redact.js";
 import { requireOptional } from "../optional.js";
 import type { Migration } from "./migrations.js";
 import { PG_FEATURE } from "./pg-url.js";
-import { PG_ANNOTATIONS } from "./annotations/schema.js";
-import { PG_MEDIA_MIGRATION } from "./media/tables.js";
+import { PG_ANNOTATIONS } from "./annotations/pg-schema.js";
+import { PG_MEDIA_MIGRATION } from "./media/pg-media.js";
 
 export { isPostgresUrl } from "./pg-url.js";
 

@@ -29,7 +29,7 @@ export interface StoredCall {
 }
 
 /** A call as `calls_json` keeps it now (see the top of this file). */
-interface CompactCall {
+export interface CompactCall {
   m?: string; p?: string; q: string[]; r: string; i: number; o: number; c?: number; t: number; k?: 1; f?: number;
   /** Reasoning, cache-read and cache-write tokens, each only when not 0. */
   x?: number; h?: number; w?: number;
@@ -106,20 +106,6 @@ export function encodeCalls(calls: readonly ModelCall[], keep: (hash: string, te
     out.push(compact);
   }
   return JSON.stringify(out);
-}
-
-/** The hashes of lab_texts a row's `calls_json` refers to. */
-export function callTextHashes(json: string): string[] {
-  const hashes = new Set<string>();
-  for (const c of parse<(CompactCall | StoredCall)[]>(json)) {
-    if ("q" in c) {
-      for (const m of c.q) if (m[1] === "#") hashes.add(m.slice(2));
-    } else {
-      for (const m of c.messages) if (m.text !== undefined) hashes.add(m.text);
-      if (c.replyHash !== undefined) hashes.add(c.replyHash);
-    }
-  }
-  return [...hashes];
 }
 
 /** The calls of a row's `calls_json`, their long texts taken from `textOf` (a hash lab_texts lacks reads as ""). */

@@ -5,7 +5,7 @@
 import { html, Markup, valueText } from "./html.js";
 import { partialJson } from "./partial-json.js";
 import { isCut } from "./data/source.js";
-import { isMediaRef } from "../store/media/refs.js";
+import { isMediaRef } from "../store/media/ref-read.js";
 import { mediaMarkup } from "./media.js";
 
 /** Characters of a text shown before the rest is folded (opened with a click). */

@@ -6,7 +6,8 @@
 // `application/octet-stream` or PDF), each answer under a CSP that lets nothing run (`sandbox`).
 import type { ServerResponse } from "node:http";
 import { SUPPORTED_TYPES } from "../media/sniff.js";
-import { isMediaRef, isSha256, type MediaRef } from "../store/media/refs.js";
+import { isMediaRef, isSha256 } from "../store/media/ref-read.js";
+import type { MediaRef } from "../store/media/refs.js";
 import { html, Markup } from "./html.js";
 import type { ViewSource } from "./data/source.js";
 

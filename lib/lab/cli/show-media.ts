@@ -3,7 +3,8 @@
  * by sha256 in the lab, see lib/store/media/refs.ts): kind, media type, size, the full hash, and how
  * many rows hold it in which fields. The first `SHOWN` values are listed; the rest are counted.
  */
-import { isMediaRef, type MediaRef } from "../../store/media/refs.js";
+import { isMediaRef } from "../../store/media/ref-read.js";
+import type { MediaRef } from "../../store/media/refs.js";
 import type { EvaluationRow } from "../../store/records.js";
 import { printable } from "../terminal.js";
 

@@ -88,28 +88,26 @@ export type ExperimentConfig<S extends SignatureClass = SignatureClass> = Experi
  * Every option of each named optimizer, checked against its options interface by the compiler: an
  * option added to the interface and not here (or here and not there) fails to compile.
  */
-const MIPRO_OPTIONS = {
-  metric: true, kDemos: true, mode: true, numCandidates: true, numTrials: true, minibatchSize: true, validationSize: true,
-  fullEvalEvery: true, seed: true, promptModel: true, metricThreshold: true, proposalTemperature: true, concurrency: true,
-  progress: true, maxCost: true, memo: true, exampleTimeout: true, batch: true,
-} as const satisfies Record<keyof MIPROv2Options, true>;
-const GEPA_OPTIONS = {
-  metric: true, mode: true, maxMetricCalls: true, reflectionLM: true, seed: true, minibatchSize: true, useMerge: true,
-  candidateSelection: true, concurrency: true, progress: true, maxCost: true, exampleTimeout: true, batch: true,
-} as const satisfies Record<keyof GEPAOptions, true>;
-const SIMPLE_OPTIONS = {
-  metric: true, seed: true, numTrials: true, kDemos: true, metricThreshold: true, instructions: true, concurrency: true, progress: true, maxCost: true,
-  exampleTimeout: true, batch: true,
-} as const satisfies Record<keyof SimpleOptimizerOptions, true>;
+const MIPRO_OPTIONS = everyKey<MIPROv2Options>()(["metric", "kDemos", "mode", "numCandidates", "numTrials", "minibatchSize", "validationSize", "fullEvalEvery", "seed", "promptModel", "metricThreshold", "proposalTemperature", "concurrency", "progress", "maxCost", "memo", "exampleTimeout", "batch"]);
+const GEPA_OPTIONS = everyKey<GEPAOptions>()(["metric", "mode", "maxMetricCalls", "reflectionLM", "seed", "minibatchSize", "useMerge", "candidateSelection", "concurrency", "progress", "maxCost", "exampleTimeout", "batch"]);
+const SIMPLE_OPTIONS = everyKey<SimpleOptimizerOptions>()(["metric", "seed", "numTrials", "kDemos", "metricThreshold", "instructions", "concurrency", "progress", "maxCost", "exampleTimeout", "batch"]);
 
 /** The options each named optimizer takes, by the name an experiment gives it. */
 export const OPTIMIZER_OPTIONS: Readonly<Record<"mipro" | "gepa" | "simple", readonly string[]>> = {
-  mipro: Object.keys(MIPRO_OPTIONS), gepa: Object.keys(GEPA_OPTIONS), simple: Object.keys(SIMPLE_OPTIONS),
+  mipro: MIPRO_OPTIONS, gepa: GEPA_OPTIONS, simple: SIMPLE_OPTIONS,
 };
 const OPTIMIZER_CLASSES = { mipro: "MIPROv2", gepa: "GEPA", simple: "SimpleOptimizer" } as const;
 
 /** The built-in metric names, checked against `BuiltinMetricName` by the compiler. */
-const BUILTIN_METRICS = Object.keys({ accuracy: true, f1_score: true, exact_match: true, token_f1: true } as const satisfies Record<BuiltinMetricName, true>);
+const BUILTIN_METRICS: readonly string[] = everyKey<Record<BuiltinMetricName, true>>()(["accuracy", "f1_score", "exact_match", "token_f1"]);
+
+/**
+ * `keys` as given, which the compiler checks are every key of `T` and only those (a key missing is a
+ * type error naming it; an unknown one is not assignable).
+ */
+function everyKey<T>() {
+  return <const K extends readonly (keyof T & string)[]>(keys: K & ([Exclude<keyof T, K[number]>] extends [never] ? unknown : { missing: Exclude<keyof T, K[number]> })): readonly string[] => keys;
+}
 
 const BRAND = Symbol.for("typelm.experiment");
 
@@ -239,11 +237,6 @@ function editDistance(a: string, b: string): number {
     }
   }
   return d[a.length]![b.length]!;
-}
-
-/** True for what `defineExperiment` returned (also across copies of the package). */
-export function isExperiment(value: unknown): value is ExperimentDefinition {
-  return value !== null && typeof value === "object" && (value as Record<symbol, unknown>)[BRAND] === true;
 }
 
 /** A Module from another copy of the package (an experiment file may import its own). */

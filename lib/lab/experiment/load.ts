@@ -7,7 +7,8 @@ import { spawnSync } from "node:child_process";
 import { TypelmError, ValidationError } from "../../errors.js";
 import { waitingFor } from "./pending.js";
 import { userFrame } from "./user-code.js";
-import { isExperiment, type ExperimentDefinition } from "./define.js";
+import type { ExperimentDefinition } from "./define.js";
+import { isExperiment } from "./is-experiment.js";
 
 /** An experiment file as `loadExperimentFile` loaded it: its definition, path, folder and sha256. */
 export interface LoadedExperiment {

@@ -1,6 +1,6 @@
 /**
- * The `annotations` table of the lab, one migration per engine (appended to `STORE_MIGRATIONS` and
- * `PG_MIGRATIONS`): each row is one person's review of one row of a run (an evaluation's example or a
+ * The `annotations` table of the lab, one migration per engine (appended to `STORE_MIGRATIONS`, and
+ * to `PG_MIGRATIONS` from pg-schema.ts): each row is one person's review of one row of a run (an evaluation's example or a
  * production trace), written by the viewer's review queue (`typelm view --review`). A row reviewed
  * again gets a new annotation; the latest (highest `id`) counts. Columns:
  * - `id`            INTEGER (SQLite autoincrement, PostgreSQL BIGSERIAL): the order they were written in.
@@ -19,22 +19,6 @@ export const SQLITE_ANNOTATIONS: Migration = {
   name: "010_annotations",
   sql: `CREATE TABLE IF NOT EXISTS annotations (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id TEXT NOT NULL,
-    example_id TEXT NOT NULL,
-    verdict TEXT NOT NULL,
-    expected_json TEXT,
-    note TEXT,
-    reviewer TEXT NOT NULL,
-    created_at TEXT NOT NULL
-  );
-  CREATE INDEX IF NOT EXISTS annotations_row ON annotations (run_id, example_id, id)`,
-};
-
-/** The annotations table on PostgreSQL: the same columns. */
-export const PG_ANNOTATIONS: Migration = {
-  name: "010_annotations",
-  sql: `CREATE TABLE IF NOT EXISTS annotations (
-    id BIGSERIAL PRIMARY KEY,
     run_id TEXT NOT NULL,
     example_id TEXT NOT NULL,
     verdict TEXT NOT NULL,

@@ -16,7 +16,8 @@ import { shownStore, shownUrl } from "../../instrument/redact.js";
 import { openStoreSync, storeError } from "../db.js";
 import { isPostgresUrl, postgresError, postgresPool } from "../pg.js";
 import { storeKind } from "../pg-url.js";
-import { callTextHashes, textHash } from "../stored-calls.js";
+import { callTextHashes } from "../call-texts.js";
+import { textHash } from "../stored-calls.js";
 import { fileMedia, referredMedia, teamMedia, toFile, toTeam } from "../media/copy.js";
 import { copyReviews, fileReviewTables, teamReviewTables } from "../annotations/copy.js";
 

@@ -8,8 +8,9 @@ import type { Database } from "better-sqlite3";
 import type { PoolClient } from "pg";
 import { ValidationError } from "../../errors.js";
 import { nodeCrypto } from "../../load-sync.js";
-import { mediaHashesIn } from "./refs.js";
-import { blobFrom, pgWriteMedia, type RawMedia } from "./tables.js";
+import { mediaHashesIn } from "./ref-read.js";
+import { pgWriteMedia } from "./pg-media.js";
+import { blobFrom, type RawMedia } from "./tables.js";
 
 /** The sha256 of the media values the records' text columns (and texts) refer to. */
 export function referredMedia(records: Iterable<Record<string, unknown>>): string[] {

@@ -33,23 +33,11 @@ export interface MediaBlob {
 /** Called once per media value met while references are made (the engine stores it unless it has it). */
 export type KeepMedia = (blob: MediaBlob) => void;
 
-const SHA256 = /^[0-9a-f]{64}$/;
 /** A base64 `data:` URL (its media type, then its text). */
 const DATA_URL = /data:([\w.+-]+\/[\w.+-]+)?((?:;[\w.+-]+=[^;,"\s]*)*);base64,([A-Za-z0-9+/]+={0,2})/g;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 /** A bare base64 text shorter than this is never taken for media (a word, an id). */
 const MIN_BASE64 = 64;
-
-/** Whether `value` is a stored media reference. */
-export function isMediaRef(value: unknown): value is MediaRef {
-  const v = value as Partial<MediaRef> | null;
-  return typeof v === "object" && v !== null && typeof v.$media === "string" && SHA256.test(v.$media) && typeof v.kind === "string";
-}
-
-/** Whether `text` is a sha256 as the `media` table keys values (64 lower-case hex digits). */
-export function isSha256(text: string): boolean {
-  return SHA256.test(text);
-}
 
 /** The kind a media type is stored as: image/*, audio/*, anything else a document. */
 export function kindOf(mediaType: string): MediaKind {
@@ -127,12 +115,6 @@ export function withMediaRefs(value: unknown, keep: KeepMedia, inCall = false, s
 export function mediaValueFrom(kind: string, bytes: Uint8Array, mediaType: string): MediaValue {
   const Kind: new (source: MediaSource) => MediaValue = MEDIA_CLASSES[kind as MediaKind] ?? MEDIA_CLASSES.document;
   return new Kind({ bytes, declaredType: mediaType });
-}
-
-/** The sha256 each stored reference in `text` (JSON, escaped or not) names, each once. */
-export function mediaHashesIn(text: string, into: Set<string> = new Set()): Set<string> {
-  for (const m of text.matchAll(/\$media\\*"\s*:\s*\\*"([0-9a-f]{64})/g)) into.add(m[1]!);
-  return into;
 }
 
 /**

@@ -1,11 +1,11 @@
 /**
  * The `media` table of the lab store on both engines (see refs.ts for what refers to it): the named
- * migration each engine appends, and the writes and reads of one value by its sha256. A value is
+ * migration the SQLite file appends, and the writes and reads of one value by its sha256 (PostgreSQL's
+ * migration and writes are in pg-media.ts, loaded with its engine). A value is
  * written once per store (`INSERT … DO NOTHING` on its hash) and, per connection, sent at most once
  * (the hashes already written are remembered), so 1,000 rows sharing 10 images send 10 images.
  */
 import type { Database } from "better-sqlite3";
-import type { Pool } from "pg";
 import type { Migration } from "../migrations.js";
 import type { KeepMedia, MediaBlob } from "./refs.js";
 
@@ -19,12 +19,6 @@ export const MEDIA_MIGRATION: Migration = {
       size INTEGER NOT NULL,
       bytes BLOB NOT NULL
     )`,
-};
-
-/** The same table on PostgreSQL (the bytes as `bytea`). */
-export const PG_MEDIA_MIGRATION: Migration = {
-  name: "010_media_values",
-  sql: "CREATE TABLE IF NOT EXISTS media (sha256 TEXT PRIMARY KEY, media_type TEXT NOT NULL, kind TEXT NOT NULL, size BIGINT NOT NULL, bytes BYTEA NOT NULL)",
 };
 
 /** Hashes remembered per connection at most; past it the memory starts again (a value is then only offered again). */
@@ -61,18 +55,4 @@ export interface RawMedia { sha256: string; media_type: string; kind: string; by
 /** A read row as a `MediaBlob`. */
 export function blobFrom(row: RawMedia): MediaBlob {
   return { sha256: row.sha256, mediaType: row.media_type, kind: row.kind as MediaBlob["kind"], bytes: row.bytes };
-}
-
-/** Writes the values PostgreSQL may lack (each `INSERT … ON CONFLICT DO NOTHING`); remembers them in `known`. */
-export async function pgWriteMedia(pool: Pick<Pool, "query">, blobs: Iterable<MediaBlob>, known: Set<string>): Promise<number> {
-  let added = 0;
-  for (const b of blobs) {
-    const result = await pool.query(
-      "INSERT INTO media (sha256, media_type, kind, size, bytes) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (sha256) DO NOTHING",
-      [b.sha256, b.mediaType, b.kind, b.bytes.length, Buffer.from(b.bytes.buffer, b.bytes.byteOffset, b.bytes.byteLength)],
-    );
-    added += result.rowCount ?? 0;
-    firstTime(known, b.sha256);
-  }
-  return added;
 }
