@@ -5,6 +5,7 @@
  * that names it and gives the exact `npm install` line; any other failure (a file missing inside an
  * installed package, a dependency of it missing, an error while it runs) propagates unchanged.
  */
+import { createRequire } from "node:module";
 import { builtin } from "./load-sync.js";
 import { ConfigurationError } from "./errors.js";
 
@@ -111,7 +112,7 @@ export async function loadOptional<T>(pkg: OptionalPackage, feature: string, spe
 /** Loads `pkg` with `require()` (for the places that load synchronously); as `loadOptional` otherwise. */
 export function requireOptional<T>(pkg: OptionalPackage, feature: string): T {
   try {
-    return builtin("node:module").createRequire(import.meta.url)(pkg) as T;
+    return createRequire(import.meta.url)(pkg) as T;
   } catch (error) {
     if (isPackageMissing(error, pkg)) throw missingPackageError(pkg, feature, error);
     throw error;

@@ -1,7 +1,6 @@
-import { nodeCrypto } from "../load-sync.js";
+import { builtin, nodeCrypto } from "../load-sync.js";
 import { canonicalJson } from "../canonical-json.js";
 import { shownUrl } from "../instrument/redact.js";
-import { resolve } from "node:path";
 import type { ResponseCacheRun } from "./cache-run.js";
 import { isPostgresUrl, storeKind } from "../store/pg-url.js";
 import type { CacheOptions, ChatMessage, JsonSchema, ReasoningOption, TokenUsage } from "./types.js";
@@ -111,7 +110,7 @@ export class ResponseCache {
     // A database URL is shown (lm.cachePath) without its user and password.
     this.path = isPostgresUrl(options.path) ? shownUrl(options.path) : options.path;
     this.#maxEntries = options.maxEntries ?? 1000;
-    this.#scope = this.path === ":memory:" ? `:memory:${++memoryStores}` : isPostgresUrl(this.#location) ? this.#location : resolve(this.path);
+    this.#scope = this.path === ":memory:" ? `:memory:${++memoryStores}` : isPostgresUrl(this.#location) ? this.#location : builtin("node:path").resolve(this.path);
   }
 
   /**

@@ -1,6 +1,5 @@
-import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, resolve } from "node:path";
+import { builtin } from "../load-sync.js";
 import type { Database } from "better-sqlite3";
 import { ConfigurationError } from "../errors.js";
 import { STORE_MIGRATIONS } from "./migrations.js";
@@ -23,7 +22,7 @@ const open = new Map<string, Database>();
  */
 export function openStoreSync(path: string): Database {
   if (path === ":memory:") return connect(path);
-  const absolute = resolve(path);
+  const absolute = builtin("node:path").resolve(path);
   let db = open.get(absolute);
   if (db !== undefined && db.open) return db;
   db = connect(absolute);
@@ -36,13 +35,11 @@ export function openStore(path: string): Promise<Database> {
   return new Promise((done) => done(openStoreSync(path)));
 }
 
-const requireFromHere = createRequire(import.meta.url);
-
 function connect(path: string): Database {
-  const BetterSqlite3 = requireFromHere("better-sqlite3") as typeof import("better-sqlite3");
+  const BetterSqlite3 = createRequire(import.meta.url)("better-sqlite3") as typeof import("better-sqlite3");
   let db: Database | undefined;
   try {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    if (path !== ":memory:") builtin("node:fs").mkdirSync(builtin("node:path").dirname(path), { recursive: true });
     db = new BetterSqlite3(path);
     // Several processes (notebook, optimizer run) may share the file: wait for a lock instead of failing.
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -110,7 +107,7 @@ const HINTS: [string, string][] = [
 
 /** Closes the connection to `path` (for tests and clean shutdown); every user of the file loses it. */
 export function closeStoreSync(path: string): void {
-  const absolute = resolve(path);
+  const absolute = builtin("node:path").resolve(path);
   const db = open.get(absolute);
   if (db === undefined) return;
   open.delete(absolute);

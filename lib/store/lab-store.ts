@@ -1,5 +1,4 @@
-import { nodeCrypto } from "../load-sync.js";
-import { resolve } from "node:path";
+import { builtin, nodeCrypto } from "../load-sync.js";
 import type { Statement } from "better-sqlite3";
 import { configuredLabUrl, configuredStorePath, globalConfig } from "../config.js";
 import { ConfigurationError, ValidationError } from "../errors.js";
@@ -116,7 +115,7 @@ export class LabStore {
     if (typeof options === "string" && isPostgresUrl(options)) return PostgresLabStore.open(options);
     const given = typeof options === "string" ? options : options?.path;
     const path = given ?? configuredStorePath();
-    const absolute = path === ":memory:" ? path : resolve(path);
+    const absolute = path === ":memory:" ? path : builtin("node:path").resolve(path);
     return new LabStore(absolute, openStoreSync(absolute));
   }
 

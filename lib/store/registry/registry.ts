@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { builtin } from "../../load-sync.js";
 import { configuredLabUrl, configuredStorePath } from "../../config.js";
 import { shownUrl } from "../../instrument/redact.js";
 import { storeKind } from "../pg-url.js";
@@ -59,7 +59,7 @@ export class Registry {
     const path = options.path ?? configuredLabUrl() ?? configuredStorePath();
     // Another scheme or a keyword string is refused without being shown (it may carry a password).
     const team = path !== ":memory:" && storeKind(path, "Registry") === "postgresql";
-    this.#location = path === ":memory:" || team ? path : resolve(path);
+    this.#location = path === ":memory:" || team ? path : builtin("node:path").resolve(path);
     this.path = team ? shownUrl(path) : this.#location;
   }
 
