@@ -2,7 +2,8 @@
  * `MCPClient`: a connection to one MCP server, over stdio (a child process typelm starts) or
  * Streamable HTTP (a URL, with headers for auth). `tools()` lists the server's tools as typelm `Tool`s
  * an agent can call; `close()` ends the session and, for stdio, the child process. The MCP SDK is an
- * optional peer loaded by `connect` (with session.ts, which starts the transport), never at `import "typelm"`.
+ * optional peer loaded by `connect` (with session.ts, which starts the transport and does the session's
+ * work behind the async methods), never at `import "typelm"`.
  */
 import { ConfigurationError } from "../errors.js";
 import { registerSecret } from "../instrument/redact.js";
@@ -12,8 +13,6 @@ import type { SdkClient, SdkTransport } from "./session.js";
 import { MCPTool, type MCPToolDescription } from "./tool.js";
 
 const DEFAULT_CALL_TIMEOUT_SECONDS = 60;
-/** JSON-RPC code the SDK gives a request that ran past its timeout. */
-const REQUEST_TIMEOUT_CODE = -32001;
 
 function isStdio(options: MCPConnectOptions): options is MCPStdioOptions {
   return typeof (options as MCPStdioOptions).command === "string";
@@ -38,24 +37,6 @@ function registerHeaderSecrets(headers: Record<string, string>): void {
     registerSecret(value);
     registerSecret(/^[A-Za-z-]+\s+(\S.*)$/.exec(value)?.[1]);
   }
-}
-
-/** Waits until process `pid` is gone (checked with signal 0), for at most `ms` milliseconds. */
-async function waitGone(pid: number, ms: number): Promise<boolean> {
-  const alive = (): boolean => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  const deadline = Date.now() + ms;
-  while (alive()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return true;
 }
 
 /** A connection to one MCP server. `await MCPClient.connect({ command, args })` or `({ url, headers })`; `await client.close()` when done. */
@@ -86,25 +67,16 @@ export class MCPClient {
   /** The server's tools (all pages of `tools/list`) as typelm `Tool`s; each call times out after `callTimeout` seconds. */
   async tools(): Promise<MCPTool[]> {
     this.checkOpen();
-    const found: MCPToolDescription[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.callTimeoutSeconds * 1000 });
-      found.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
+    const { listAllTools } = await import("./session.js");
+    const found = await listAllTools(this.client, this.callTimeoutSeconds * 1000);
     const caller = { callTool: (name: string, args: Record<string, unknown>, ms: number) => this.callTool(name, args, ms) };
     return found.map((description) => new MCPTool(description, caller, this.callTimeoutSeconds * 1000));
   }
 
   private async callTool(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<MCPToolResult> {
     if (this.closed) throw new Error("the MCP client is closed");
-    try {
-      return (await this.client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs })) as MCPToolResult;
-    } catch (error) {
-      if ((error as { code?: unknown }).code === REQUEST_TIMEOUT_CODE) throw new Error(`no answer within ${timeoutMs / 1000} s (callTimeout)`);
-      throw error;
-    }
+    const { callServerTool } = await import("./session.js");
+    return callServerTool(this.client, name, args, timeoutMs);
   }
 
   private checkOpen(): void {
@@ -115,10 +87,7 @@ export class MCPClient {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.client.close().catch(() => undefined);
-    await this.transport.close().catch(() => undefined);
-    if (this.pid !== undefined && !(await waitGone(this.pid, 10_000))) {
-      throw new Error(`MCPClient.close: the MCP server process ${this.pid} is still running 10 s after it was told to stop`);
-    }
+    const { closeSession } = await import("./session.js");
+    await closeSession(this.client, this.transport, this.pid);
   }
 }

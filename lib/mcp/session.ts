@@ -1,17 +1,21 @@
 /**
- * Opening an MCP session, loaded by `MCPClient.connect` at its first use (not at `import "typelm"`):
- * loads the optional `@modelcontextprotocol/sdk`, starts the transport (a stdio child process or a
- * Streamable HTTP connection) and completes the handshake, or throws an Error naming the server
- * (header values masked, the tail of a stdio server's stderr quoted).
+ * An MCP session's work, loaded by `MCPClient.connect` at its first use (not at `import "typelm"`):
+ * opening it (loads the optional `@modelcontextprotocol/sdk`, starts the transport, a stdio child
+ * process or a Streamable HTTP connection, and completes the handshake, or throws an Error naming the
+ * server, header values masked, the tail of a stdio server's stderr quoted), listing the server's
+ * tools page by page, calling one with a timeout, and closing it (for stdio, until the process is gone).
  */
 import { redactString } from "../instrument/redact.js";
 import { loadOptional } from "../optional.js";
 import type { MCPConnectOptions, MCPStdioOptions } from "./options.js";
+import type { MCPToolResult } from "./result.js";
 import type { MCPToolDescription } from "./tool.js";
 
 /** How much of a stdio server's stderr a failed connection quotes. */
 const STDERR_TAIL = 2000;
 const FEATURE = "MCPClient";
+/** JSON-RPC code the SDK gives a request that ran past its timeout. */
+const REQUEST_TIMEOUT_CODE = -32001;
 
 /** The parts of the SDK's Client `MCPClient` uses. */
 export interface SdkClient {
@@ -66,4 +70,53 @@ export async function openSession(options: MCPConnectOptions): Promise<{ client:
     throw new Error(redactString(`MCPClient could not connect to ${where}: ${message}${tail}`), { cause: error });
   }
   return { client, transport };
+}
+
+/** Every page of the server's `tools/list`, each request bounded by `timeoutMs`. */
+export async function listAllTools(client: SdkClient, timeoutMs: number): Promise<MCPToolDescription[]> {
+  const found: MCPToolDescription[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs });
+    found.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return found;
+}
+
+/** Calls tool `name` on the server; a request past `timeoutMs` rejects naming the `callTimeout`. */
+export async function callServerTool(client: SdkClient, name: string, args: Record<string, unknown>, timeoutMs: number): Promise<MCPToolResult> {
+  try {
+    return (await client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs })) as MCPToolResult;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === REQUEST_TIMEOUT_CODE) throw new Error(`no answer within ${timeoutMs / 1000} s (callTimeout)`);
+    throw error;
+  }
+}
+
+/** Ends the session and the transport; for stdio (`pid`), waits until the server process is gone. */
+export async function closeSession(client: SdkClient, transport: SdkTransport, pid: number | undefined): Promise<void> {
+  await client.close().catch(() => undefined);
+  await transport.close().catch(() => undefined);
+  if (pid !== undefined && !(await waitGone(pid, 10_000))) {
+    throw new Error(`MCPClient.close: the MCP server process ${pid} is still running 10 s after it was told to stop`);
+  }
+}
+
+/** Waits until process `pid` is gone (checked with signal 0), for at most `ms` milliseconds. */
+async function waitGone(pid: number, ms: number): Promise<boolean> {
+  const alive = (): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const deadline = Date.now() + ms;
+  while (alive()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
 }
