@@ -1,13 +1,12 @@
 /**
  * A tool is an operation an agent may call: a name, a description, a zod input shape and `call`.
  * `invoke` is the agent-facing entry point: it validates the model's arguments, runs the tool and
- * turns every failure into an error message the agent can read, so a bad call never crashes a run.
+ * turns every failure into an error message the agent can read, so a bad call never crashes a run
+ * (that work, tool-run.ts, loads at the first `invoke`).
  */
 import { z } from "zod";
 import { ValidationError, preview } from "../errors.js";
 import { Instrumentation, inSpan } from "../instrument/bus.js";
-import { keepProtoKeys, reviveFields } from "../convert/input.js";
-import { isPlainObject } from "../plain-object.js";
 import { shapeToJsonSchema } from "../signature/json-schema.js";
 import type { Shape as FieldShape } from "../signature/signature.js";
 
@@ -24,6 +23,9 @@ export interface ToolParameterSchema {
 
 /** The arguments a tool's `call` receives: the shape's output type, defaults applied. */
 export type ToolArgs<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape>>;
+
+/** tool-run.ts once loaded (the first `invoke` loads it; later ones use it without waiting). */
+let toolRun: typeof import("./tool-run.js") | undefined;
 
 /** Names a provider accepts for a function tool (OpenAI and Anthropic agree on this). */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -54,8 +56,9 @@ export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
 
   private async invokeInSpan(rawArgs: unknown): Promise<ToolOutcome> {
     Instrumentation.emit("tool.call.start", { tool: this.name, args: rawArgs });
+    const { attempt } = (toolRun ??= await import("./tool-run.js"));
     const started = performance.now();
-    const outcome = await this.attempt(rawArgs);
+    const outcome = await attempt(this, rawArgs);
     const payload: Record<string, unknown> = {
       tool: this.name,
       args: rawArgs,
@@ -65,52 +68,6 @@ export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
     if (!outcome.ok) payload.error = outcome.error;
     Instrumentation.emit("tool.call", payload);
     return outcome;
-  }
-
-  private async attempt(rawArgs: unknown): Promise<ToolOutcome> {
-    let candidate: unknown = rawArgs ?? {};
-    if (typeof candidate === "string") {
-      try {
-        candidate = JSON.parse(candidate) as unknown;
-      } catch {
-        return { ok: false, error: `Invalid arguments for tool "${this.name}": expected a JSON object, received ${preview(rawArgs)}` };
-      }
-    }
-    if (isPlainObject(candidate)) {
-      // ISO strings become the declared date values, exactly as for a signature's inputs.
-      try {
-        candidate = reviveFields(this.input as unknown as FieldShape, candidate, `tool "${this.name}"`);
-      } catch (error) {
-        return this.invalidArguments(error);
-      }
-    }
-    const schema = z.object(this.input);
-    const parsed = schema.safeParse(candidate);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => {
-        const path = issue.path.map(String).join(".");
-        return `${path || "(arguments)"}: ${issue.message}`;
-      });
-      return { ok: false, error: `Invalid arguments for tool "${this.name}": ${problems.join("; ")}` };
-    }
-    let args: unknown;
-    try {
-      args = keepProtoKeys(schema, candidate, parsed.data, "", `tool "${this.name}"`);
-    } catch (error) {
-      return this.invalidArguments(error);
-    }
-    try {
-      return { ok: true, value: await this.call(args as ToolArgs<Shape>) };
-    } catch (error) {
-      const message = error instanceof Error ? error.message : preview(error);
-      return { ok: false, error: `Tool "${this.name}" failed: ${message}` };
-    }
-  }
-
-  /** A ValidationError about the arguments as the agent's error observation; anything else is rethrown. */
-  private invalidArguments(error: unknown): ToolOutcome {
-    if (!(error instanceof ValidationError)) throw error;
-    return { ok: false, error: `Invalid arguments for tool "${this.name}": ${error.message}` };
   }
 }
 
