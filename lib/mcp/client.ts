@@ -2,42 +2,14 @@
  * `MCPClient`: a connection to one MCP server, over stdio (a child process typelm starts) or
  * Streamable HTTP (a URL, with headers for auth). `tools()` lists the server's tools as typelm `Tool`s
  * an agent can call; `close()` ends the session and, for stdio, the child process. The MCP SDK is an
- * optional peer loaded by `connect` (with session.ts, which starts the transport and does the session's
- * work behind the async methods), never at `import "typelm"`.
+ * optional peer loaded by `connect` (with session.ts, which checks the options, starts the transport and
+ * does the session's work behind the async methods), never at `import "typelm"`.
  */
 import { ConfigurationError } from "../errors.js";
-import { registerSecret } from "../instrument/redact.js";
-import type { MCPConnectOptions, MCPHttpOptions, MCPStdioOptions } from "./options.js";
+import type { MCPConnectOptions } from "./options.js";
 import type { MCPToolResult } from "./result.js";
 import type { SdkClient, SdkTransport } from "./session.js";
 import { MCPTool, type MCPToolDescription } from "./tool.js";
-
-const DEFAULT_CALL_TIMEOUT_SECONDS = 60;
-
-function isStdio(options: MCPConnectOptions): options is MCPStdioOptions {
-  return typeof (options as MCPStdioOptions).command === "string";
-}
-
-function checkOptions(options: MCPConnectOptions): number {
-  const stdio = isStdio(options);
-  const http = (options as MCPHttpOptions).url !== undefined;
-  if (stdio === http) {
-    throw new ConfigurationError("MCPClient.connect needs either `command` (a server started over stdio) or `url` (a Streamable HTTP server), not both nor neither");
-  }
-  const seconds = options.callTimeout ?? DEFAULT_CALL_TIMEOUT_SECONDS;
-  if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds <= 0) {
-    throw new ConfigurationError(`MCPClient callTimeout: expected a positive number of seconds, received ${String(seconds)}`);
-  }
-  return seconds;
-}
-
-/** Registers each header value as a secret, and the credential after a scheme ("Bearer <token>") on its own. */
-function registerHeaderSecrets(headers: Record<string, string>): void {
-  for (const value of Object.values(headers)) {
-    registerSecret(value);
-    registerSecret(/^[A-Za-z-]+\s+(\S.*)$/.exec(value)?.[1]);
-  }
-}
 
 /** A connection to one MCP server. `await MCPClient.connect({ command, args })` or `({ url, headers })`; `await client.close()` when done. */
 export class MCPClient {
@@ -57,11 +29,9 @@ export class MCPClient {
    * server when it cannot be started or reached (header values masked).
    */
   static async connect(options: MCPConnectOptions): Promise<MCPClient> {
-    const seconds = checkOptions(options);
-    if (!isStdio(options)) registerHeaderSecrets(options.headers ?? {});
-    const { openSession } = await import("./session.js");
-    const { client, transport } = await openSession(options);
-    return new MCPClient(client, transport, seconds, transport.pid ?? undefined);
+    const { connectSession } = await import("./session.js");
+    const { client, transport, callTimeoutSeconds } = await connectSession(options);
+    return new MCPClient(client, transport, callTimeoutSeconds, transport.pid ?? undefined);
   }
 
   /** The server's tools (all pages of `tools/list`) as typelm `Tool`s; each call times out after `callTimeout` seconds. */

@@ -1,19 +1,21 @@
 /**
  * An MCP session's work, loaded by `MCPClient.connect` at its first use (not at `import "typelm"`):
- * opening it (loads the optional `@modelcontextprotocol/sdk`, starts the transport, a stdio child
+ * checking the connect options, opening the session (loads the optional `@modelcontextprotocol/sdk`, starts the transport, a stdio child
  * process or a Streamable HTTP connection, and completes the handshake, or throws an Error naming the
  * server, header values masked, the tail of a stdio server's stderr quoted), listing the server's
  * tools page by page, calling one with a timeout, and closing it (for stdio, until the process is gone).
  */
-import { redactString } from "../instrument/redact.js";
+import { ConfigurationError } from "../errors.js";
+import { redactString, registerSecret } from "../instrument/redact.js";
 import { loadOptional } from "../optional.js";
-import type { MCPConnectOptions, MCPStdioOptions } from "./options.js";
+import type { MCPConnectOptions, MCPHttpOptions, MCPStdioOptions } from "./options.js";
 import type { MCPToolResult } from "./result.js";
 import type { MCPToolDescription } from "./tool.js";
 
 /** How much of a stdio server's stderr a failed connection quotes. */
 const STDERR_TAIL = 2000;
 const FEATURE = "MCPClient";
+const DEFAULT_CALL_TIMEOUT_SECONDS = 60;
 /** JSON-RPC code the SDK gives a request that ran past its timeout. */
 const REQUEST_TIMEOUT_CODE = -32001;
 
@@ -36,8 +38,41 @@ function isStdio(options: MCPConnectOptions): options is MCPStdioOptions {
   return typeof (options as MCPStdioOptions).command === "string";
 }
 
-/** Connects to the server `options` names (already checked by `MCPClient.connect`). */
-export async function openSession(options: MCPConnectOptions): Promise<{ client: SdkClient; transport: SdkTransport }> {
+function checkOptions(options: MCPConnectOptions): number {
+  const stdio = isStdio(options);
+  const http = (options as MCPHttpOptions).url !== undefined;
+  if (stdio === http) {
+    throw new ConfigurationError("MCPClient.connect needs either `command` (a server started over stdio) or `url` (a Streamable HTTP server), not both nor neither");
+  }
+  const seconds = options.callTimeout ?? DEFAULT_CALL_TIMEOUT_SECONDS;
+  if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds <= 0) {
+    throw new ConfigurationError(`MCPClient callTimeout: expected a positive number of seconds, received ${String(seconds)}`);
+  }
+  return seconds;
+}
+
+/** Registers each header value as a secret, and the credential after a scheme ("Bearer <token>") on its own. */
+function registerHeaderSecrets(headers: Record<string, string>): void {
+  for (const value of Object.values(headers)) {
+    registerSecret(value);
+    registerSecret(/^[A-Za-z-]+\s+(\S.*)$/.exec(value)?.[1]);
+  }
+}
+
+/**
+ * `MCPClient.connect`: checks `options` (a ConfigurationError for neither or both of `command` and
+ * `url`, or a bad `callTimeout`), registers HTTP header values as secrets, then opens the session.
+ */
+export async function connectSession(
+  options: MCPConnectOptions,
+): Promise<{ client: SdkClient; transport: SdkTransport; callTimeoutSeconds: number }> {
+  const callTimeoutSeconds = checkOptions(options);
+  if (!isStdio(options)) registerHeaderSecrets(options.headers ?? {});
+  return { ...(await openSession(options)), callTimeoutSeconds };
+}
+
+/** Connects to the server `options` names (already checked by `connectSession`). */
+async function openSession(options: MCPConnectOptions): Promise<{ client: SdkClient; transport: SdkTransport }> {
   const { Client } = await loadOptional<typeof import("@modelcontextprotocol/sdk/client/index.js")>(
     "@modelcontextprotocol/sdk", FEATURE, "@modelcontextprotocol/sdk/client/index.js",
   );
