@@ -3,12 +3,23 @@
 import type { MemoryRecord, MemoryStore } from "./record.js";
 
 type Run = typeof import("./manager-run.js");
-/** manager-run.ts once loaded. */
+/** manager-run.ts once loaded: later calls run without waiting, as before the split. */
 let loaded: Run | undefined;
+let loading: Promise<Run> | undefined;
 
-/** Loads the validation and delegation behind the methods (manager-run.ts), at the first call. */
-async function load(): Promise<Run> {
-  return (loaded ??= await import("./manager-run.js"));
+/**
+ * Loads the validation and delegation behind the methods (manager-run.ts), at the first call. One
+ * promise for every caller, so calls made while it loads run in the order they were made.
+ */
+function load(): Promise<Run> {
+  loading ??= import("./manager-run.js").then(
+    (run) => (loaded = run),
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return loading;
 }
 
 /** The memory API: validates arguments, then delegates to the configured store. */
