@@ -69,7 +69,7 @@ describe("the command line shows stored and user-supplied text with its control 
 
     const kind = await cli(["runs", "--kind", HOSTILE], dir);
     expect(kind.code).toBe(2);
-    expect(kind.stderr.split("\n")[0]).toBe(`typelm runs: --kind expects evaluation or optimization; received ${SHOWN}`);
+    expect(kind.stderr.split("\n")[0]).toBe(`typelm runs: --kind expects evaluation, optimization or traces; received ${SHOWN}`);
 
     const extra = await cli(["runs", HOSTILE], dir);
     expect(extra.code).toBe(2);

@@ -21,7 +21,7 @@ const FIRST_LINES = {
   run: "  typelm run <experiment file> [--lm provider/model ...]",
   reproduce: "  typelm reproduce [experiment]",
   init: "  typelm init <name>",
-  runs: "  typelm runs [--kind evaluation|optimization]",
+  runs: "  typelm runs [--kind evaluation|optimization|traces]",
   show: "  typelm show <run id>",
   compare: "  typelm compare <run id A> <run id B>",
   rescore: "  typelm rescore <run id> --metric <file>",
@@ -75,7 +75,7 @@ describe("typelm: every usage error exits 2 with one sentence and the command's 
     await expectUsageError(["runs", "--limit", "ten"], "runs", '--limit expects a whole number; received "ten"');
     await expectUsageError(["runs", "--limit", "0"], "runs", "--limit expects a whole number ≥ 1; received 0");
     await expectUsageError(["reproduce", "--seeds", "0"], "reproduce", "--seeds expects a whole number ≥ 1; received 0");
-    await expectUsageError(["runs", "--kind", "eval"], "runs", "--kind expects evaluation or optimization; received eval");
+    await expectUsageError(["runs", "--kind", "eval"], "runs", "--kind expects evaluation, optimization or traces; received eval");
     await expectUsageError(["view", "--port", "70000"], "view", "--port expects a port number 0-65535; received 70000");
     await expectUsageError(["run", "exp.ts", "--baseline", "r.json", "--max-drop", "5"], "run", '--max-drop expects the largest drop to tolerate, a number from 0 up to (not including) 1, e.g. 0.05 for 5 points; received "5"');
     await expectUsageError(["run", "exp.ts", "--junit", "x.xml"], "run", "--tolerance (--max-drop), --allow-underpowered and --junit need --baseline <results.json | run id>: the gate compares this run with a baseline");

@@ -59,6 +59,17 @@ describe("typelm traces export", () => {
     expect(JSON.parse(readFileSync(join(dir, "data/shouter/signature.json"), "utf8"))).toMatchObject({ input: { word: { type: "string" } }, output: { loud: { type: "string" } } });
   });
 
+  it("typelm runs --kind traces lists the traces run, and --kind evaluation does not", async () => {
+    const id = LabStore.open(lab).runs({ kind: "traces" })[0]!.id;
+    const traces = await cli("runs", "--kind", "traces");
+    expect(traces.err).toBe("");
+    expect(traces.code).toBe(0);
+    expect(traces.out).toContain(id);
+    const evaluations = await cli("runs", "--kind", "evaluation");
+    expect(evaluations.code).toBe(0);
+    expect(evaluations.out).not.toContain(id);
+  });
+
   it("--reviewed exports only reviewed traces from the annotations table, corrected outputs first", async () => {
     const store = LabStore.open(lab);
     const run = store.runs({ kind: "traces" })[0]!;

@@ -179,8 +179,8 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     if (command === "runs") {
       if (rest.length > 0) throw new UsageError(`runs takes no arguments; received ${rest.join(" ")}`, { field: "runs" });
       const kind = values.kind;
-      if (kind !== undefined && kind !== "evaluation" && kind !== "optimization") {
-        throw new UsageError(`--kind expects evaluation or optimization; received ${kind}`, { field: "kind" });
+      if (kind !== undefined && kind !== "evaluation" && kind !== "optimization" && kind !== "traces") {
+        throw new UsageError(`--kind expects evaluation, optimization or traces; received ${kind}`, { field: "kind" });
       }
       const limit = count(values.limit, "limit");
       if (limit === 0) throw new UsageError("--limit expects a whole number ≥ 1; received 0", { field: "limit" });

@@ -27,7 +27,7 @@ export const USAGE = `Usage:
       Takes every option of typelm run.
   typelm init <name>
       Writes experiments/<name>.ts and data/<name>/data.csv to start an experiment of your own.
-  typelm runs [--kind evaluation|optimization] [--limit N] [--store FILE|postgres://...]
+  typelm runs [--kind evaluation|optimization|traces] [--limit N] [--store FILE|postgres://...]
       Lists the runs in .typelm/lab.sqlite of the current folder, newest first. runs, show and
       compare print the store they read on their first line. --store (on runs, show, compare, rescore, view)
       reads another file or a team's lab on PostgreSQL; without it, TYPELM_LAB_URL when set.
