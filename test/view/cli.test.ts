@@ -69,7 +69,7 @@ describe("typelm view", () => {
     };
     visit(join(root, "index.js"));
     expect(seen.size).toBeGreaterThan(0);
-    const withViewer = [...seen].filter((f) => /\b(SqliteViewSource|PostgresViewSource|IntervalWorker) = class\b|class (SqliteViewSource|PostgresViewSource|IntervalWorker)\b|typelm view: |view-interval-worker/.test(readFileSync(f, "utf8")));
+    const withViewer = [...seen].filter((f) => /\b(SqliteViewSource|PostgresViewSource|IntervalWorker) ?= ?class\b|class (SqliteViewSource|PostgresViewSource|IntervalWorker)\b|typelm view: |view-interval-worker/.test(readFileSync(f, "utf8")));
     expect(withViewer).toEqual([]);
     // The interval worker is a file of its own in the package, beside the entry points.
     expect(existsSync(join(root, "view-interval-worker.js"))).toBe(true);
@@ -83,7 +83,7 @@ describe("typelm view", () => {
     };
     all.forEach(visitAll);
     for (const name of ["SqliteViewSource", "PostgresViewSource", "IntervalWorker"]) {
-      expect([...binSeen].some((f) => new RegExp(`\\b${name} = class\\b|class ${name}\\b`).test(readFileSync(f, "utf8")))).toBe(true);
+      expect([...binSeen].some((f) => new RegExp(`\\b${name} ?= ?class\\b|class ${name}\\b`).test(readFileSync(f, "utf8")))).toBe(true);
     }
   });
 
