@@ -88,3 +88,32 @@ export function asyncLocalStorage<T>(): AsyncLocalStorage<T> {
   return new (builtin("node:async_hooks").AsyncLocalStorage)<T>();
 }
 
+/** A module loaded with `import()` at first use; see `moduleOnFirstUse`. */
+export interface FirstUseModule<T> {
+  /** The module once it has loaded (later calls use it without waiting), else undefined. */
+  readonly loaded: T | undefined;
+  /** Loads it: one promise for every caller, so calls made while it loads go on in the order they were made; a failed load is tried again at the next call. */
+  load(): Promise<T>;
+}
+
+/**
+ * The work behind a facade's async methods, loaded at their first call: `(m.loaded ?? (await m.load()))`
+ * runs without an extra wait once it has loaded, and in call order while it loads.
+ */
+export function moduleOnFirstUse<T>(importIt: () => Promise<T>): FirstUseModule<T> {
+  let loading: Promise<T> | undefined;
+  const m: { loaded: T | undefined; load(): Promise<T> } = {
+    loaded: undefined,
+    load() {
+      loading ??= importIt().then(
+        (module) => (m.loaded = module),
+        (error: unknown) => {
+          loading = undefined;
+          throw error;
+        },
+      );
+      return loading;
+    },
+  };
+  return m;
+}

@@ -9,6 +9,7 @@ import { ValidationError, preview } from "../errors.js";
 import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { shapeToJsonSchema } from "../signature/json-schema.js";
 import type { Shape as FieldShape } from "../signature/signature.js";
+import { moduleOnFirstUse } from "../load-sync.js";
 
 /** What an agent gets back from `invoke`. */
 export type ToolOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -24,22 +25,8 @@ export interface ToolParameterSchema {
 /** The arguments a tool's `call` receives: the shape's output type, defaults applied. */
 export type ToolArgs<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape>>;
 
-type ToolRun = typeof import("./tool-run.js");
-/** tool-run.ts once loaded (the first `invoke` loads it; later ones use it without waiting). */
-let toolRun: ToolRun | undefined;
-let loadingToolRun: Promise<ToolRun> | undefined;
-
-/** One promise for every caller, so invocations made while tool-run.ts loads go on in the order they were made. */
-function loadToolRun(): Promise<ToolRun> {
-  loadingToolRun ??= import("./tool-run.js").then(
-    (run) => (toolRun = run),
-    (error: unknown) => {
-      loadingToolRun = undefined;
-      throw error;
-    },
-  );
-  return loadingToolRun;
-}
+/** tool-run.ts, loaded by the first `invoke`. */
+const toolRun = moduleOnFirstUse(() => import("./tool-run.js"));
 
 /** Names a provider accepts for a function tool (OpenAI and Anthropic agree on this). */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -70,7 +57,7 @@ export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
 
   private async invokeInSpan(rawArgs: unknown): Promise<ToolOutcome> {
     Instrumentation.emit("tool.call.start", { tool: this.name, args: rawArgs });
-    const { attempt } = toolRun ?? (await loadToolRun());
+    const { attempt } = toolRun.loaded ?? (await toolRun.load());
     const started = performance.now();
     const outcome = await attempt(this, rawArgs);
     const payload: Record<string, unknown> = {
