@@ -11,13 +11,14 @@ import { convertOutputs } from "../convert/output.js";
 import { OutputError } from "../errors.js";
 import type { ToolCall, ToolDefinition, ToolExchange, ToolResult } from "../lm/tool-calls.js";
 import type { ChatMessage, LanguageModel, LMResponse } from "../lm/types.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import { Prompt } from "../prompt/prompt.js";
 import { compiled } from "../signature/compile.js";
 import type { SignatureClass } from "../signature/signature.js";
 import { currentSink } from "../stream/context.js";
 import { replyTap } from "../stream/reply-tap.js";
 import { demoFits } from "./agent-signature.js";
-import type { Predict } from "./predict.js";
+import { sameDemos, type Predict } from "./predict.js";
 import { Prediction } from "./prediction.js";
 import { recordTrace } from "./trace.js";
 
@@ -61,10 +62,7 @@ export interface NativeChat {
  */
 export function nativeChat(agent: Omit<AnsweringAgent<unknown>, "trajectory">, setup: NativeSetup, values: Record<string, unknown>, lm: LanguageModel): NativeChat {
   const sig = compiled(agent.signature);
-  const prompt = new Prompt(sig, {
-    schemaFormat: lm.schemaFormat, dataFormat: "json", instruction: agent.step.instruction,
-    demos: agent.extract.demos.filter((d) => demoFits(d, sig.outputShape)),
-  });
+  const prompt = nativePrompt(agent, lm.schemaFormat);
   const { messages, exchanges: demoTurns } = promptWithDemoTurns(prompt, values, agent.step.demos, setup);
   const tools = setup.tools(sig.outputJsonSchema);
   const exchanges: ToolExchange[] = [];
@@ -79,6 +77,36 @@ export function nativeChat(agent: Omit<AnsweringAgent<unknown>, "trajectory">, s
       exchanges.push({ before: messages.length, text, calls, results });
     },
   };
+}
+
+interface CachedPrompt {
+  signature: SignatureClass;
+  schemaFormat: string;
+  instruction: string;
+  /** The fitting demos the prompt was built from, copied (optimizers change demos in place). */
+  demos: readonly FewShotExample[];
+  prompt: Prompt;
+}
+
+// Per agent, keyed on its step predictor (outside it, so a clone starts without one; each run passes the
+// loop a new view of the agent): its native prompt, rebuilt only when the step's instruction, the fitting
+// demos or the model's schema format change, as Predict keeps its prompt.
+const nativePrompts = new WeakMap<object, CachedPrompt>();
+
+/** The agent's native prompt: the step's instruction with the extractor's demos that fit the outputs. */
+function nativePrompt(agent: Omit<AnsweringAgent<unknown>, "trajectory">, schemaFormat: LanguageModel["schemaFormat"]): Prompt {
+  const sig = compiled(agent.signature);
+  const demos = agent.extract.demos.filter((d) => demoFits(d, sig.outputShape));
+  const cached = nativePrompts.get(agent.step);
+  if (
+    cached !== undefined && cached.signature === agent.signature && cached.schemaFormat === schemaFormat &&
+    cached.instruction === agent.step.instruction && sameDemos(cached.demos, demos)
+  ) {
+    return cached.prompt;
+  }
+  const prompt = new Prompt(sig, { schemaFormat, dataFormat: "json", instruction: agent.step.instruction, demos });
+  nativePrompts.set(agent.step, { signature: agent.signature, schemaFormat, instruction: agent.step.instruction, demos, prompt });
+  return prompt;
 }
 
 /**

@@ -41,7 +41,7 @@ const promptCaches = new WeakMap<object, PromptCacheEntry[]>();
  * elements (not the array's identity and length) catches `demos[0] = x`, `reverse()`, `splice()`:
  * optimizers change demos in place. A few pointer comparisons per call.
  */
-function sameDemos(cached: readonly FewShotExample[], current: readonly FewShotExample[]): boolean {
+export function sameDemos(cached: readonly FewShotExample[], current: readonly FewShotExample[]): boolean {
   if (cached.length !== current.length) return false;
   for (let i = 0; i < cached.length; i++) if (cached[i] !== current[i]) return false;
   return true;

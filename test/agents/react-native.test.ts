@@ -222,6 +222,27 @@ describe("optimizing a native agent", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("sends the step's current instruction and the extractor's current demos (changed in place too) with its prompt kept between calls", async () => {
+    const agent = new ReAct(Question, { tools: [add], toolCalling: "native" });
+    const lm = lmFor("openai", fake);
+    const finish = () => fake.reply(toolCalls([{ id: "call_F", name: "finish", arguments: { answer: "x", total: 1 } }]));
+    const system = (i: number) => String(fake.requests[i]!.messages[0]!.content);
+    finish();
+    await agent.call({ question: "first?" }, { lm });
+    finish();
+    await agent.call({ question: "second?" }, { lm });
+    expect(system(1)).toBe(system(0));
+    agent.step.instruction = "Use the tools, then answer in one word.";
+    finish();
+    await agent.call({ question: "third?" }, { lm });
+    expect(system(2)).toContain("Use the tools, then answer in one word.");
+    agent.extract.demos.push(new FewShotExample({ input: { question: "1 + 1?" }, output: { answer: "two", total: 2 } }));
+    finish();
+    await agent.call({ question: "fourth?" }, { lm });
+    expect(fake.requests[3]!.messages.map((m) => String(m.content)).join("\n")).toContain("1 + 1?");
+    expect(fake.requests[2]!.messages.map((m) => String(m.content)).join("\n")).not.toContain("1 + 1?");
+  });
+
   it("SimpleOptimizer bootstraps step demos from native runs, and they reach the request as earlier tool-call turns", async () => {
     // The fake model: calls add, then finishes; it answers "right" only when it was shown a demo tool turn.
     const demoTurn = (req: FakeRequest): boolean => req.body.messages.some((m: any) => (m.tool_calls ?? []).some((c: any) => String(c.id).startsWith("demo_call_")));
