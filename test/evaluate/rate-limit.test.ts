@@ -125,11 +125,14 @@ describe("AdaptiveConcurrency", () => {
     const target = { provider: "openai", model: "m", endpoint: "http://127.0.0.1/v1" };
     // Open gate: the first refusal halves the limit and starts the gate pacing.
     const first = await listener.pace!(target, false);
+    const refusedAt = performance.now();
     listener.limited(30, first);
     expect(limiter.limit).toBe(8);
     const gate = limiter.pacer(target);
     expect(gate.pacing).toBe(true);
-    expect(gate.delayMs()).toBeGreaterThan(25);
+    // The gate's next slot is over 25 ms after the refusal (what remains of it shrinks as the machine
+    // takes its time between these lines: at load, 15 ms had gone by before delayMs() was read).
+    expect(gate.delayMs() + (performance.now() - refusedAt)).toBeGreaterThan(25);
     // The retry waits at the gate; its refusal is the gate probing, not congestion.
     const paced = await listener.pace!(target, true);
     listener.limited(30, paced);
