@@ -1,31 +1,13 @@
 // People's reviews of a run's rows (the `annotations` table), on both engines: a temporary SQLite file
 // and a fresh database of a real PostgreSQL server this suite starts. The table's exact columns are
 // read with plain SQL, since other commands (the traces export) read them by name.
-import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { ValidationError } from "../../lib/errors.js";
 import { addAnnotation, listAnnotations } from "../../lib/store/annotations/annotations.js";
-import { openStoreSync } from "../../lib/store/db.js";
 import type { Lab } from "../../lib/store/lab-store.js";
-import { type Engine, postgresAvailable, postgresEngine, requirePostgres, row, settle, sqlOn, sqliteEngine } from "./lab-engines.js";
+import { bothEngines, type Engine, row, settle, sqlIn } from "./lab-engines.js";
 
-const sqlite = sqliteEngine();
-const postgres = postgresEngine();
-const withPostgres = requirePostgres("the annotations table");
-const engines: [string, Engine][] = [["sqlite", sqlite], ...(withPostgres ? [["postgresql", postgres] as [string, Engine]] : [])];
-
-beforeAll(async () => {
-  if (withPostgres) await postgres.setup();
-}, 60_000);
-afterAll(async () => {
-  await sqlite.teardown();
-  if (postgresAvailable) await postgres.teardown();
-});
-
-/** Plain SQL on the engine's database, not through the store. */
-async function sql(engine: Engine, location: string, text: string): Promise<Record<string, unknown>[]> {
-  if (engine.name === "sqlite") return openStoreSync(location).prepare(text).all() as Record<string, unknown>[];
-  return sqlOn(location, text);
-}
+const { engines } = bothEngines("the annotations table");
 
 async function labWithRun(engine: Engine): Promise<{ lab: Lab; location: string; runId: string }> {
   const location = engine.fresh();
@@ -49,10 +31,10 @@ describe.each(engines)("annotations on %s", (_name, engine) => {
     expect(again.id).toBeGreaterThan(first.id);
 
     const columns = engine.name === "sqlite"
-      ? (await sql(engine, location, "PRAGMA table_info(annotations)")).map((c) => c["name"])
-      : (await sql(engine, location, "SELECT column_name FROM information_schema.columns WHERE table_name = 'annotations' ORDER BY ordinal_position")).map((c) => c["column_name"]);
+      ? (await sqlIn(engine, location, "PRAGMA table_info(annotations)")).map((c) => c["name"])
+      : (await sqlIn(engine, location, "SELECT column_name FROM information_schema.columns WHERE table_name = 'annotations' ORDER BY ordinal_position")).map((c) => c["column_name"]);
     expect(columns).toEqual(["id", "run_id", "example_id", "verdict", "expected_json", "note", "reviewer", "created_at"]);
-    const stored = await sql(engine, location, "SELECT run_id, example_id, verdict, expected_json, note, reviewer FROM annotations ORDER BY id");
+    const stored = await sqlIn(engine, location, "SELECT run_id, example_id, verdict, expected_json, note, reviewer FROM annotations ORDER BY id");
     expect(stored).toEqual([
       { run_id: runId, example_id: "test-0", verdict: "fail", expected_json: null, note: "wrong <b>label</b>", reviewer: "ann" },
       { run_id: runId, example_id: "test-1", verdict: "4", expected_json: null, note: null, reviewer: "bob" },
@@ -78,6 +60,6 @@ describe.each(engines)("annotations on %s", (_name, engine) => {
     await expect(bad).rejects.toThrow(ValidationError);
     await expect(bad).rejects.toThrow(/verdict must be "pass", "fail" or a number/);
     await expect(addAnnotation(lab, { runId, exampleId: "test-0", verdict: Number.NaN, reviewer: "ann" })).rejects.toThrow(/verdict/);
-    expect(await sql(engine, location, "SELECT count(*) AS n FROM annotations")).toEqual([{ n: engine.name === "sqlite" ? 0 : "0" }]);
+    expect(await sqlIn(engine, location, "SELECT count(*) AS n FROM annotations")).toEqual([{ n: engine.name === "sqlite" ? 0 : "0" }]);
   }, 60_000);
 });

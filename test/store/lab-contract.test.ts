@@ -3,7 +3,7 @@
 // test body serves both; a write's failure reaches the caller at the call (SQLite) or at the next
 // flush (PostgreSQL queues writes), which `attempt` covers. Engine-specific behaviour stays in
 // lab-store.test.ts and pg-lab-store.test.ts.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { afterEach, describe, expect, it } from "@jest/globals";
 import { runCli } from "../../lib/lab/cli/index.js";
 import { resetConfiguration } from "../../lib/config.js";
 import { ValidationError } from "../../lib/errors.js";
@@ -16,24 +16,13 @@ import { openStoreSync, STORE_MIGRATIONS, migrate } from "../../lib/store/db.js"
 import type { ModelCall } from "../../lib/lm/usage-scope.js";
 import BetterSqlite3 from "better-sqlite3";
 import {
-  type Engine, postgresAvailable, postgresEngine, requirePostgres, row, settle, sqlOn, sqliteEngine, trial,
+  bothEngines, type Engine, row, settle, sqlIn, sqlOn, trial,
 } from "./lab-engines.js";
 import { prompts, SentimentProgram, tunedProgram } from "./registry-fixture.js";
 import { dirname } from "node:path";
 
-const sqlite = sqliteEngine();
-const postgres = postgresEngine();
-const withPostgres = requirePostgres("the lab store contract");
-const engines: [string, Engine][] = [["sqlite", sqlite], ...(withPostgres ? [["postgresql", postgres] as [string, Engine]] : [])];
-
-beforeAll(async () => {
-  if (withPostgres) await postgres.setup();
-}, 60_000);
+const { sqlite, postgres, withPostgres, engines } = bothEngines("the lab store contract");
 afterEach(() => resetConfiguration());
-afterAll(async () => {
-  await sqlite.teardown();
-  if (postgresAvailable) await postgres.teardown();
-});
 
 /** Runs a write and waits for it to reach the store: the error it raised at once or at the flush, else undefined. */
 async function attempt(lab: Lab, write: () => void): Promise<unknown> {
@@ -48,12 +37,6 @@ async function attempt(lab: Lab, write: () => void): Promise<unknown> {
 
 /** `fn()` as a promise: a synchronous throw (SQLite) becomes a rejection, as PostgreSQL's. */
 const later = async <T>(fn: () => T | Promise<T>): Promise<T> => fn();
-
-/** Runs one statement on either engine's database with its own driver (not through the store). */
-async function sqlIn(engine: Engine, location: string, text: string): Promise<Record<string, unknown>[]> {
-  if (engine.name === "postgresql") return sqlOn(location, text);
-  return openStoreSync(location).prepare(text).all() as Record<string, unknown>[];
-}
 
 /** An API key as a provider hands it out: registered as a secret, as building an LM with it does. */
 const KEY = `sk-${"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"}`;

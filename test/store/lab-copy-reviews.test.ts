@@ -2,24 +2,14 @@
 // traces (lab_feedback) both ways, SQLite -> PostgreSQL -> SQLite (a real server this suite starts):
 // every record reads back equal and in order, so a row's latest review stays its latest; copying again
 // adds nothing; a review older than the destination's latest of the same row is left out.
-import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { copyLab, copyReportText } from "../../lib/store/copy/lab-copy.js";
 import { openStoreSync } from "../../lib/store/db.js";
 import { listAnnotations } from "../../lib/store/annotations/annotations.js";
 import { LabStore } from "../../lib/store/lab-store.js";
-import { postgresAvailable, postgresEngine, requirePostgres, sqliteEngine, sqlOn } from "./lab-engines.js";
+import { bothEngines, sqlOn } from "./lab-engines.js";
 
-const sqlite = sqliteEngine();
-const postgres = postgresEngine();
-const withPostgres = requirePostgres("lab copy of reviews and feedback");
-
-beforeAll(async () => {
-  if (withPostgres) await postgres.setup();
-}, 60_000);
-afterAll(async () => {
-  await sqlite.teardown();
-  if (postgresAvailable) await postgres.teardown();
-}, 30_000);
+const { sqlite, postgres, withPostgres } = bothEngines("lab copy of reviews and feedback");
 
 const REVIEWS = [
   ["run-1", "e1", "fail", null, "first look", "ann", "2026-01-01T00:00:01.000Z"],

@@ -1,11 +1,11 @@
 // What the store suites that run on both engines share: sample records, and a factory per engine that
 // opens a lab store on a fresh temporary SQLite file or a fresh database of the test PostgreSQL server.
-import { test } from "@jest/globals";
+import { afterAll, beforeAll, test } from "@jest/globals";
 import pg from "pg";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { closeStoreSync, openStore } from "../../lib/store/db.js";
+import { closeStoreSync, openStore, openStoreSync } from "../../lib/store/db.js";
 import { LabStore, type Lab } from "../../lib/store/lab-store.js";
 import { LMCacheTable, type LMCacheRow } from "../../lib/store/lm-cache.js";
 import { PostgresLabStore } from "../../lib/store/pg-lab-store.js";
@@ -129,3 +129,33 @@ export async function sqlOn(url: string, text: string, params: unknown[] = []): 
     await client.end();
   }
 }
+
+/**
+ * The engines a suite runs on: SQLite always, PostgreSQL where its server binaries are (see
+ * `requirePostgres`), with the hooks that start the server before the suite and stop both after it.
+ */
+export function bothEngines(suite: string): {
+  sqlite: Engine;
+  postgres: ReturnType<typeof postgresEngine>;
+  withPostgres: boolean;
+  engines: [string, Engine][];
+} {
+  const sqlite = sqliteEngine();
+  const postgres = postgresEngine();
+  const withPostgres = requirePostgres(suite);
+  beforeAll(async () => {
+    if (withPostgres) await postgres.setup();
+  }, 60_000);
+  afterAll(async () => {
+    await sqlite.teardown();
+    if (postgresAvailable) await postgres.teardown();
+  }, 30_000);
+  return { sqlite, postgres, withPostgres, engines: [["sqlite", sqlite], ...(withPostgres ? [["postgresql", postgres] as [string, Engine]] : [])] };
+}
+
+/** Plain SQL on an engine's database (the SQLite file or the PostgreSQL URL `location`), not through the store. */
+export async function sqlIn(engine: Engine, location: string, text: string): Promise<Record<string, unknown>[]> {
+  if (engine.name === "postgresql") return sqlOn(location, text);
+  return openStoreSync(location).prepare(text).all() as Record<string, unknown>[];
+}
+

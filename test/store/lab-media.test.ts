@@ -2,32 +2,16 @@
 // server this suite starts): each value stored once by sha256 in the `media` table, rows and recorded
 // calls keeping a reference in its place (never base64 text), `lab.media(sha256)` giving the value
 // back, and `typelm lab copy` carrying the values both ways.
-import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { Image } from "../../lib/media/media.js";
 import { copyLab } from "../../lib/store/copy/lab-copy.js";
 import { openStoreSync } from "../../lib/store/db.js";
-import { type Engine, postgresAvailable, postgresEngine, requirePostgres, settle, sqlOn, sqliteEngine } from "./lab-engines.js";
+import { bothEngines, settle, sqlIn, sqlOn } from "./lab-engines.js";
 import { createHash, mediaCall, mediaRow, PDF_BYTES, shapePng, wavBytes } from "./media-fixture.js";
 
-const sqlite = sqliteEngine();
-const postgres = postgresEngine();
-const withPostgres = requirePostgres("the lab store's media");
-const engines: [string, Engine][] = [["sqlite", sqlite], ...(withPostgres ? [["postgresql", postgres] as [string, Engine]] : [])];
-
-beforeAll(async () => {
-  if (withPostgres) await postgres.setup();
-}, 60_000);
-afterAll(async () => {
-  await sqlite.teardown();
-  if (postgresAvailable) await postgres.teardown();
-});
+const { sqlite, postgres, withPostgres, engines } = bothEngines("the lab store's media");
 
 const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
-
-async function sqlIn(engine: Engine, location: string, text: string): Promise<Record<string, unknown>[]> {
-  if (engine.name === "postgresql") return sqlOn(location, text);
-  return openStoreSync(location).prepare(text).all() as Record<string, unknown>[];
-}
 
 describe.each(engines)("media in the lab store (%s)", (_name, engine) => {
   it("keeps each value once by sha256, the rows holding references, never base64", async () => {

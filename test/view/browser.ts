@@ -40,6 +40,19 @@ export async function launch(): Promise<{ browser: Browser; close: () => Promise
   };
 }
 
+/**
+ * Collects into `errors` what went wrong on `page`: a script error, a console error (a script the CSP
+ * refused shows here), and a response of 400 or more (a failed load is told by its response, so the
+ * console's "Failed to load resource" is left out, as is the browser's own favicon request).
+ */
+export function collectPageErrors(page: Page, errors: string[]): void {
+  page.on("console", (message) => { if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text()); });
+  page.on("pageerror", (error) => errors.push(String(error)));
+  page.on("response", (response) => {
+    if (response.status() >= 400 && new URL(response.url()).pathname !== "/favicon.ico") errors.push(`${response.status()} ${response.url()}`);
+  });
+}
+
 /** The fixture's lab on one engine, a viewer over it and a Chromium page, as the browser suites use them. */
 export interface BrowsedLab {
   fixture: Fixture;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Browser, Page } from "puppeteer-core";
 import { closeStoreSync } from "../../lib/store/db.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
-import { browserTestsRun, launch } from "./browser.js";
+import { browserTestsRun, collectPageErrors, launch } from "./browser.js";
 import { removeFixtures, viewerEngines, type Engine } from "./fixture.js";
 import { disagreeing, EXAMPLES, matrixFixture, type MatrixFixture } from "./matrix-fixture.js";
 
@@ -33,13 +33,7 @@ for (const engine of engines) maybe(`the matrix in Chromium (${engine})`, () => 
     viewer = await startViewer({ store: m.location, port: 0 });
     ({ browser, close: closeBrowser } = await launch());
     page = await browser.newPage();
-    // A script the CSP refused, or one that failed, shows here.
-    // (A failed load is told by its response below, where the browser's own favicon request is left out.)
-    page.on("console", (message) => { if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text()); });
-    page.on("pageerror", (error) => errors.push(String(error)));
-    page.on("response", (response) => {
-      if (response.status() >= 400 && new URL(response.url()).pathname !== "/favicon.ico") errors.push(`${response.status()} ${response.url()}`);
-    });
+    collectPageErrors(page, errors);
   }, 60000);
 
   afterAll(async () => {

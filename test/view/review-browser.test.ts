@@ -10,7 +10,7 @@ import type { Browser, Page } from "puppeteer-core";
 import { listAnnotations } from "../../lib/store/annotations/annotations.js";
 import { LabStore } from "../../lib/store/lab-store.js";
 import { startViewer, type Viewer } from "../../lib/view/server.js";
-import { browserTestsRun, launch } from "./browser.js";
+import { browserTestsRun, collectPageErrors, launch } from "./browser.js";
 import { HOSTILE_INPUT, reviewLabFile } from "./review-fixture.js";
 
 /** The page's globals, in the functions run in the browser (the project compiles without the DOM library). */
@@ -36,11 +36,7 @@ maybe("the review queue in Chromium", () => {
     ({ browser, close: closeBrowser } = await launch());
     page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 800 });
-    page.on("console", (message) => { if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text()); });
-    page.on("pageerror", (error) => errors.push(String(error)));
-    page.on("response", (response) => {
-      if (response.status() >= 400 && new URL(response.url()).pathname !== "/favicon.ico") errors.push(`${response.status()} ${response.url()}`);
-    });
+    collectPageErrors(page, errors);
   }, 60_000);
 
   afterAll(async () => {
