@@ -11,6 +11,7 @@ import { validateInputs } from "../../lib/convert/input.js";
 import { compiled } from "../../lib/signature/compile.js";
 import { shapeToJsonSchema } from "../../lib/signature/json-schema.js";
 import { sniffMediaType } from "../../lib/media/sniff.js";
+import { wavBytes } from "../store/media-fixture.js";
 
 // Real bytes: a PNG rendered by resvg; the others are small files of each format written out whole.
 const png = new Uint8Array(new Resvg('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4" fill="red"/></svg>').render().asPng());
@@ -18,16 +19,6 @@ const gif = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA
 const webp = Buffer.from("UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==", "base64");
 const jpeg = Buffer.from("/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA=", "base64");
 const pdf = Buffer.from("%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n");
-function wav(): Buffer {
-  const samples = Buffer.alloc(800); // 0.1 s of 8 kHz 8-bit silence (0x80)
-  samples.fill(0x80);
-  const header = Buffer.alloc(44);
-  header.write("RIFF", 0); header.writeUInt32LE(36 + samples.length, 4); header.write("WAVE", 8);
-  header.write("fmt ", 12); header.writeUInt32LE(16, 16); header.writeUInt16LE(1, 20); header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(8000, 24); header.writeUInt32LE(8000, 28); header.writeUInt16LE(1, 32); header.writeUInt16LE(8, 34);
-  header.write("data", 36); header.writeUInt32LE(samples.length, 40);
-  return Buffer.concat([header, samples]);
-}
 // One MPEG-1 layer III frame (128 kbit/s, 44.1 kHz): header FF FB 90 00, then 413 bytes of silence.
 const mp3 = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x00]), Buffer.alloc(413)]);
 const aac = Buffer.concat([Buffer.from([0xff, 0xf1, 0x50, 0x80]), Buffer.alloc(60)]); // ADTS AAC: layer bits 00, not MP3
@@ -40,7 +31,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("sniffing the media type from the bytes", () => {
   it("reads each supported format from real bytes", () => {
-    expect([png, jpeg, gif, webp, wav(), mp3, pdf].map((b) => sniffMediaType(b))).toEqual(
+    expect([png, jpeg, gif, webp, wavBytes(), mp3, pdf].map((b) => sniffMediaType(b))).toEqual(
       ["image/png", "image/jpeg", "image/gif", "image/webp", "audio/wav", "audio/mpeg", "application/pdf"]);
     expect(sniffMediaType(Buffer.from("hello, world"))).toBeUndefined();
     expect(sniffMediaType(aac)).toBeUndefined();
@@ -115,7 +106,7 @@ describe("media fields", () => {
 
   it("accept values of their kind, in arrays too", () => {
     const values = validateInputs(compiled(Describe), {
-      photo: Image.fromBytes(jpeg), more: [Image.fromBytes(gif), Image.fromBytes(webp)], clip: Audio.fromBytes(wav()), paper: Document.fromBytes(pdf), question: "?",
+      photo: Image.fromBytes(jpeg), more: [Image.fromBytes(gif), Image.fromBytes(webp)], clip: Audio.fromBytes(wavBytes()), paper: Document.fromBytes(pdf), question: "?",
     });
     expect((values.photo as Image).mediaType).toBe("image/jpeg");
     expect((values.more as Image[]).map((i) => i.mediaType)).toEqual(["image/gif", "image/webp"]);
