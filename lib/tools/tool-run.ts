@@ -10,6 +10,15 @@ import { isPlainObject } from "../plain-object.js";
 import type { Shape as FieldShape } from "../signature/signature.js";
 import type { Tool, ToolArgs, ToolOutcome } from "./tool.js";
 
+// The object schema of each input shape, built once (not at every invocation).
+const objectSchemas = new WeakMap<z.ZodRawShape, z.ZodObject<z.ZodRawShape>>();
+
+function objectSchema<Shape extends z.ZodRawShape>(shape: Shape): z.ZodObject<Shape> {
+  let schema = objectSchemas.get(shape);
+  if (schema === undefined) objectSchemas.set(shape, (schema = z.object(shape)));
+  return schema as z.ZodObject<Shape>;
+}
+
 /** Validates `rawArgs` (an object, or a JSON string of one) for `tool`, then calls it. Never rejects for a bad call or a failing tool. */
 export async function attempt<Shape extends z.ZodRawShape>(tool: Tool<Shape>, rawArgs: unknown): Promise<ToolOutcome> {
   let candidate: unknown = rawArgs ?? {};
@@ -28,7 +37,7 @@ export async function attempt<Shape extends z.ZodRawShape>(tool: Tool<Shape>, ra
       return invalidArguments(tool, error);
     }
   }
-  const schema = z.object(tool.input);
+  const schema = objectSchema(tool.input);
   const parsed = schema.safeParse(candidate);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
