@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { LabStore } from "../../lib/store/lab-store.js";
 
 // Started by lab-store.test.ts in a child process: records a run, says so, then waits to be killed.
@@ -19,7 +19,10 @@ run("child writer (only in the child process lab-store.test.ts starts)", () => {
       });
     }
     expect(lab.trials(runId)).toHaveLength(3);
-    writeFileSync(ready!, JSON.stringify({ runId }));
+    // Written beside it, then renamed: the parent polls for the file and must never read it half-written
+    // (on a loaded machine it once read an empty file: "Unexpected end of JSON input").
+    writeFileSync(`${ready!}.tmp`, JSON.stringify({ runId }));
+    renameSync(`${ready!}.tmp`, ready!);
     await new Promise((r) => setTimeout(r, 60000));
   }, 70000);
 });
