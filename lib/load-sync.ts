@@ -39,6 +39,50 @@ function refusesEsModules(error: unknown): boolean {
 }
 
 /**
+ * A module the bundle built apart from the eager chunk (scripts/deferred-modules.mjs), loaded the first
+ * time one of its functions is called: dist/pkg/deferred/<name>.cjs, beside the chunk this file is built
+ * into (dist/pkg/chunks/). Only the bundle calls this: the sources import those modules as written.
+ * The file is a factory called with the module's record and a `require` that answers its imports: of
+ * library modules and zod from the eager chunk (see provideDeferredHost), of other deferred modules by
+ * loading them, of Node's built-ins as usual.
+ */
+export function requireDeferred(name: string): Record<string, (...args: unknown[]) => unknown> {
+  let module = deferredModules.get(name);
+  if (module === undefined) {
+    const factory = createRequire(import.meta.url)(`../deferred/${name}.cjs`) as (module: DeferredModule, require: (id: string) => unknown) => void;
+    module = { exports: {} };
+    deferredModules.set(name, module);
+    try {
+      factory(module, deferredRequire);
+    } catch (error) {
+      deferredModules.delete(name);
+      throw error;
+    }
+  }
+  return module.exports;
+}
+
+interface DeferredModule {
+  exports: Record<string, (...args: unknown[]) => unknown>;
+}
+const deferredModules = new Map<string, DeferredModule>();
+let deferredHost: ((id: string) => unknown) | undefined;
+
+/** Called by the bundle's host module (scripts/deferred-modules.mjs) when `import "typelm"` loads it. */
+export function provideDeferredHost(host: (id: string) => unknown): void {
+  deferredHost = host;
+}
+
+function deferredRequire(id: string): unknown {
+  if (id.startsWith("typelm-deferred:")) return requireDeferred(id.slice("typelm-deferred:".length));
+  if (id.startsWith("typelm-host:")) {
+    if (deferredHost === undefined) throw new Error(`typelm: ${id} is needed before the library has loaded`);
+    return deferredHost(id.slice("typelm-host:".length));
+  }
+  return createRequire(import.meta.url)(id);
+}
+
+/**
  * `make()` run once, at the first call: for values built at module level that cost start-up time, such
  * as the zod schemas of the library's own signatures and tools.
  */

@@ -15,6 +15,7 @@ import { build } from "esbuild";
 import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { deferredModules } from "./deferred-modules.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = join(root, "dist/pkg");
@@ -38,14 +39,27 @@ for (const file of readdirSync(join(root, "lib"), { recursive: true })) {
     lazyEntries.add(join(dirname(path), m[1]).replace(/\.js$/, ".ts"));
   }
 }
+const deferred = await deferredModules(root);
 const oneEagerChunk = {
   name: "one-eager-chunk",
   setup(b) {
-    b.onLoad({ filter: /\.ts$/ }, (args) => {
-      if (!lazyEntries.has(args.path)) return undefined;
-      const source = readFileSync(args.path, "utf8");
-      const hashbang = source.startsWith("#!") ? source.slice(0, source.indexOf("\n") + 1) : "";
-      return { contents: `${hashbang}import ${JSON.stringify(libraryIndex)};\n${source.slice(hashbang.length)}`, loader: "ts" };
+    // The host of the deferred modules (scripts/deferred-modules.mjs), imported last by the library index.
+    b.onResolve({ filter: /^typelm:deferred-host$/ }, () => ({ path: "deferred-host", namespace: "typelm" }));
+    b.onLoad({ filter: /.*/, namespace: "typelm" }, () => ({ contents: deferred.hostModule(), loader: "js", resolveDir: root }));
+    b.onLoad({ filter: /\.ts$/ }, async (args) => {
+      let source = readFileSync(args.path, "utf8");
+      if (args.path === libraryIndex) source += `\nimport "typelm:deferred-host";\n`;
+      // Imports of the deferred modules' functions become functions that require them at first call.
+      let rewritten;
+      try {
+        rewritten = await deferred.rewrite(args.path, source);
+      } catch (error) {
+        return { errors: [{ text: error.message }] };
+      }
+      if (!lazyEntries.has(args.path)) return { contents: rewritten ?? source, loader: rewritten === undefined ? "ts" : "js" };
+      const code = rewritten ?? source;
+      const hashbang = code.startsWith("#!") ? code.slice(0, code.indexOf("\n") + 1) : "";
+      return { contents: `${hashbang}import ${JSON.stringify(libraryIndex)};\n${code.slice(hashbang.length)}`, loader: rewritten === undefined ? "ts" : "js" };
     });
   },
 };
@@ -89,6 +103,9 @@ const main = await build({
   logLevel: "warning",
 });
 writeFileSync(join(root, "dist/bundle-meta.json"), JSON.stringify(main.metafile));
+
+// The deferred modules, each built alone as CommonJS (scripts/deferred-modules.mjs), in the same format.
+await deferred.buildModules(outdir, { minifyWhitespace: true, lineLimit: 100, charset: "ascii", logLevel: "warning" });
 
 // A class whose body refers to itself comes out as `var X = class _X { ... _X ... }`, so X.name would
 // be "_X" (error names, module names in saved state and messages use class names). Inside its own

@@ -4,11 +4,11 @@
  * spans are dropped, not waited for); batches go out in the background, each export abandoned after
  * the export timeout; `flush` waits at most that timeout plus a margin and never rejects.
  */
-import { createRequire } from "node:module";
 import type * as OTelApi from "@opentelemetry/api";
 import type * as SdkTraceBase from "@opentelemetry/sdk-trace-base";
 import type * as OtlpHttp from "@opentelemetry/exporter-trace-otlp-http";
 import type * as Resources from "@opentelemetry/resources";
+import { loadOnFirstUse } from "../load-sync.js";
 import { requireOptional } from "../optional.js";
 import { registerFlusher } from "./bus.js";
 
@@ -19,7 +19,7 @@ const DEFAULT_TIMEOUT_MS = 5000;
 /** How long past the export timeout `flush` waits before giving up on a stuck exporter. */
 const FLUSH_MARGIN_MS = 500;
 
-const requireHere = createRequire(import.meta.url);
+const loadOtelApi = loadOnFirstUse<typeof OTelApi>("@opentelemetry/api");
 
 /**
  * `@opentelemetry/api`, loaded on first use (it is small, but nothing loads before it is needed).
@@ -27,7 +27,7 @@ const requireHere = createRequire(import.meta.url);
  * nothing more for the `otel` subscriber.
  */
 export function otelApi(): typeof OTelApi {
-  return requireHere("@opentelemetry/api") as typeof OTelApi;
+  return loadOtelApi();
 }
 
 /** Export timeout in milliseconds: `OTEL_EXPORTER_OTLP_TIMEOUT` (the OpenTelemetry variable), else 5000. */

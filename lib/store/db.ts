@@ -1,5 +1,4 @@
-import { createRequire } from "node:module";
-import { builtin } from "../load-sync.js";
+import { builtin, loadOnFirstUse } from "../load-sync.js";
 import type { Database } from "better-sqlite3";
 import { ConfigurationError } from "../errors.js";
 import { STORE_MIGRATIONS } from "./migrations.js";
@@ -35,8 +34,10 @@ export function openStore(path: string): Promise<Database> {
   return new Promise((done) => done(openStoreSync(path)));
 }
 
+const betterSqlite3 = loadOnFirstUse<typeof import("better-sqlite3")>("better-sqlite3");
+
 function connect(path: string): Database {
-  const BetterSqlite3 = createRequire(import.meta.url)("better-sqlite3") as typeof import("better-sqlite3");
+  const BetterSqlite3 = betterSqlite3();
   let db: Database | undefined;
   try {
     if (path !== ":memory:") builtin("node:fs").mkdirSync(builtin("node:path").dirname(path), { recursive: true });

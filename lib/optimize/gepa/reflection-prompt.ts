@@ -10,7 +10,10 @@ import type { Evidence } from "./reflect.js";
 const json = jsonWithMediaLabels;
 
 /** GEPA's reflection signature, defined the first time GEPA reflects (see proposalSignatures). */
-export const reflectionSignature = onFirstUse(() => {
+export function reflectionSignature(): typeof Signature {
+  return reflectionSignatureOnce();
+}
+const reflectionSignatureOnce = onFirstUse(() => {
   /** GEPA's reflection step as a signature of its own, so it runs on any LM that can run a Predict. */
   class ReflectOnFeedback extends Signature {
     static override description =
