@@ -49,7 +49,7 @@ function refusesEsModules(error: unknown): boolean {
 export function requireDeferred(name: string): Record<string, (...args: unknown[]) => unknown> {
   let module = deferredModules.get(name);
   if (module === undefined) {
-    const factory = createRequire(import.meta.url)(`../deferred/${name}.cjs`) as (module: DeferredModule, require: (id: string) => unknown) => void;
+    const factory = requireDeferredFile(name);
     module = { exports: {} };
     deferredModules.set(name, module);
     try {
@@ -60,6 +60,22 @@ export function requireDeferred(name: string): Record<string, (...args: unknown[
     }
   }
   return module.exports;
+}
+
+type DeferredFactory = (module: DeferredModule, require: (id: string) => unknown) => void;
+
+function requireDeferredFile(name: string): DeferredFactory {
+  const file = `../deferred/${name}.cjs`;
+  try {
+    return createRequire(import.meta.url)(file) as DeferredFactory;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "MODULE_NOT_FOUND" || !String((error as Error).message).includes(`${name}.cjs`)) throw error;
+    throw new Error(
+      `typelm could not load dist/pkg/deferred/${name}.cjs, part of the package it loads at first use from beside its own files. ` +
+        "If typelm was bundled into an application, mark it external (keep it in node_modules) instead.",
+      { cause: error },
+    );
+  }
 }
 
 interface DeferredModule {

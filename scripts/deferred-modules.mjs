@@ -152,13 +152,18 @@ async function analyze(root, path) {
     }
   }
   if (/\bimport\.meta\b/.test(code)) throw fail("uses import.meta, which its CommonJS build has not");
+  // Modules it loads with import(): the host loads them, from the main build's lazy chunks.
+  const lazy = new Set([...code.matchAll(LAZY_IMPORT)].map((m) => importKey(m[1])));
   const exports = new Map();
   for (const [name, local] of exported) {
     if (functions.has(local)) exports.set(name, { function: true });
     else if (literals.has(local)) exports.set(name, { literal: literals.get(local) });
   }
-  return { exports, imports };
+  return { exports, imports, lazy };
 }
+
+/** `import("./x.js")` in a module's JavaScript (its types removed, so no `typeof import(...)`). */
+const LAZY_IMPORT = /\bimport\(\s*"(\.[^"]+)"\s*\)/g;
 
 /** A number, string or boolean written out: a constant an importer can hold a copy of. */
 function isLiteral(node) {
@@ -254,6 +259,8 @@ export async function deferredModules(root) {
       lines.push(`import { ${[...names].map((n) => `${n} as h${i}_${n}`).join(", ")} } from ${JSON.stringify(from)};`);
       cases.push(`case ${JSON.stringify(key)}: return { ${[...names].map((n) => `${n}: h${i}_${n}`).join(", ")} };`);
     });
+    const lazy = new Set([...analysed.values()].flatMap((a) => [...a.lazy]));
+    for (const key of lazy) cases.push(`case ${JSON.stringify(`lazy:${key}`)}: return import(${JSON.stringify(join(root, key))});`);
     lines.push(`provideDeferredHost(function deferredHost(id) {`, `switch (id) {`, ...cases, `}`, `throw new Error("typelm: no module " + id + " for a deferred module");`, `});`);
     return lines.join("\n");
   }
@@ -272,8 +279,16 @@ export async function deferredModules(root) {
       plugins: [{
         name: "deferred-imports",
         setup(b) {
+          // import("./x.js") → the host's import of x (a lazy chunk of the main build, sharing its eager chunk).
+          b.onLoad({ filter: /\.ts$/ }, async (args) => {
+            const path = relative(root, args.path);
+            const { code } = await toJs(path, readFileSync(args.path, "utf8"));
+            const contents = code.replace(LAZY_IMPORT, (_, specifier) => `require(${JSON.stringify(`typelm-host:lazy:${resolveSpecifier(root, args.path, specifier)}`)})`);
+            return { contents, loader: "js", resolveDir: dirname(args.path) };
+          });
           b.onResolve({ filter: /.*/ }, (args) => {
             if (args.kind === "entry-point") return undefined;
+            if (args.path.startsWith("typelm-host:")) return { path: args.path, external: true };
             if (args.path.startsWith("node:")) return { path: args.path, external: true };
             const key = args.path.startsWith(".") ? resolveSpecifier(root, args.importer, args.path) : args.path;
             if (key === undefined) return { errors: [{ text: `${relative(root, args.importer)} imports ${args.path}, which is not a library module` }] };

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@jest/globals";
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { CalculatorTool, compare, TypelmError, ValidationError } from "typelm";
 
@@ -65,6 +65,25 @@ out.afterCall = deferredRequested();
     expect(out.value).toBe(14);
     // The hook sees the load the calculator's first call makes, so the empty list above means something.
     expect(out.afterCall).toEqual(["tools/arithmetic.cjs"]);
+  }, 30000);
+
+  it("without the deferred files, `import \"typelm\"` still works and a first call says what is missing", () => {
+    // A copy of the package inside the repository (so zod resolves from its node_modules) without dist/pkg/deferred/.
+    const copy = mkdtempSync(join(root, "dist", "deferred-check-"));
+    try {
+      cpSync(pkg, join(copy, "pkg"), { recursive: true });
+      rmSync(join(copy, "pkg", "deferred"), { recursive: true });
+      const out = inChild(`
+const { CalculatorTool, Predict } = await import(${JSON.stringify(`file://${join(copy, "pkg", "index.js")}`)});
+out.imported = typeof Predict === "function";
+try { new CalculatorTool().call({ expression: "1 + 1" }); out.message = "no error"; } catch (error) { out.message = error.message; }
+`);
+      expect(out.imported).toBe(true);
+      expect(out.message).toMatch(/could not load dist\/pkg\/deferred\/tools\/arithmetic\.cjs/);
+      expect(out.message).toMatch(/mark it external/);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   }, 30000);
 
   it("each deferred module loads after `import \"typelm\"`, with its exports", () => {
