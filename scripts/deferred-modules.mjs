@@ -31,6 +31,12 @@ import ts from "typescript";
 
 /** Library modules (paths from the repository root) built as dist/pkg/deferred/<path without lib/>.js. */
 export const DEFERRED = [
+  "lib/signature/baml.ts",
+  "lib/signature/toon-schema.ts",
+  "lib/prompt/toon-data.ts",
+  "lib/convert/dates.ts",
+  "lib/instrument/logger.ts",
+  "lib/convert/union.ts",
   "lib/evaluate/stats/binomial.ts",
   "lib/evaluate/stats/bootstrap.ts",
   "lib/evaluate/stats/f1-statistic.ts",

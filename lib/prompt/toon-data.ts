@@ -7,8 +7,12 @@ import { DATE_HINT, DATETIME_HINT, INSTANT_HINT, resolve } from "../signature/ki
 import { PLAIN, renderType, type TypeFormat } from "../signature/type-text.js";
 import { isFlat } from "../signature/toon-schema.js";
 
+const loadToon = loadOnFirstUse<typeof Toon>("@toon-format/toon", "toon.cjs");
+
 /** The TOON codec, loaded the first time a prompt or reply uses data format TOON. */
-export const toon = loadOnFirstUse<typeof Toon>("@toon-format/toon", "toon.cjs");
+export function toon(): typeof Toon {
+  return loadToon();
+}
 
 /** Values in TOON, inside a ```toon fence. */
 export function toonFence(values: Record<string, unknown>): string {
