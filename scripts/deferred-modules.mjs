@@ -31,6 +31,10 @@ import ts from "typescript";
 
 /** Library modules (paths from the repository root) built as dist/pkg/deferred/<path without lib/>.js. */
 export const DEFERRED = [
+  "lib/predict/agent-signature.ts",
+  "lib/predict/agent-options.ts",
+  "lib/batch/settings.ts",
+  "lib/evaluate/metric.ts",
   "lib/signature/baml.ts",
   "lib/signature/toon-schema.ts",
   "lib/prompt/toon-data.ts",
