@@ -79,6 +79,9 @@ export const DEFERRED = [
   "lib/store/annotations/schema.ts",
   "lib/evaluate/rescore.ts",
   "lib/evaluate/predictor-models.ts",
+  "lib/optimize/budget.ts",
+  "lib/optimize/gepa/gepa-plan.ts",
+  "lib/optimize/simple-impl.ts",
 ];
 
 /** The name a deferred module is built and required under: its path in lib/ without the extension. */

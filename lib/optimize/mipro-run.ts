@@ -20,7 +20,8 @@ import { Random } from "../random.js";
 import { dataFingerprint, RunRecorder } from "./recorder.js";
 import { scoreOn } from "./score.js";
 import { miproSearcher, searchLoop } from "./search.js";
-import { ZERO_SHOT_PROPOSER_DEMOS, type CompileArgs, type MIPROBudget, type MIPROv2 } from "./mipro.js";
+import { ZERO_SHOT_PROPOSER_DEMOS } from "./budget.js";
+import type { CompileArgs, MIPROBudget, MIPROv2 } from "./mipro.js";
 import { splitExamples, type Split } from "./mipro-split.js";
 
 /** Runs a compile: split, bootstrap, proposals, baseline and trials, recorded; resolves with a clone holding the best configuration. */

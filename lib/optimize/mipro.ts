@@ -4,8 +4,7 @@ import type { LanguageModel } from "../lm/types.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { OptimizationRun } from "../store/records.js";
-import { FULL_EVAL_EVERY, MODES, resolveMode, trialsFor, type MIPROMode } from "./budget.js";
-import { checkMetricThreshold, checkOptions, type CommonOptions } from "./options.js";
+import { checkMIPROOptions, miproBudget, type MIPROMode } from "./budget.js";
 import type { UsageEstimate } from "./estimate.js";
 import type { BatchOption } from "../evaluate/batch-transport.js";
 
@@ -101,9 +100,6 @@ export interface MIPROBudget {
   proposerSets: number;
 }
 
-/** The demo sets a zero-shot run still bootstraps to show the proposer, and their size (DSPy's BOOTSTRAPPED_FEWSHOT_EXAMPLES_IN_CONTEXT). @internal */
-export const ZERO_SHOT_PROPOSER_DEMOS = 3;
-
 /**
  * MIPROv2 (Opsahl-Ong et al. 2024): bootstraps candidate demo sets, proposes grounded candidate
  * instructions, then searches (instruction, demo set) per predictor with a seeded categorical TPE on
@@ -117,11 +113,7 @@ export class MIPROv2 {
   lastRun: OptimizationRun | undefined;
 
   constructor(options: MIPROv2Options = {}) {
-    resolveMode(options.mode);
-    checkOptions("MIPROv2", options as CommonOptions, {
-      kDemos: 0, numCandidates: 1, numTrials: 1, minibatchSize: 1, validationSize: 1, fullEvalEvery: 1, concurrency: 1,
-    });
-    checkMetricThreshold("MIPROv2", options as Record<string, unknown>);
+    checkMIPROOptions(options);
     this.options = options;
   }
 
@@ -130,28 +122,7 @@ export class MIPROv2 {
    * `validation` validation examples (what the table in docs/optimizers.md computes).
    */
   budget(predictors: number, training: number, validation: number): MIPROBudget {
-    const o = this.options;
-    const mode = resolveMode(o.mode);
-    const preset = MODES[mode];
-    const kDemos = o.kDemos ?? 4;
-    // DSPy's auto modes give the demo sets N and the instructions N/2 when demos are searched
-    // ("better to spend optimization budget on few-shot examples"); numCandidates sets both.
-    const n = o.numCandidates ?? preset.candidates;
-    const candidates = o.numCandidates ?? (kDemos === 0 ? n : Math.max(1, Math.floor(n / 2)));
-    const validationSize = Math.min(validation, o.validationSize ?? preset.validationSize);
-    const demoSets = kDemos === 0 ? 1 : n;
-    const proposerSets = kDemos === 0 ? n : 0;
-    const k = kDemos === 0 ? ZERO_SHOT_PROPOSER_DEMOS : kDemos;
-    const bootstrapped = kDemos === 0 ? n - 1 : n - 2; // sets filled by the teacher
-    return {
-      mode, candidates, demoSets,
-      trials: o.numTrials ?? trialsFor(n, predictors, kDemos === 0),
-      minibatchSize: Math.min(validationSize, o.minibatchSize ?? preset.minibatchSize),
-      validationSize,
-      fullEvalEvery: o.fullEvalEvery ?? FULL_EVAL_EVERY,
-      bootstrapRuns: bootstrapped <= 0 ? 0 : Math.min(training, 2 * k + (k + 1) * Math.max(0, bootstrapped - 1)),
-      proposerSets,
-    };
+    return miproBudget(this.options, predictors, training, validation);
   }
 
   /**

@@ -1,13 +1,11 @@
-import { ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
-import { defaultMetric, type Metric } from "../evaluate/metric.js";
+import type { Metric } from "../evaluate/metric.js";
 import type { Module, Tunable } from "../module.js";
-import { FewShotExample } from "../prompt/few-shot.js";
+import type { FewShotExample } from "../prompt/few-shot.js";
 import type { OptimizationRun } from "../store/records.js";
-import { programCallUsage, totalUsage, type UsageEstimate } from "./estimate.js";
-import { checkExamples, labelledFits, type IdentifiedExample as Example } from "./examples.js";
-import { checkMetricThreshold, checkOptions, tunablePredictors, type CommonOptions } from "./options.js";
-import { Random } from "../random.js";
+import type { UsageEstimate } from "./estimate.js";
+import type { IdentifiedExample as Example } from "./examples.js";
+import { checkSimpleOptions, estimateSimple, setupSimple } from "./simple-impl.js";
 import type { BatchOption } from "../evaluate/batch-transport.js";
 
 /** Options of `new SimpleOptimizer(options)`: the metric, seed, trials, demos per predictor, candidate instructions, cost and time limits, batches. */
@@ -97,11 +95,7 @@ export class SimpleOptimizer {
   lastRun: OptimizationRun | undefined;
 
   constructor(options: SimpleOptimizerOptions = {}) {
-    checkOptions("SimpleOptimizer", options as CommonOptions, { numTrials: 1, kDemos: 0, concurrency: 1 });
-    checkMetricThreshold("SimpleOptimizer", options as Record<string, unknown>);
-    if (options.instructions !== undefined && (!Array.isArray(options.instructions) || options.instructions.some((i) => typeof i !== "string" || i.trim() === ""))) {
-      throw new ValidationError("SimpleOptimizer option instructions must be an array of non-empty strings", { field: "instructions" });
-    }
+    checkSimpleOptions(options);
     this.options = options;
   }
 
@@ -129,51 +123,11 @@ export class SimpleOptimizer {
    * teacher runs depend on how many pass.
    */
   estimate(args: Omit<SimpleCompileArgs<Module>, "resume"> & { callsPerRun?: number }): UsageEstimate {
-    const s = this.setup(args);
-    const perRun = args.callsPerRun ?? s.predictors.length;
-    const examples = s.scored.map((e) => e.example);
-    const baseline = programCallUsage({ program: args.moduleInstance, examples, calls: s.scored.length * perRun });
-    const demos = Object.fromEntries(s.predictors.map(([path, p]) => {
-      const fits = s.pool.filter((e) => labelledFits(p, e.example)).slice(0, s.kDemos);
-      return [path, fits.length === 0 ? p.demos : fits.map((e) => new FewShotExample({ input: e.example.input, output: e.example.output, id: e.id }))];
-    }));
-    const trials = programCallUsage({ program: args.moduleInstance, examples, calls: s.numTrials * s.scored.length * perRun, demos });
-    const k = s.kDemos;
-    const teacherRuns = k === 0 || s.numTrials < 2 ? 0 : Math.min(s.pool.length, 2 * k + (k + 1) * (s.numTrials - 2));
-    const teacher = programCallUsage({ program: args.moduleInstance, examples: s.pool.map((e) => e.example), calls: teacherRuns * perRun, demos });
-    // With batch, every trial's scoring goes through the batch service: all of it at the batch price.
-    const batch = this.options.batch !== undefined && this.options.batch !== false;
-    // The teacher runs stay live.
-    return totalUsage([...[...baseline, ...trials].map((u) => ({ ...u, batch })), ...teacher]);
+    return estimateSimple(this, args);
   }
 
   /** Checks the arguments and works out the demo pool and the scored examples (no model call). */
   private setup(args: Omit<SimpleCompileArgs<Module>, "resume">): Setup {
-    const predictors = tunablePredictors("SimpleOptimizer", args.moduleInstance);
-    const train = checkExamples(args.trainingExamples, "trainingExamples", "SimpleOptimizer");
-    const seed = this.options.seed ?? 0;
-    const kDemos = this.options.kDemos ?? 4;
-    const numTrials = this.options.numTrials ?? 10;
-    const metric = this.options.metric ?? defaultMetric;
-    let pool: Example[];
-    let scored: Example[];
-    if (args.validationExamples !== undefined) {
-      pool = train;
-      scored = checkExamples(args.validationExamples, "validationExamples", "SimpleOptimizer");
-    } else if (train.length < 2) {
-      [pool, scored] = [train, train];
-    } else {
-      const shuffled = new Random(seed, "split").shuffle(train);
-      const half = Math.ceil(shuffled.length / 2);
-      [pool, scored] = [shuffled.slice(0, half), shuffled.slice(half)];
-    }
-    if (kDemos > pool.length) {
-      throw new ValidationError(
-        `SimpleOptimizer kDemos is ${kDemos} but the demo pool has ${pool.length} examples ` +
-          `(${args.validationExamples === undefined ? "half of the training examples, the other half is scored" : "the training examples"}): lower kDemos or add training examples`,
-        { field: "kDemos" },
-      );
-    }
-    return { predictors, train, pool, scored, seed, kDemos, numTrials, metric };
+    return setupSimple(this, args);
   }
 }

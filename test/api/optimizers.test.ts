@@ -46,6 +46,19 @@ describe("SimpleOptimizer", () => {
     expect(better.instruction).toContain(RULE);
     expect(await score(better)).toBeGreaterThan(before);
   });
+
+  test("estimate counts the calls without calling a model; bad options and a short demo pool are ValidationErrors", () => {
+    const m = program();
+    const e = new SimpleOptimizer({ numTrials: 3, kDemos: 2 }).estimate({ moduleInstance: m, trainingExamples: train, validationExamples: val });
+    // Baseline and 3 trials on the 9 validation examples, and min(9, 2k + (k+1)·(numTrials − 2)) = 7 teacher runs for k = 2.
+    expect(e.lmCalls).toBe(4 * 9 + 7);
+    expect(e.inputTokens).toBeGreaterThan(0);
+    expect(e.cost).toBeNull();
+    expect(() => new SimpleOptimizer({ instructions: ["Fine.", " "] })).toThrow("SimpleOptimizer option instructions must be an array of non-empty strings");
+    expect(() => new SimpleOptimizer({ numTrials: 0 })).toThrow(ValidationError);
+    expect(() => new SimpleOptimizer({ kDemos: 5 }).estimate({ moduleInstance: m, trainingExamples: train.slice(0, 6) }))
+      .toThrow("SimpleOptimizer kDemos is 5 but the demo pool has 3 examples (half of the training examples, the other half is scored): lower kDemos or add training examples");
+  });
 });
 
 describe("MIPROv2", () => {
@@ -143,6 +156,20 @@ describe("GEPA", () => {
     expect(new GEPA({ mode: "light" }).budget(1, 100)).toBeLessThan(new GEPA({ mode: "heavy" }).budget(1, 100));
     await expect(new GEPA({ maxMetricCalls: 3, reflectionLM: reflectionLM() }).compile({ moduleInstance: program(), trainingExamples: train, validationExamples: val }))
       .rejects.toThrow(ValidationError);
+  });
+
+  test("estimate counts program and reflection calls without calling a model; conflicting options are ValidationErrors", () => {
+    const reflector = reflectionLM();
+    const e = new GEPA({ metric, maxMetricCalls: 60, reflectionLM: reflector }).estimate({ moduleInstance: program(), trainingExamples: train, validationExamples: val });
+    // B = 60 program calls; R = ⌊(B − V)·P / (V + 2·b·P)⌋ = ⌊51 / 15⌋ = 3 reflections for V = 9, P = 1, b = 3.
+    expect(e.lmCalls).toBe(60 + 3);
+    expect(e.inputTokens).toBeGreaterThan(0);
+    expect(reflector.requests).toHaveLength(0);
+    expect(() => new GEPA({ mode: "light", maxMetricCalls: 10 }))
+      .toThrow('GEPA takes a budget as mode or maxMetricCalls, not both: received mode "light" and maxMetricCalls 10; drop one');
+    expect(() => new GEPA({ candidateSelection: "worst" as any })).toThrow('GEPA candidateSelection must be "pareto" or "best"; received "worst"');
+    expect(() => new GEPA({ maxMetricCalls: 5 }).estimate({ moduleInstance: program(), trainingExamples: train, validationExamples: val }))
+      .toThrow("GEPA maxMetricCalls is 5, but scoring the seed program once on the 9 validation examples takes 9 metric calls");
   });
 
   test("with a reflection LM that proposes nothing useful, GEPA returns the seed program and says so", async () => {
