@@ -46,20 +46,19 @@ const oneEagerChunk = {
     // The host of the deferred modules (scripts/deferred-modules.mjs), imported last by the library index.
     b.onResolve({ filter: /^typelm:deferred-host$/ }, () => ({ path: "deferred-host", namespace: "typelm" }));
     b.onLoad({ filter: /.*/, namespace: "typelm" }, () => ({ contents: deferred.hostModule(), loader: "js", resolveDir: root }));
-    b.onLoad({ filter: /\.ts$/ }, async (args) => {
+    // A deferred module is read as its stand-ins: functions that load it at their first call.
+    b.onResolve({ filter: /^\./ }, (args) => {
+      if (args.namespace !== "file") return undefined;
+      const key = deferred.target(args.importer, args.path);
+      return key === undefined ? undefined : { path: key, namespace: "deferred" };
+    });
+    b.onLoad({ filter: /.*/, namespace: "deferred" }, (args) => ({ contents: deferred.standIns(args.path), loader: "js", resolveDir: root }));
+    b.onLoad({ filter: /\.ts$/ }, (args) => {
       let source = readFileSync(args.path, "utf8");
       if (args.path === libraryIndex) source += `\nimport "typelm:deferred-host";\n`;
-      // Imports of the deferred modules' functions become functions that require them at first call.
-      let rewritten;
-      try {
-        rewritten = await deferred.rewrite(args.path, source);
-      } catch (error) {
-        return { errors: [{ text: error.message }] };
-      }
-      if (!lazyEntries.has(args.path)) return { contents: rewritten ?? source, loader: rewritten === undefined ? "ts" : "js" };
-      const code = rewritten ?? source;
-      const hashbang = code.startsWith("#!") ? code.slice(0, code.indexOf("\n") + 1) : "";
-      return { contents: `${hashbang}import ${JSON.stringify(libraryIndex)};\n${code.slice(hashbang.length)}`, loader: rewritten === undefined ? "ts" : "js" };
+      if (!lazyEntries.has(args.path)) return { contents: source, loader: "ts" };
+      const hashbang = source.startsWith("#!") ? source.slice(0, source.indexOf("\n") + 1) : "";
+      return { contents: `${hashbang}import ${JSON.stringify(libraryIndex)};\n${source.slice(hashbang.length)}`, loader: "ts" };
     });
   },
 };

@@ -197,8 +197,9 @@ function resolveSpecifier(root, from, specifier) {
 
 /**
  * The deferred modules analysed, for scripts/bundle.mjs:
- * - `rewrite(path, source)`: the module's code with its imports from deferred modules replaced
- *   (JavaScript), or undefined when it imports none of them;
+ * - `target(importer, specifier)` and `standIns(key)`: which imports name a deferred module, and the
+ *   module the main build reads in its place (an import of anything else from it, a class or an object,
+ *   fails the build: "No matching export in "deferred:lib/…"");
  * - `hostModule()`: the code of the module the main build appends to the library index, which hands the
  *   deferred modules what they import (library modules' exports, zod) from the eager chunk, so a
  *   deferred module works on the same classes, configuration and event bus as the rest;
@@ -210,49 +211,27 @@ export async function deferredModules(root) {
   const analysed = new Map();
   for (const p of DEFERRED) analysed.set(p, await analyze(root, p));
   const loadSync = join(root, "lib/load-sync.ts");
-  return { rewrite, hostModule, buildModules };
+  return { target, standIns, hostModule, buildModules };
 
-  async function rewrite(path, source) {
-    const here = relative(root, path);
-    if (deferred.has(here)) return undefined;
-    const specifiers = [...source.matchAll(/\bfrom\s*"(\.[^"]+)"/g)].map((m) => resolveSpecifier(root, path, m[1]));
-    if (!specifiers.some((s) => s !== undefined && deferred.has(s))) return undefined;
+  /** The deferred module `./x.js` imported from `importer` names, as its repository path, or undefined. */
+  function target(importer, specifier) {
+    const key = resolveSpecifier(root, importer, specifier);
+    return key !== undefined && deferred.has(key) ? key : undefined;
+  }
 
-    const { hashbang, code } = await toJs(here, source);
-    const sf = parseJs(here, code);
-    const edits = [];
-    for (const st of sf.statements) {
-      const isImport = ts.isImportDeclaration(st);
-      if (!(isImport || ts.isExportDeclaration(st)) || !st.moduleSpecifier) continue;
-      const target = resolveSpecifier(root, path, st.moduleSpecifier.text);
-      if (target === undefined || !deferred.has(target)) continue;
-      const fail = (what) => new Error(`${here}: ${what} from the deferred module ${target}; only its functions can be imported (scripts/deferred-modules.mjs)`);
-      const named = [];
-      if (isImport) {
-        const clause = st.importClause;
-        if (!clause) throw fail("a side-effect import");
-        if (clause.name) throw fail("a default import");
-        if (clause.namedBindings && !ts.isNamedImports(clause.namedBindings)) throw fail("a namespace import");
-        for (const e of clause.namedBindings?.elements ?? []) named.push({ local: e.name.text, imported: (e.propertyName ?? e.name).text });
-      } else {
-        if (!st.exportClause || !ts.isNamedExports(st.exportClause)) throw fail("`export *`");
-        for (const e of st.exportClause.elements) named.push({ local: e.name.text, imported: (e.propertyName ?? e.name).text, exported: true });
-      }
-      const available = analysed.get(target).exports;
-      const lines = [];
-      for (const n of named) {
-        const what = available.get(n.imported);
-        if (what === undefined) throw fail(`\`${n.imported}\`, which is neither a function declaration nor a constant number, string or boolean,`);
-        if (what.literal !== undefined) lines.push(`const ${n.local} = ${what.literal};`);
-        else lines.push(`function ${n.local}(...args) { return __requireDeferred(${JSON.stringify(deferredName(target))}).${n.imported}(...args); }`);
-        if (n.exported) lines.push(`export { ${n.local} };`);
-      }
-      edits.push({ start: st.getStart(sf), end: st.end, text: lines.join("\n") });
+  /**
+   * What the main build imports in place of a deferred module: one stand-in function per exported
+   * function, which loads the module at its first call and calls through, and its literal constants.
+   * One module per deferred module, so each stand-in exists once in the bundle under its own name.
+   */
+  function standIns(key) {
+    const name = JSON.stringify(deferredName(key));
+    const lines = [`import { requireDeferred } from ${JSON.stringify(loadSync)};`];
+    for (const [exported, what] of analysed.get(key).exports) {
+      if (what.literal !== undefined) lines.push(`export const ${exported} = ${what.literal};`);
+      else lines.push(`export function ${exported}(...args) { return requireDeferred(${name}).${exported}(...args); }`);
     }
-    if (edits.length === 0) return undefined;
-    let out = code;
-    for (const e of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
-    return `${hashbang}import { requireDeferred as __requireDeferred } from ${JSON.stringify(loadSync)};\n${out}`;
+    return lines.join("\n");
   }
 
   function hostModule() {
