@@ -71,7 +71,7 @@ describe("Judge through the bundle", () => {
     expect(f1.name).toBe("semantic_f1");
     expect(f1.reference).toBe(true);
     expect(f1.criteria).toBe("The answer covers the key ideas of the reference (recall) and says nothing the reference does not support (precision).");
-    const result = await f1.judge(example, { answer: "Paris and Lyon" });
+    const result = (await f1.judge(example, { answer: "Paris and Lyon" })) as { score: number; details: Record<string, unknown> };
     // 2 · 1 · 0.5 / (1 + 0.5) = 2/3
     expect(result.score).toBeCloseTo(2 / 3, 12);
     expect(result.details).toEqual({ recall: 1, precision: 0.5, rationale: "half" });
@@ -154,5 +154,7 @@ describe("EvaluationReport and Evaluation through the bundle", () => {
   test("defaultMetric: every expected field equal in JSON form", () => {
     expect(defaultMetric(example, { answer: "Paris" })).toBe(true);
     expect(defaultMetric(example, { answer: "Lyon" })).toBe(false);
+    // Its name is the metric's name in reports when passed as a metric function.
+    expect(defaultMetric.name).toBe("defaultMetric");
   });
 });
