@@ -6,8 +6,9 @@
  * and the judges, intervals and options work as the sources do. Expected values are written by hand.
  */
 import { describe, expect, test } from "@jest/globals";
+import { z } from "zod";
 import {
-  defaultMetric, Evaluation, EvaluationReport, FewShotExample, Judge, PairwiseJudge, SemanticF1, ValidationError,
+  defaultMetric, Evaluation, EvaluationReport, FewShotExample, Judge, PairwiseJudge, Predict, SemanticF1, Signature, ValidationError,
 } from "typelm";
 import type { EvaluationRow } from "typelm";
 import { ScriptedLM } from "typelm/testing";
@@ -149,6 +150,23 @@ describe("EvaluationReport and Evaluation through the bundle", () => {
       .toBe("Evaluation option exampleTimeout must be a positive number of seconds (default 600); received -1");
     expect(validationError(() => new Evaluation({ batch: { maxRetries: 1.5 } })).message)
       .toBe("Evaluation option batch.maxRetries must be a whole number ≥ 0; received 1.5");
+  });
+
+  test("a metric's result is checked, and an example past exampleTimeout is a failed row saying so", async () => {
+    const program = new Predict(Signature.define({ name: "Capital", input: { question: z.string() }, output: { answer: z.string() } }));
+    program.configure((c) => { c.lm = new ScriptedLM(() => ({ answer: "Paris" })); });
+    const seven = () => 7;
+    const never = () => new Promise<boolean>(() => {});
+    const report = await new Evaluation({ progress: false, record: false, exampleTimeout: 0.05 }).evaluate({
+      moduleInstance: program, testExamples: [example], metrics: [seven],
+    });
+    expect(report.results[0]!.error).toBe('TypeError: Metric "seven" returned 7; expected a number in [0, 1], a boolean, or { score, feedback }');
+    const late = await new Evaluation({ progress: false, record: false, exampleTimeout: 0.05 }).evaluate({
+      moduleInstance: program, testExamples: [example], metrics: [never],
+    });
+    expect(late.results[0]!.error).toBe(
+      'ExampleTimeoutError: example timed out after 0.05 s (exampleTimeout) while metric "never" was scoring; raise exampleTimeout if it needs longer',
+    );
   });
 
   test("defaultMetric: every expected field equal in JSON form", () => {
