@@ -34,6 +34,7 @@ export const DEFERRED = [
   "lib/predict/agent-signature.ts",
   "lib/predict/agent-options.ts",
   "lib/batch/settings.ts",
+  "lib/evaluate/metric.ts",
   "lib/signature/baml.ts",
   "lib/signature/toon-schema.ts",
   "lib/prompt/toon-data.ts",
@@ -86,7 +87,6 @@ export const DEFERRED = [
   "lib/judge/judge-predict.ts",
   "lib/evaluate/report-impl.ts",
   "lib/evaluate/evaluation-settings.ts",
-  "lib/evaluate/metric-score.ts",
   "lib/evaluate/timeout.ts",
 ];
 

@@ -55,8 +55,26 @@ export function isMetricObject(value: unknown): value is MetricObject {
     typeof (value as { name?: unknown }).name === "string" && typeof (value as { metric?: unknown }).metric === "function";
 }
 
-// Deferred in the bundle (metric-score.ts); `defaultMetric` stays here: its name is the metric's name in reports.
-export { metricScore } from "./metric-score.js";
+/**
+ * Reads what a metric returned. Throws `TypeError` for anything but a finite score in [0, 1] (or a
+ * boolean), so a metric that returns NaN, 7 or a string is caught where it is scored.
+ */
+export function metricScore(result: MetricResult, metricName: string): MetricScore {
+  const isObject = typeof result === "object" && result !== null;
+  const raw: unknown = isObject ? (result as { score: unknown }).score : result;
+  const feedback = isObject && typeof (result as { feedback?: unknown }).feedback === "string" ? (result as { feedback: string }).feedback : undefined;
+  const details = isObject ? (result as { details?: unknown }).details : undefined;
+  const score = typeof raw === "boolean" ? (raw ? 1 : 0) : raw;
+  if (typeof score !== "number" || !Number.isFinite(score) || score < 0 || score > 1) {
+    throw new TypeError(
+      `Metric "${metricName}" returned ${describe(raw)}; expected a number in [0, 1], a boolean, or { score, feedback }`,
+    );
+  }
+  if (details !== undefined && (typeof details !== "object" || details === null || Array.isArray(details))) {
+    throw new TypeError(`Metric "${metricName}" returned details ${describe(details)}; expected an object of JSON values`);
+  }
+  return details === undefined ? { score, feedback } : { score, feedback, details: details as Record<string, unknown> };
+}
 
 /** Whether two output values are equal in their JSON form (dates compare by their ISO text). */
 export function sameValue(a: unknown, b: unknown): boolean {
@@ -72,4 +90,14 @@ export function defaultMetric(example: FewShotExample, prediction: Record<string
     if (!sameValue(prediction?.[field], expected)) return false;
   }
   return true;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "number") return String(value);
+  if (value === undefined) return "undefined";
+  try {
+    return `${typeof value} ${JSON.stringify(value)}`;
+  } catch {
+    return typeof value;
+  }
 }
