@@ -82,6 +82,12 @@ export const DEFERRED = [
   "lib/optimize/budget.ts",
   "lib/optimize/gepa/gepa-plan.ts",
   "lib/optimize/simple-impl.ts",
+  "lib/judge/judge-impl.ts",
+  "lib/judge/pairwise-impl.ts",
+  "lib/judge/judge-predict.ts",
+  "lib/evaluate/report-impl.ts",
+  "lib/evaluate/evaluation-settings.ts",
+  "lib/evaluate/timeout.ts",
 ];
 
 /** The name a deferred module is built and required under: its path in lib/ without the extension. */

@@ -1,4 +1,3 @@
-import { ValidationError } from "../errors.js";
 import { inSpan } from "../instrument/bus.js";
 import type { Module } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
@@ -6,8 +5,8 @@ import type { Lab } from "../store/lab-store.js";
 import type { EvaluationReport } from "./report.js";
 import type { ExampleOutcome } from "./run-example.js";
 import type { MetricSpec } from "./scoring.js";
-import { checkExampleTimeout } from "./timeout.js";
-import { batchSettings, type BatchOption, type BatchSettings } from "../batch/settings.js";
+import type { BatchOption, BatchSettings } from "../batch/settings.js";
+import { evaluationSettings } from "./evaluation-settings.js";
 
 /** Options of `new Evaluation(options)`: concurrency, progress, recording, the run's name and store, the per-example time limit, batches. */
 export interface EvaluationOptions {
@@ -89,19 +88,16 @@ export class Evaluation {
   readonly batch: BatchSettings | null;
 
   constructor(options: EvaluationOptions = {}) {
-    const concurrency = options.concurrency ?? 8;
-    if (!Number.isInteger(concurrency) || concurrency < 1) {
-      throw new ValidationError(`Evaluation concurrency must be a positive integer; received ${JSON.stringify(concurrency)}`, { field: "concurrency" });
-    }
-    this.concurrency = concurrency;
-    this.progress = options.progress;
-    this.record = options.record ?? true;
-    this.recordCalls = options.recordCalls ?? true;
-    this.name = options.name ?? "evaluation";
-    this.givenName = options.name;
-    this.lab = options.lab;
-    this.exampleTimeout = checkExampleTimeout("Evaluation", options.exampleTimeout);
-    this.batch = batchSettings("Evaluation", options.batch);
+    const settings = evaluationSettings(options);
+    this.concurrency = settings.concurrency;
+    this.progress = settings.progress;
+    this.record = settings.record;
+    this.recordCalls = settings.recordCalls;
+    this.name = settings.name;
+    this.givenName = settings.givenName;
+    this.lab = settings.lab;
+    this.exampleTimeout = settings.exampleTimeout;
+    this.batch = settings.batch;
   }
 
   // Two signatures rather than a default type argument: with one, TypeScript 5.0 (tslab's) stops

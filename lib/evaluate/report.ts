@@ -1,10 +1,9 @@
 import type { PromptCacheUsage } from "./prompt-cache.js";
-import { ValidationError } from "../errors.js";
 import type { EvaluationRow } from "../store/records.js";
-import { labelOf, type FieldInfo } from "./fields.js";
-import { labelsOf, perLabel as labelStats, type LabelStats } from "./metrics.js";
+import type { FieldInfo } from "./fields.js";
+import type { LabelStats } from "./metrics.js";
 import type { CiMethod, Interval } from "./stats/methods.js";
-import { isShare, metricInterval } from "./stats/metric-interval.js";
+import { reportCi, reportCiMethod, reportConfusion, reportJSON, reportPerLabel, type ReportState } from "./report-impl.js";
 
 /** The expected-field kinds of each report, for `compare` (which recomputes `f1_score` on resamples). */
 const FIELDS = new WeakMap<object, readonly FieldInfo[]>();
@@ -97,9 +96,7 @@ export class EvaluationReport implements EvaluationSummary {
   declare readonly f1_score?: number;
   declare readonly exact_match?: number;
   declare readonly token_f1?: number;
-  readonly #fields: readonly FieldInfo[];
-  #ci: Record<string, Interval> | undefined;
-  #ciMethod: Record<string, CiMethod> | undefined;
+  readonly #state: ReportState;
 
   constructor(summary: EvaluationSummary, fields: readonly FieldInfo[]) {
     this.metrics = summary.metrics;
@@ -115,9 +112,7 @@ export class EvaluationReport implements EvaluationSummary {
     this.name = summary.name;
     this.warnings = summary.warnings ?? [];
     this.promptCache = summary.promptCache;
-    this.#fields = fields;
-    this.#ci = summary.ci;
-    this.#ciMethod = summary.ciMethod;
+    this.#state = { fields, ci: summary.ci, ciMethod: summary.ciMethod };
     FIELDS.set(this, fields);
     for (const [name, value] of Object.entries(summary.metrics)) {
       // A user metric named like a report field ("results", "cost", ...) is only in `metrics`.
@@ -135,101 +130,26 @@ export class EvaluationReport implements EvaluationSummary {
    * `ciMethod` names the method of each. Computed on first read.
    */
   get ci(): Record<string, Interval> {
-    if (this.#ci === undefined) this.#computeIntervals();
-    return this.#ci!;
+    return this.#state.ci ?? reportCi(this.metrics, this.results, this.#state);
   }
 
   /** Metric name → how `ci` was computed: `"wilson"` for a share, else `"bootstrap-bca"`. */
   get ciMethod(): Record<string, CiMethod> {
-    if (this.#ciMethod === undefined) {
-      if (this.#ci === undefined) this.#computeIntervals();
-      else {
-        // Intervals given without their methods: the method the rows call for.
-        const methods: Record<string, CiMethod> = {};
-        for (const name of Object.keys(this.metrics)) methods[name] = isShare(name, this.results, this.#fields, this.metrics[name]) ? "wilson" : "bootstrap-bca";
-        this.#ciMethod = methods;
-      }
-    }
-    return this.#ciMethod!;
-  }
-
-  #computeIntervals(): void {
-    const ci: Record<string, Interval> = {};
-    const methods: Record<string, CiMethod> = {};
-    for (const [name, value] of Object.entries(this.metrics)) {
-      const { interval, method } = metricInterval(name, this.results, this.#fields, value);
-      ci[name] = interval;
-      methods[name] = method;
-    }
-    this.#ci = ci;
-    this.#ciMethod ??= methods;
+    return this.#state.ciMethod ?? reportCiMethod(this.metrics, this.results, this.#state);
   }
 
   /** The confusion matrix of a classification field (default: the first label field). */
   confusion(field?: string): ConfusionMatrix {
-    const f = this.labelField(field, "confusion");
-    const { gold, predicted } = this.labels(f.name);
-    const labels = orderedLabels(f, gold, predicted);
-    const index = new Map(labels.map((l, i) => [l, i]));
-    const matrix = labels.map(() => labels.map(() => 0));
-    const unanswered = labels.map(() => 0);
-    gold.forEach((g, i) => {
-      const row = index.get(g)!;
-      const p = predicted[i];
-      if (p === null || p === undefined) unanswered[row]!++;
-      else matrix[row]![index.get(p)!]!++;
-    });
-    return { field: f.name, labels, matrix, unanswered };
+    return reportConfusion(this.results, this.#state.fields, field);
   }
 
   /** Precision, recall, F1 and support per label of a classification field (default: the first label field). */
   perLabel(field?: string): Record<string, LabelStats> {
-    const f = this.labelField(field, "perLabel");
-    const { gold, predicted } = this.labels(f.name);
-    const out: Record<string, LabelStats> = {};
-    for (const label of orderedLabels(f, gold, predicted)) out[label] = labelStats(gold, predicted, label);
-    return out;
+    return reportPerLabel(this.results, this.#state.fields, field);
   }
 
   /** The report as plain JSON: metrics, rows, failures, feedback, totals, run id, name, intervals and their methods. */
   toJSON(): EvaluationSummary {
-    return {
-      metrics: this.metrics, results: this.results, failures: this.failures, feedback: this.feedback,
-      inputTokens: this.inputTokens, outputTokens: this.outputTokens, cost: this.cost, durationMs: this.durationMs, judge: this.judge, runId: this.runId, name: this.name,
-      ci: this.ci, ciMethod: this.ciMethod,
-    };
+    return reportJSON(this);
   }
-
-  private labels(field: string): { gold: string[]; predicted: (string | null)[] } {
-    return {
-      gold: this.results.map((r) => labelOf(r.expected[field]) ?? ""),
-      predicted: this.results.map((r) => (r.error === null && r.prediction !== null ? labelOf(r.prediction[field]) : null)),
-    };
-  }
-
-  private labelField(field: string | undefined, method: string): FieldInfo {
-    const labelFields = this.#fields.filter((f) => f.label);
-    if (field === undefined) {
-      const first = labelFields[0];
-      if (first !== undefined) return first;
-      throw new ValidationError(
-        `report.${method}(): no classification field among the expected outputs (${this.#fields.map((f) => f.name).join(", ") || "none"}); ` +
-          "expected an enum, boolean or single-word label field. Pass the field name to use another.",
-        { field: "field" },
-      );
-    }
-    const found = this.#fields.find((f) => f.name === field);
-    if (found === undefined) {
-      throw new ValidationError(
-        `report.${method}("${field}"): no such expected output field; the examples have: ${this.#fields.map((f) => f.name).join(", ")}`,
-        { field },
-      );
-    }
-    return found;
-  }
-}
-
-function orderedLabels(f: FieldInfo, gold: readonly string[], predicted: readonly (string | null)[]): string[] {
-  const seen = labelsOf(gold, predicted);
-  return [...new Set([...(f.labels ?? []), ...seen])];
 }

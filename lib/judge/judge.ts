@@ -1,13 +1,12 @@
-import { z } from "zod";
-import { ValidationError } from "../errors.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { LanguageModel } from "../lm/types.js";
 import type { Metric, MetricResult } from "../evaluate/metric.js";
 import { Module, type CallOptions } from "../module.js";
 import type { Predict } from "../predict/predict.js";
-import { JudgePredict } from "./judge-predict.js";
+import {
+  checkJudgeOptions, judgeDetailsOf, judgeLabels, judgeMetric, judgeOutputOf, judgePredictor, judgeScoreOf,
+} from "./judge-impl.js";
 import { provideModelMetricChecks } from "../evaluate/model-metrics.js";
-import { Signature, type Shape, type SignatureClass } from "../signature/signature.js";
 
 /** A judge's scale: a pass/fail verdict, or a whole-number score from `min` to `max`. */
 export type JudgeScale = "pass-fail" | { min: number; max: number };
@@ -48,8 +47,6 @@ export interface JudgeOutput {
   precision?: number;
 }
 
-const VERDICTS = ["pass", "fail"] as const;
-
 /**
  * An LM-as-judge metric that is a typed program. Its inner predictor (`predictor`) has a signature
  * whose outputs are a rationale and a verdict (`"pass" | "fail"`) or a whole-number score on
@@ -74,26 +71,11 @@ export class Judge extends Module<JudgeInput, JudgeOutput> {
 
   constructor(options: JudgeOptions) {
     super();
-    if (options === null || typeof options !== "object") {
-      throw new ValidationError("new Judge(options): expected { name, criteria, scale?, reference?, lm? }", { field: "options" });
-    }
-    const { name, criteria } = options;
-    if (typeof name !== "string" || !/^[A-Za-z_$][\w$-]*$/.test(name)) {
-      throw new ValidationError(
-        `Judge name must be an identifier such as "correct" (it names the metric in reports); received ${JSON.stringify(name)}`,
-        { field: "name" },
-      );
-    }
-    if (typeof criteria !== "string" || criteria.trim() === "") {
-      throw new ValidationError(`Judge "${name}": criteria must be a non-empty text saying what the judge checks; received ${JSON.stringify(criteria)}`, { field: "criteria" });
-    }
+    const { name, criteria, scale, reference } = checkJudgeOptions(options);
     this.name = name;
     this.criteria = criteria;
-    this.scale = checkScale(name, options.scale ?? "pass-fail");
-    this.reference = options.reference ?? false;
-    if (typeof this.reference !== "boolean") {
-      throw new ValidationError(`Judge "${name}": reference must be true or false; received ${JSON.stringify(options.reference)}`, { field: "reference" });
-    }
+    this.scale = scale;
+    this.reference = reference;
     this.predictor = this.buildPredictor(options);
     if (options.lm !== undefined) this.config.lm = options.lm;
   }
@@ -104,24 +86,17 @@ export class Judge extends Module<JudgeInput, JudgeOutput> {
    * them in `outputOf`, `scoreOf` and `detailsOf`.
    */
   protected buildPredictor(options: JudgeOptions): Predict {
-    return new JudgePredict(judgeSignature(this.scale, this.reference), {
-      instruction: options.instruction ?? defaultInstruction(options.criteria, this.scale, this.reference),
-    }, [this.verdictField]);
+    return judgePredictor(this.scale, this.reference, options);
   }
 
   /** The predictor's outputs as the judge's answer. */
   protected outputOf(out: Record<string, unknown>): JudgeOutput {
-    const rationale = String(out["rationale"] ?? "");
-    return this.scale === "pass-fail"
-      ? { verdict: out["verdict"] as "pass" | "fail", rationale }
-      : { score: out["score"] as number, rationale };
+    return judgeOutputOf(this.scale, out);
   }
 
   /** What a row keeps of the judge's answer: verdict (or score) and rationale. */
   protected detailsOf(output: JudgeOutput): Record<string, unknown> {
-    return this.scale === "pass-fail"
-      ? { verdict: output.verdict, rationale: output.rationale }
-      : { score: output.score, rationale: output.rationale };
+    return judgeDetailsOf(this.scale, output);
   }
 
   /** Asks the judge once: its verdict (or score) and rationale for one judged prediction. */
@@ -133,9 +108,7 @@ export class Judge extends Module<JudgeInput, JudgeOutput> {
 
   /** A verdict or score as a metric score in [0, 1]: pass = 1, fail = 0, s → (s − min)/(max − min). */
   scoreOf(output: JudgeOutput): number {
-    if (this.scale === "pass-fail") return output.verdict === "pass" ? 1 : 0;
-    const { min, max } = this.scale;
-    return (Number(output.score) - min) / (max - min);
+    return judgeScoreOf(this.scale, output);
   }
 
   /**
@@ -150,62 +123,18 @@ export class Judge extends Module<JudgeInput, JudgeOutput> {
 
   /** The judge as a metric function named after the judge (`Evaluation` also takes the judge itself). */
   get metric(): Metric {
-    const fn = (example: FewShotExample, prediction: Record<string, unknown>) => this.judge(example, prediction);
-    Object.defineProperty(fn, "name", { value: this.name });
-    return fn;
+    return judgeMetric(this);
   }
 
   /** The labels of this judge's scale, in order: ["pass", "fail"], or min … max as text. */
   get labels(): string[] {
-    if (this.scale === "pass-fail") return [...VERDICTS];
-    const out: string[] = [];
-    for (let s = this.scale.min; s <= this.scale.max; s++) out.push(String(s));
-    return out;
+    return judgeLabels(this.scale);
   }
 
   /** The output field that holds the verdict: "verdict" or "score". */
   get verdictField(): "verdict" | "score" {
     return this.scale === "pass-fail" ? "verdict" : "score";
   }
-}
-
-function checkScale(name: string, scale: unknown): JudgeScale {
-  if (scale === "pass-fail") return scale;
-  const s = scale as { min?: unknown; max?: unknown } | null;
-  if (
-    s !== null && typeof s === "object" && Number.isInteger(s.min) && Number.isInteger(s.max) && (s.min as number) < (s.max as number) &&
-    (s.max as number) - (s.min as number) <= 100
-  ) {
-    return { min: s.min as number, max: s.max as number };
-  }
-  throw new ValidationError(
-    `Judge "${name}": scale must be "pass-fail" or { min, max } with whole numbers min < max (at most 100 apart), e.g. { min: 1, max: 5 }; received ${JSON.stringify(scale)}`,
-    { field: "scale" },
-  );
-}
-
-function judgeSignature(scale: JudgeScale, reference: boolean): SignatureClass {
-  const object = () => z.record(z.string(), z.unknown());
-  const verdict: Shape = scale === "pass-fail"
-    ? { verdict: z.enum(VERDICTS).describe("pass when the answer meets the criteria, fail when it does not") }
-    : { score: z.number().int().min(scale.min).max(scale.max).describe(`${scale.min} (does not meet the criteria) to ${scale.max} (fully meets them)`) };
-  return Signature.define({
-    name: scale === "pass-fail" ? "JudgeVerdict" : "JudgeScore",
-    input: {
-      inputs: object().describe("the task's inputs"),
-      ...(reference ? { reference: object().describe("the expected (reference) outputs") } : {}),
-      answer: object().describe("the outputs to judge"),
-    },
-    output: { rationale: z.string().describe("why, briefly, before the verdict"), ...verdict },
-  });
-}
-
-function defaultInstruction(criteria: string, scale: JudgeScale, reference: boolean): string {
-  const given = reference ? "the task's inputs, the reference outputs and the answer" : "the task's inputs and the answer";
-  const how = scale === "pass-fail"
-    ? "then the verdict: pass if the answer meets the criteria, fail if it does not."
-    : `then a whole-number score from ${scale.min} (does not meet the criteria) to ${scale.max} (fully meets them).`;
-  return `Judge the answer. Criteria: ${criteria}\nRead ${given}; give a brief rationale first, ${how}`;
 }
 
 // An evaluation sees judges through evaluate/'s checks of metrics with a model of their own (evaluate/

@@ -1,10 +1,7 @@
-import { z } from "zod";
-import { ValidationError } from "../errors.js";
 import type { LanguageModel } from "../lm/types.js";
 import { Module, type CallOptions } from "../module.js";
 import type { Predict } from "../predict/predict.js";
-import { JudgePredict } from "./judge-predict.js";
-import { Signature, type SignatureClass } from "../signature/signature.js";
+import { checkPairwiseOptions, pairwisePredictor } from "./pairwise-impl.js";
 import type { Interval } from "../evaluate/stats/methods.js";
 import type { JudgeUsage } from "../evaluate/report.js";
 import type { EvaluationRow } from "../store/records.js";
@@ -88,8 +85,6 @@ export interface PairwiseReport {
   results: readonly EvaluationRow[];
 }
 
-const WINNERS = ["first", "second", "tie"] as const;
-
 /**
  * An LM judge that compares two programs' answers to the same example. `compare(reportA, reportB)`
  * asks twice per example, once with A's answer first and once with B's first, so a judge that
@@ -104,17 +99,11 @@ export class PairwiseJudge extends Module<PairwiseInput, PairwiseOutput> {
 
   constructor(options: PairwiseJudgeOptions) {
     super();
-    if (options === null || typeof options !== "object" || typeof options.criteria !== "string" || options.criteria.trim() === "") {
-      throw new ValidationError(
-        `new PairwiseJudge(options): criteria must be a non-empty text saying what makes an answer better; received ${JSON.stringify((options as { criteria?: unknown } | null)?.criteria)}`,
-        { field: "criteria" },
-      );
-    }
-    this.name = options.name ?? "pairwise";
-    this.criteria = options.criteria;
-    this.reference = options.reference ?? false;
-    // Its own (last) winner counts, not one quoted from an answer (see JudgePredict).
-    this.predictor = new JudgePredict(pairwiseSignature(this.reference), { instruction: options.instruction ?? defaultInstruction(options.criteria, this.reference) }, ["winner"]);
+    const { name, criteria, reference } = checkPairwiseOptions(options);
+    this.name = name;
+    this.criteria = criteria;
+    this.reference = reference;
+    this.predictor = pairwisePredictor(reference, options);
     if (options.lm !== undefined) this.config.lm = options.lm;
   }
 
@@ -135,26 +124,4 @@ export class PairwiseJudge extends Module<PairwiseInput, PairwiseOutput> {
   async compare(reportA: PairwiseReport, reportB: PairwiseReport, options: { concurrency?: number } = {}): Promise<PairwiseComparison> {
     return (await import("./pairwise-compare.js")).comparePairs(this, reportA, reportB, options);
   }
-}
-
-function pairwiseSignature(reference: boolean): SignatureClass {
-  const object = () => z.record(z.string(), z.unknown());
-  return Signature.define({
-    name: "PairwiseVerdict",
-    input: {
-      inputs: object().describe("the task's inputs"),
-      ...(reference ? { reference: object().describe("the expected (reference) outputs") } : {}),
-      first: object().describe("the first answer"),
-      second: object().describe("the second answer"),
-    },
-    output: {
-      rationale: z.string().describe("why, briefly, before the verdict"),
-      winner: z.enum(WINNERS).describe("the better answer: first, second, or tie when neither is better"),
-    },
-  });
-}
-
-function defaultInstruction(criteria: string, reference: boolean): string {
-  return `Compare two answers to the same task. Criteria: ${criteria}\nRead the task's inputs${reference ? ", the reference outputs" : ""} and both answers; ` +
-    "give a brief rationale first, then the winner: first, second, or tie. The order the answers are shown in says nothing about their quality.";
 }
