@@ -69,6 +69,10 @@ export const DEFERRED = [
   "lib/store/annotations/schema.ts",
   "lib/evaluate/rescore.ts",
   "lib/evaluate/predictor-models.ts",
+  "lib/store/pg-lab-store.ts",
+  "lib/store/lab-store-impl.ts",
+  "lib/store/registry/registry-impl.ts",
+  "lib/tools/memory-toolset-impl.ts",
 ];
 
 /** The name a deferred module is built and required under: its path in lib/ without the extension. */

@@ -2,6 +2,7 @@
 // URL, and the feature name in the error when `pg` is missing. The engine (lib/store/pg.ts) and the
 // store's queries load at first use.
 import { ConfigurationError } from "../errors.js";
+import type * as PgLabRun from "./pg-lab-run.js";
 
 /** Whether `location` names a PostgreSQL database (`postgres://` or `postgresql://`) rather than a file. */
 export function isPostgresUrl(location: string): boolean {
@@ -10,6 +11,15 @@ export function isPostgresUrl(location: string): boolean {
 
 /** What needs `pg`, in the error raised when it is not installed. */
 export const PG_FEATURE = "The PostgreSQL lab store (c.lab = { url } or TYPELM_LAB_URL)";
+
+/**
+ * Loads the PostgreSQL lab store's sending and queries (lib/store/pg-lab-run.ts, with `pg` and the
+ * migrations). Here, in a module `import "typelm"` loads, rather than in the store: the bundle builds
+ * lib/store/pg-lab-store.ts apart as CommonJS, where `import()` of a library module cannot be resolved.
+ */
+export function loadPostgresLabRun(): Promise<typeof PgLabRun> {
+  return import("./pg-lab-run.js");
+}
 
 /** `scheme:` at the start of a location: two characters at least, so a Windows drive (`C:\`) is a path. */
 const URL_SCHEME = /^([a-z][a-z0-9+.-]+):/i;
