@@ -1,6 +1,7 @@
 // The work behind `LabStore` (lib/store/lab-store.ts), which keeps only its fields and one-line methods:
 // opening a store, the prepared statements of a connection, and each writer's and reader's body. The
-// bundle loads this module at the first open, read or write (scripts/deferred-modules.mjs).
+// bundle loads this module at the first open, read or write (scripts/deferred-modules.mjs). The facade
+// reaches them all through `labWork()`: one import, so the bundle stands in for one function, not sixteen.
 import { builtin, nodeCrypto } from "../load-sync.js";
 import type { Statement } from "better-sqlite3";
 import { configuredLabUrl, configuredStorePath, globalConfig } from "../config.js";
@@ -91,7 +92,7 @@ const statements = new WeakMap<Database, Statements>();
  * `LabStore.open(options)`: a team's PostgreSQL lab for a URL, else the SQLite file (`make` builds the
  * `LabStore` on its absolute path and the shared connection).
  */
-export function openLab(options: LabStoreOptions | { url: string } | undefined, make: (path: string, db: Database) => LabStore): Lab {
+function openLab(options: LabStoreOptions | { url: string } | undefined, make: (path: string, db: Database) => LabStore): Lab {
   if (typeof options === "object" && options !== null && "url" in options) return openPostgresLabStore(checkedUrl(options.url));
   if (typeof options === "string" && isPostgresUrl(options)) return openPostgresLabStore(options);
   const given = typeof options === "string" ? options : options?.path;
@@ -103,7 +104,7 @@ export function openLab(options: LabStoreOptions | { url: string } | undefined, 
 // ---- writers -------------------------------------------------------------------------------
 
 /** `LabStore.startRun`: records a new run as `running` and returns its id. */
-export function labStartRun(lab: LabHandle, run: StartRun): string {
+function labStartRun(lab: LabHandle, run: StartRun): string {
   const configJson = checkStartRun(run, "LabStore.startRun");
   const id = nodeCrypto().randomUUID();
   write(lab, "record a run in", () => statementsOf(lab).insertRun.run({
@@ -113,7 +114,7 @@ export function labStartRun(lab: LabHandle, run: StartRun): string {
 }
 
 /** `LabStore.recordExample`: one evaluated example, with the model calls it made when given. */
-export function labRecordExample(lab: LabHandle, runId: string, row: EvaluationRow, calls?: readonly ModelCall[]): void {
+function labRecordExample(lab: LabHandle, runId: string, row: EvaluationRow, calls?: readonly ModelCall[]): void {
   write(lab, "record an example in", () => {
     const s = statementsOf(lab);
     const values = rowParams(runId, row, s.keepMedia);
@@ -134,7 +135,7 @@ export function labRecordExample(lab: LabHandle, runId: string, row: EvaluationR
 }
 
 /** `LabStore.calls`: the model calls recorded with one example of a run ([] when none). */
-export function labCalls(lab: LabHandle, runId: string, index: number): ModelCall[] {
+function labCalls(lab: LabHandle, runId: string, index: number): ModelCall[] {
   return read(lab, () => {
     const db = database(lab);
     const raw = db.prepare<[string, number], { calls_json: string | null }>("SELECT calls_json FROM lab_rows WHERE run_id = ? AND idx = ?").get(runId, index);
@@ -143,30 +144,30 @@ export function labCalls(lab: LabHandle, runId: string, index: number): ModelCal
 }
 
 /** `LabStore.recordTrial`: one finished optimizer trial (a failed one too). */
-export function labRecordTrial(lab: LabHandle, runId: string, trial: Trial): void {
+function labRecordTrial(lab: LabHandle, runId: string, trial: Trial): void {
   write(lab, "record a trial in", () => statementsOf(lab).insertTrial.run(trialParams(runId, trial, statementsOf(lab).keepMedia)), runId, `trial ${trial.index}`);
 }
 
 /** `LabStore.media`: the media value stored under `sha256`, or undefined. */
-export function labMedia(lab: LabHandle, sha256: string): MediaValue | undefined {
+function labMedia(lab: LabHandle, sha256: string): MediaValue | undefined {
   const blob = read(lab, () => sqliteMedia(database(lab), sha256));
   return blob === undefined ? undefined : mediaValueFrom(blob.kind, blob.bytes, blob.mediaType);
 }
 
 /** `LabStore.finishRun`: marks the run completed, failed or stopped. */
-export function labFinishRun(lab: LabHandle, runId: string, end: FinishRun): void {
+function labFinishRun(lab: LabHandle, runId: string, end: FinishRun): void {
   const result = write(lab, "finish a run in", () => statementsOf(lab).finishRun.run(finishParams(runId, end)));
   if (result.changes === 0) throw unknownRun(lab.path, runId);
 }
 
 /** `LabStore.reopenRun`: sets a run back to `running`. */
-export function labReopenRun(lab: LabHandle, runId: string): void {
+function labReopenRun(lab: LabHandle, runId: string): void {
   const result = write(lab, "reopen a run in", () => statementsOf(lab).reopenRun.run(runId));
   if (result.changes === 0) throw unknownRun(lab.path, runId);
 }
 
 /** `LabStore.recordBatch`: a provider batch the run submitted. */
-export function labRecordBatch(lab: LabHandle, runId: string, batch: Omit<RunBatch, "status" | "createdAt">): void {
+function labRecordBatch(lab: LabHandle, runId: string, batch: Omit<RunBatch, "status" | "createdAt">): void {
   write(lab, "record a batch in", () => database(lab).prepare(
     `INSERT OR REPLACE INTO lab_batches (run_id, batch_id, provider, model, endpoint, round, custom_ids_json, status, created_at)
      VALUES (@run_id, @batch_id, @provider, @model, @endpoint, @round, @custom_ids_json, 'submitted', @created_at)`,
@@ -177,12 +178,12 @@ export function labRecordBatch(lab: LabHandle, runId: string, batch: Omit<RunBat
 }
 
 /** `LabStore.finishBatch`: marks a recorded batch completed or failed. */
-export function labFinishBatch(lab: LabHandle, runId: string, batchId: string, status: "completed" | "failed"): void {
+function labFinishBatch(lab: LabHandle, runId: string, batchId: string, status: "completed" | "failed"): void {
   write(lab, "finish a batch in", () => database(lab).prepare("UPDATE lab_batches SET status = ? WHERE run_id = ? AND batch_id = ?").run(status, runId, batchId), runId);
 }
 
 /** `LabStore.batches`: the batches a run submitted, oldest first. */
-export function labBatches(lab: LabHandle, runId: string): RunBatch[] {
+function labBatches(lab: LabHandle, runId: string): RunBatch[] {
   const raw = read(lab, () => database(lab).prepare<[string], BatchRaw & { rowid: number }>(
     "SELECT rowid, batch_id, provider, model, endpoint, round, custom_ids_json, status, created_at FROM lab_batches WHERE run_id = ? ORDER BY created_at, rowid",
   ).all(runId));
@@ -192,7 +193,7 @@ export function labBatches(lab: LabHandle, runId: string): RunBatch[] {
 // ---- readers -------------------------------------------------------------------------------
 
 /** `LabStore.runs`: the runs, newest first. */
-export function labRuns(lab: LabHandle, filter: RunFilter): RunSummary[] {
+function labRuns(lab: LabHandle, filter: RunFilter): RunSummary[] {
   const where: string[] = [];
   const params: Record<string, unknown> = {};
   checkRunFilter(filter);
@@ -208,7 +209,7 @@ export function labRuns(lab: LabHandle, filter: RunFilter): RunSummary[] {
 }
 
 /** `LabStore.run`: a run with its rows or trials; undefined when unknown. */
-export function labRun(lab: LabHandle, id: string): LabRun | undefined {
+function labRun(lab: LabHandle, id: string): LabRun | undefined {
   const raw = read(lab, () => statementsOf(lab).run.get(id));
   if (raw === undefined) return undefined;
   const base = summary(raw);
@@ -217,12 +218,12 @@ export function labRun(lab: LabHandle, id: string): LabRun | undefined {
 }
 
 /** `LabStore.rows`: the evaluated examples of a run recorded so far, by index. */
-export function labRows(lab: LabHandle, runId: string): EvaluationRow[] {
+function labRows(lab: LabHandle, runId: string): EvaluationRow[] {
   return read(lab, () => statementsOf(lab).rows.all(runId)).map(rowFrom);
 }
 
 /** `LabStore.trials`: the trials of a run recorded so far, by index. */
-export function labTrials(lab: LabHandle, runId: string): Trial[] {
+function labTrials(lab: LabHandle, runId: string): Trial[] {
   return read(lab, () => statementsOf(lab).trials.all(runId)).map(trialFrom);
 }
 
@@ -269,7 +270,7 @@ function write<T>(lab: LabHandle, action: string, fn: () => T, runId?: string, w
 }
 
 /** `labFromConfig()` (lib/store/lab-store.ts): the configured store, or null when recording is off. */
-export function labFromConfiguration(): Lab | null {
+function labFromConfiguration(): Lab | null {
   if (globalConfig.lab === false) return null;
   const url = configuredLabUrl();
   if (url !== undefined) return openPostgresLabStore(checkedUrl(url));
@@ -284,4 +285,32 @@ function checkedUrl(url: unknown): string {
     `The lab store's url (c.lab = { url } or TYPELM_LAB_URL) must be a PostgreSQL URL such as postgres://user@host:5432/typelm; received ${shown}. ` +
       "For a SQLite file, give c.lab = { path } instead",
   );
+}
+
+/** The functions behind `LabStore`'s methods and `labFromConfig`, by name. */
+const work = {
+  open: openLab,
+  startRun: labStartRun,
+  recordExample: labRecordExample,
+  calls: labCalls,
+  recordTrial: labRecordTrial,
+  media: labMedia,
+  finishRun: labFinishRun,
+  reopenRun: labReopenRun,
+  recordBatch: labRecordBatch,
+  finishBatch: labFinishBatch,
+  batches: labBatches,
+  runs: labRuns,
+  run: labRun,
+  rows: labRows,
+  trials: labTrials,
+  fromConfig: labFromConfiguration,
+};
+
+/** What `labWork()` returns: the functions behind `LabStore`. */
+export type LabWork = typeof work;
+
+/** The functions behind `LabStore` and `labFromConfig` (lib/store/lab-store.ts). */
+export function labWork(): LabWork {
+  return work;
 }

@@ -7,10 +7,7 @@ import type { MediaValue } from "../media/media.js";
 import type { PostgresLabStore } from "./pg-lab-store.js";
 import type { Database } from "./db.js";
 import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";
-import {
-  labBatches, labCalls, labFinishBatch, labFinishRun, labFromConfiguration, labMedia, labRecordBatch, labRecordExample, labRecordTrial,
-  labReopenRun, labRows, labRun, labRuns, labStartRun, labTrials, openLab, type LabHandle,
-} from "./lab-store-impl.js";
+import { labWork, type LabHandle } from "./lab-store-impl.js";
 
 /** What `LabStore.open` takes: the file's path, or `{ path }`; without one, the configured store file. */
 export type LabStoreOptions = string | { path?: string };
@@ -46,7 +43,7 @@ export class LabStore {
   static open(options: PostgresUrl | { url: string }): PostgresLabStore;
   static open(options?: LabStoreOptions): LabStore;
   static open(options?: LabStoreOptions | { url: string }): Lab {
-    return openLab(options, (path, db) => new LabStore(path, db));
+    return labWork().open(options, (path, db) => new LabStore(path, db));
   }
 
   /** Stops this handle; later calls raise `ConfigurationError`. The shared connection stays open. */
@@ -58,7 +55,7 @@ export class LabStore {
 
   /** Records a new run as `running` and returns its id; a bad kind, name or config is a `ValidationError` and writes nothing. */
   startRun(run: StartRun): string {
-    return labStartRun(this.#lab, run);
+    return labWork().startRun(this.#lab, run);
   }
 
   /**
@@ -66,32 +63,32 @@ export class LabStore {
    * it made when given: in one transaction, each text (message, reply) stored once by its hash.
    */
   recordExample(runId: string, row: EvaluationRow, calls?: readonly ModelCall[]): void {
-    labRecordExample(this.#lab, runId, row, calls);
+    labWork().recordExample(this.#lab, runId, row, calls);
   }
 
   /** The model calls recorded with one example of a run, in the order they were answered ([] when none). */
   calls(runId: string, index: number): ModelCall[] {
-    return labCalls(this.#lab, runId, index);
+    return labWork().calls(this.#lab, runId, index);
   }
 
   /** Records one finished optimizer trial of `runId` (a failed trial too, with its error). */
   recordTrial(runId: string, trial: Trial): void {
-    labRecordTrial(this.#lab, runId, trial);
+    labWork().recordTrial(this.#lab, runId, trial);
   }
 
   /** The media value a row or call refers to (`{"$media": sha256, ...}`), as an `Image`, `Audio` or `Document`; undefined when not stored. */
   media(sha256: string): MediaValue | undefined {
-    return labMedia(this.#lab, sha256);
+    return labWork().media(this.#lab, sha256);
   }
 
   /** Marks the run completed, failed or stopped (an optimizer's maxCost), with its headline score, totals and error. */
   finishRun(runId: string, end: FinishRun): void {
-    labFinishRun(this.#lab, runId, end);
+    labWork().finishRun(this.#lab, runId, end);
   }
 
   /** Sets a finished or interrupted run back to `running` (an optimizer resuming it). */
   reopenRun(runId: string): void {
-    labReopenRun(this.#lab, runId);
+    labWork().reopenRun(this.#lab, runId);
   }
 
   /**
@@ -99,12 +96,12 @@ export class LabStore {
    * first poll: a run resumed after a crash finds it here and waits for it instead of paying again.
    */
   recordBatch(runId: string, batch: Omit<RunBatch, "status" | "createdAt">): void {
-    labRecordBatch(this.#lab, runId, batch);
+    labWork().recordBatch(this.#lab, runId, batch);
   }
 
   /** Marks a recorded batch as done with (its results were read) or failed as a whole. */
   finishBatch(runId: string, batchId: string, status: "completed" | "failed"): void {
-    labFinishBatch(this.#lab, runId, batchId, status);
+    labWork().finishBatch(this.#lab, runId, batchId, status);
   }
 
   /**
@@ -112,29 +109,29 @@ export class LabStore {
    * one (changed outside typelm) is a `ValidationError` naming the store, the run and the row.
    */
   batches(runId: string): RunBatch[] {
-    return labBatches(this.#lab, runId);
+    return labWork().batches(this.#lab, runId);
   }
 
   // ---- readers -------------------------------------------------------------------------------
 
   /** The runs, newest first (by start time: a run copied in later from another lab takes its place by when it started). */
   runs(filter: RunFilter = {}): RunSummary[] {
-    return labRuns(this.#lab, filter);
+    return labWork().runs(this.#lab, filter);
   }
 
   /** A run with its rows (evaluation) or trials (optimization), finished or not; undefined when unknown. */
   run(id: string): LabRun | undefined {
-    return labRun(this.#lab, id);
+    return labWork().run(this.#lab, id);
   }
 
   /** The evaluated examples of a run recorded so far, by index ([] for an unknown run). */
   rows(runId: string): EvaluationRow[] {
-    return labRows(this.#lab, runId);
+    return labWork().rows(this.#lab, runId);
   }
 
   /** The trials of a run recorded so far, by index ([] for an unknown run). */
   trials(runId: string): Trial[] {
-    return labTrials(this.#lab, runId);
+    return labWork().trials(this.#lab, runId);
   }
 }
 
@@ -144,5 +141,5 @@ export class LabStore {
  * configured or default file.
  */
 export function labFromConfig(): Lab | null {
-  return labFromConfiguration();
+  return labWork().fromConfig();
 }
