@@ -73,6 +73,10 @@ export const DEFERRED = [
   "lib/store/lab-store-impl.ts",
   "lib/store/registry/registry-impl.ts",
   "lib/tools/memory-toolset-impl.ts",
+  "lib/store/store-kind.ts",
+  "lib/tools/tool-checks.ts",
+  "lib/memory/build-manager.ts",
+  "lib/memory/record.ts",
 ];
 
 /** The name a deferred module is built and required under: its path in lib/ without the extension. */

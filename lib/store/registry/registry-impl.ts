@@ -4,7 +4,7 @@
 import { builtin } from "../../load-sync.js";
 import { configuredLabUrl, configuredStorePath } from "../../config.js";
 import { shownUrl } from "../../instrument/redact.js";
-import { storeKind } from "../pg-url.js";
+import { storeKind } from "../store-kind.js";
 import { ValidationError } from "../../errors.js";
 import type { Module } from "../../module.js";
 import { isModuleSubclass } from "../../module-brand.js";
