@@ -77,6 +77,7 @@ export const DEFERRED = [
   "lib/tools/tool-checks.ts",
   "lib/memory/build-manager.ts",
   "lib/memory/record.ts",
+  "lib/memory/in-memory-store-impl.ts",
 ];
 
 /** The name a deferred module is built and required under: its path in lib/ without the extension. */
