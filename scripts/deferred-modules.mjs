@@ -88,6 +88,15 @@ export const DEFERRED = [
   "lib/evaluate/report-impl.ts",
   "lib/evaluate/evaluation-settings.ts",
   "lib/evaluate/timeout.ts",
+  "lib/store/pg-lab-store.ts",
+  "lib/store/lab-store-impl.ts",
+  "lib/store/registry/registry-impl.ts",
+  "lib/tools/memory-toolset-impl.ts",
+  "lib/store/store-kind.ts",
+  "lib/tools/tool-checks.ts",
+  "lib/memory/build-manager.ts",
+  "lib/memory/record.ts",
+  "lib/memory/in-memory-store-impl.ts",
 ];
 
 /** The name a deferred module is built and required under: its path in lib/ without the extension. */

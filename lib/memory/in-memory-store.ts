@@ -1,14 +1,7 @@
-import { nodeCrypto } from "../load-sync.js";
-import {
-  DEFAULT_SEARCH_LIMIT,
-  type MemoryChanges,
-  type MemoryRecord,
-  type MemorySearch,
-  type MemoryStore,
-  type NewMemory,
-  copyRecord,
-  matchesSearch,
-} from "./record.js";
+// The process-local memory store: the `InMemoryStore` class keeps its records and one-line methods; the
+// methods' bodies are in in-memory-store-impl.ts, which the bundle loads at the first operation.
+import type { MemoryChanges, MemoryRecord, MemorySearch, MemoryStore, NewMemory } from "./record.js";
+import { inMemoryWork } from "./in-memory-store-impl.js";
 
 /** A process-local store (the default). Records are copied in and out, so callers cannot change stored state. */
 export class InMemoryStore implements MemoryStore {
@@ -16,35 +9,19 @@ export class InMemoryStore implements MemoryStore {
   private readonly records = new Map<string, MemoryRecord>();
 
   async store(memory: NewMemory): Promise<MemoryRecord> {
-    const now = new Date();
-    const record: MemoryRecord = { id: nodeCrypto().randomUUID(), text: memory.text, userId: memory.userId, tags: [...memory.tags], createdAt: now, updatedAt: now };
-    this.records.set(record.id, record);
-    return copyRecord(record);
+    return inMemoryWork().store(this.records, memory);
   }
 
   async retrieve(id: string): Promise<MemoryRecord | null> {
-    const record = this.records.get(id);
-    return record ? copyRecord(record) : null;
+    return inMemoryWork().retrieve(this.records, id);
   }
 
   async search(search: MemorySearch): Promise<MemoryRecord[]> {
-    const limit = search.limit ?? DEFAULT_SEARCH_LIMIT;
-    const found: MemoryRecord[] = [];
-    const newestFirst = [...this.records.values()].reverse();
-    for (const record of newestFirst) {
-      if (found.length >= limit) break;
-      if (matchesSearch(record, search)) found.push(copyRecord(record));
-    }
-    return found;
+    return inMemoryWork().search(this.records, search);
   }
 
   async update(id: string, changes: MemoryChanges): Promise<MemoryRecord | null> {
-    const record = this.records.get(id);
-    if (!record) return null;
-    if (changes.text !== undefined) record.text = changes.text;
-    if (changes.tags !== undefined) record.tags = [...changes.tags];
-    record.updatedAt = new Date();
-    return copyRecord(record);
+    return inMemoryWork().update(this.records, id, changes);
   }
 
   async delete(id: string): Promise<boolean> {

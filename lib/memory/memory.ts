@@ -1,12 +1,11 @@
 /**
  * The process-wide memory configuration: `Memory.configure((c) => { ... })`, then `Memory.manager`.
- * The manager is built on first use after each `configure`, so configuring later takes effect.
+ * The manager is built on first use after each `configure`, so configuring later takes effect (by
+ * build-manager.ts, which the bundle loads at the first build).
  */
-import { ConfigurationError, preview } from "../errors.js";
-import { requireInstalled } from "../optional.js";
-import { InMemoryStore } from "./in-memory-store.js";
-import { MemoryManager } from "./manager.js";
-import { RedisStore, type RedisClient } from "./redis-store.js";
+import type { MemoryManager } from "./manager.js";
+import type { RedisClient } from "./redis-store.js";
+import { buildManager } from "./build-manager.js";
 
 /** The memory configuration: the storage adapter ("in_memory" or "redis"), the ioredis client and the key namespace. */
 export interface MemoryConfig {
@@ -18,19 +17,6 @@ export interface MemoryConfig {
 
 const config: MemoryConfig = { storageAdapter: "in_memory", redisClient: undefined, redisNamespace: "typelm:memory" };
 let manager: MemoryManager | null = null;
-
-function buildManager(config: MemoryConfig): MemoryManager {
-  if (config.storageAdapter === "in_memory") return new MemoryManager(new InMemoryStore());
-  if (config.storageAdapter === "redis") {
-    if (!config.redisClient) {
-      // typelm never loads ioredis itself (the client is yours), but without it there is no client to give.
-      requireInstalled("ioredis", 'Memory with storageAdapter "redis" (c.redisClient, an ioredis client)');
-      throw new ConfigurationError('Memory: storageAdapter "redis" needs c.redisClient (an ioredis client), received undefined');
-    }
-    return new MemoryManager(new RedisStore(config.redisClient, config.redisNamespace));
-  }
-  throw new ConfigurationError(`Memory storageAdapter: expected "in_memory" or "redis", received ${preview(config.storageAdapter)}`);
-}
 
 /** The process-wide memory: `Memory.configure((c) => { ... })` chooses the store, `Memory.manager` stores, retrieves, searches, updates and deletes records. */
 export const Memory = {

@@ -5,7 +5,7 @@ import { requireInstalled } from "../optional.js";
 import { checkRunFilter, checkStartRun, type RunBatch, finishParams, rowParams, trialParams, type FinishRun, type RunFilter, type StartRun } from "./lab-rows.js";
 import type { PostgresLabEngine, Write } from "./pg-lab-engine.js";
 import type { PgLabQueue, PostgresLabRun } from "./pg-lab-run.js";
-import { PG_FEATURE } from "./pg-url.js";
+import { loadPostgresLabRun, PG_FEATURE } from "./pg-url.js";
 import type { EvaluationRow, LabRun, RunSummary, Trial } from "./records.js";
 import { encodeCalls } from "./stored-calls.js";
 import type { ModelCall } from "../lm/usage-scope.js";
@@ -203,7 +203,7 @@ export class PostgresLabStore {
   }
 
   #work(): Promise<PostgresLabRun> {
-    return (this.#run ??= import("./pg-lab-run.js").then(({ PostgresLabRun }) =>
+    return (this.#run ??= loadPostgresLabRun().then(({ PostgresLabRun }) =>
       new PostgresLabRun(this.url, this.path, this.#queue, this.#known(knownTexts), this.#known(knownMedia))));
   }
 
@@ -231,4 +231,13 @@ export class PostgresLabStore {
     // Writes made in one turn (a burst of finished examples) go out together.
     if (this.#queue.writes.length === 1) setImmediate(() => void this.#work().then((run) => run.drain(), () => undefined));
   }
+}
+
+/**
+ * `PostgresLabStore.open(url)`: the way the rest of the library opens a team's lab. The bundle loads
+ * this module at the first call (scripts/deferred-modules.mjs), and an importer there can take only its
+ * functions, so they import the class as a type and open the store with this.
+ */
+export function openPostgresLabStore(url: string): PostgresLabStore {
+  return PostgresLabStore.open(url);
 }

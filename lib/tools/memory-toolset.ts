@@ -1,16 +1,13 @@
 /**
  * Memory tools for agents. `MemoryToolset.toTools()` lets the model name the user; bound with
  * `toTools({ userId })`, the tools have no userId argument at all and only ever see that user's
- * records, so a model cannot read or write another user's memories.
+ * records, so a model cannot read or write another user's memories. The tools' schemas and
+ * definitions are in memory-toolset-impl.ts, which the bundle loads when they are first built.
  */
-import { z } from "zod";
-import { onFirstUse } from "../load-sync.js";
-import { TypelmError, ValidationError, preview } from "../errors.js";
-import { Memory } from "../memory/memory.js";
 import type { MemoryManager } from "../memory/manager.js";
-import type { MemoryRecord } from "../memory/record.js";
-import { type Tool, tool } from "./tool.js";
-import { type ToolsetEntries, Toolset, type ToolsetEntry, toolEntry } from "./toolset.js";
+import type { Tool } from "./tool.js";
+import { type ToolsetEntries, Toolset } from "./toolset.js";
+import { defaultMemoryEntries, memoryTools } from "./memory-toolset-impl.js";
 
 /** Options of `MemoryToolset.toTools`: the user every tool is bound to, and the memory manager to use. */
 export interface MemoryToolsetOptions {
@@ -20,76 +17,6 @@ export interface MemoryToolsetOptions {
   manager?: MemoryManager;
 }
 
-/** The tools' argument schemas, built the first time a toolset is made. */
-const fields = onFirstUse(() => ({
-  text: z.string().min(1).describe("the text to remember"),
-  userId: z.string().min(1).describe("the user the memory belongs to"),
-  tags: z.array(z.string().min(1)).optional().describe("labels for finding the memory again"),
-  id: z.string().min(1).describe("the memory id returned by store_memory"),
-  searchTags: z.array(z.string().min(1)).optional().describe("only memories carrying all of these tags"),
-  query: z.string().optional().describe("only memories whose text contains this (case-insensitive)"),
-  limit: z.number().int().min(1).max(200).optional().describe("at most this many memories, newest first (default 50)"),
-}));
-
-/** What a model sees of a record: dates as ISO strings. */
-function view(record: MemoryRecord) {
-  return { ...record, createdAt: record.createdAt.toISOString(), updatedAt: record.updatedAt.toISOString() };
-}
-
-function notFound(memoryId: string): never {
-  throw new TypelmError(`no memory with id ${JSON.stringify(memoryId)}`);
-}
-
-type ManagerSource = () => MemoryManager;
-
-/** The unbound tool definitions: the model names the user. */
-function unboundEntries(manager: ManagerSource) {
-  const { text, userId, tags, id, searchTags, query, limit } = fields();
-  return {
-    store_memory: toolEntry({
-      description: "Store a memory for a user. Returns its id.",
-      input: { text, userId, tags },
-      call: async (a) => ({ id: await manager().storeMemory(a.text, { userId: a.userId, tags: a.tags }) }),
-    }),
-    retrieve_memory: toolEntry({
-      description: "Retrieve one memory by id.",
-      input: { id },
-      call: async (a) => view((await manager().retrieveMemory(a.id)) ?? notFound(a.id)),
-    }),
-    search_memories: toolEntry({
-      description: "Search a user's memories by tags and text, newest first.",
-      input: { userId, tags: searchTags, query, limit },
-      call: async (a) => (await manager().searchMemories(a)).map(view),
-    }),
-  };
-}
-
-/** The same tools bound to one user: no userId argument, and other users' records do not exist. */
-function boundEntries(manager: ManagerSource, bound: string) {
-  const { text, tags, id, searchTags, query, limit } = fields();
-  return {
-    store_memory: toolEntry({
-      description: "Store a memory about the current user. Returns its id.",
-      input: { text, tags },
-      call: async (a) => ({ id: await manager().storeMemory(a.text, { userId: bound, tags: a.tags }) }),
-    }),
-    retrieve_memory: toolEntry({
-      description: "Retrieve one of the current user's memories by id.",
-      input: { id },
-      call: async (a) => {
-        const record = await manager().retrieveMemory(a.id);
-        // Another user's record is reported exactly like a missing one, so ids leak nothing.
-        return view(record && record.userId === bound ? record : notFound(a.id));
-      },
-    }),
-    search_memories: toolEntry({
-      description: "Search the current user's memories by tags and text, newest first.",
-      input: { tags: searchTags, query, limit },
-      call: async (a) => (await manager().searchMemories({ ...a, userId: bound })).map(view),
-    }),
-  };
-}
-
 /** The memory tools an agent can use: `store_memory`, `retrieve_memory` and `search_memories`, over `Memory.manager` by default. */
 export class MemoryToolset extends Toolset {
   static override toolsetName = "memory";
@@ -97,7 +24,7 @@ export class MemoryToolset extends Toolset {
     // `MemoryToolset.tools`, built when first read: its zod schemas cost start-up time most programs never need.
     let entries: ToolsetEntries | undefined;
     Object.defineProperty(this, "tools", {
-      get: () => (entries ??= unboundEntries(() => Memory.manager)),
+      get: () => (entries ??= defaultMemoryEntries()),
       enumerable: true,
       configurable: true,
     });
@@ -105,13 +32,6 @@ export class MemoryToolset extends Toolset {
 
   /** `store_memory`, `retrieve_memory`, `search_memories`; bound to one user with `{ userId }`. */
   static override toTools(options: MemoryToolsetOptions = {}): Tool[] {
-    const manager: ManagerSource = () => options.manager ?? Memory.manager;
-    if (options.userId !== undefined && (typeof options.userId !== "string" || options.userId === "")) {
-      throw new ValidationError(`MemoryToolset.toTools userId: expected a non-empty string, received ${preview(options.userId)}`, {
-        field: "userId",
-      });
-    }
-    const entries = options.userId === undefined ? unboundEntries(manager) : boundEntries(manager, options.userId);
-    return Object.entries(entries).map(([name, entry]) => tool({ name, ...(entry as ToolsetEntry) }));
+    return memoryTools(options);
   }
 }

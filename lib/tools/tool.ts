@@ -4,12 +4,12 @@
  * turns every failure into an error message the agent can read, so a bad call never crashes a run
  * (that work, tool-run.ts, loads at the first `invoke`).
  */
-import { z } from "zod";
-import { ValidationError, preview } from "../errors.js";
+import type { z } from "zod";
 import { Instrumentation, inSpan } from "../instrument/bus.js";
 import { shapeToJsonSchema } from "../signature/json-schema.js";
 import type { Shape as FieldShape } from "../signature/signature.js";
 import { moduleOnFirstUse } from "../load-sync.js";
+import { validateToolDefinition } from "./tool-checks.js";
 
 /** What an agent gets back from `invoke`. */
 export type ToolOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -29,8 +29,6 @@ export type ToolArgs<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape>>
 const toolRun = moduleOnFirstUse(() => import("./tool-run.js"));
 
 /** Names a provider accepts for a function tool (OpenAI and Anthropic agree on this). */
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
 /** A tool an agent can call: a name, a description, an input shape of signature field types, and `call`. `invoke` validates a model's arguments and turns every failure into an error outcome. */
 export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
   abstract readonly name: string;
@@ -79,28 +77,6 @@ export interface ToolDefinition<Shape extends z.ZodRawShape> {
   input: Shape;
   /** Does the work with the validated arguments (dates already converted, defaults applied); may throw. */
   call: (args: ToolArgs<Shape>) => Promise<unknown> | unknown;
-}
-
-/** Checks a definition up front, so a typo fails when the tool is made rather than mid-run. */
-function validateToolDefinition(definition: { name: unknown; description: unknown; input: unknown; call: unknown }): void {
-  const { name } = definition;
-  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
-    throw new ValidationError(`Tool name: expected 1-64 letters, digits, "_" or "-", received ${preview(name)}`, { field: "name" });
-  }
-  if (typeof definition.description !== "string") {
-    throw new ValidationError(`Tool "${name}" description: expected a string, received ${preview(definition.description)}`, {
-      field: "description",
-    });
-  }
-  const input = definition.input;
-  if (input === null || typeof input !== "object" || Object.values(input).some((field) => !(field instanceof z.ZodType))) {
-    throw new ValidationError(`Tool "${name}" input: expected a zod shape (an object of zod types), received ${preview(input)}`, {
-      field: "input",
-    });
-  }
-  if (typeof definition.call !== "function") {
-    throw new ValidationError(`Tool "${name}" call: expected a function, received ${typeof definition.call}`, { field: "call" });
-  }
 }
 
 class FunctionTool<Shape extends z.ZodRawShape> extends Tool<Shape> {

@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { TypelmError, ValidationError } from "../../errors.js";
 import { LabStore } from "../../store/lab-store.js";
+import { openPostgresLabStore } from "../../store/pg-lab-store.js";
 import { runById } from "../runs/find.js";
 import { compareRuns, initExperiment, showRun } from "./show.js";
 import { installCommand, isInstalled } from "../../optional.js";
@@ -14,7 +15,7 @@ import { reproduce, runAndReport, type ReproduceOutcome } from "../experiment/re
 import { printable } from "../terminal.js";
 import { closest, UsageError } from "./usage.js";
 import { userCodeFailure } from "../experiment/user-code.js";
-import { chooseStore, PostgresLabStore, postgresRunById, postgresRunLines } from "../runs/team-store.js";
+import { chooseStore, postgresRunById, postgresRunLines } from "../runs/team-store.js";
 import { COMMAND_USAGE, commandLineError, count, OPTIONS, positive, USAGE, usageOf } from "./options.js";
 import { runsLines, runsTable, storeLine } from "./runs.js";
 import { gateOptions, gateUsage } from "./gate-options.js";
@@ -121,7 +122,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       }
       const chosen = chooseStore(values.store, io.env ?? process.env, cwd);
       if (chosen.engine === "postgresql") {
-        const team = PostgresLabStore.open(chosen.url);
+        const team = openPostgresLabStore(chosen.url);
         const found = [];
         for (const id of rest) found.push(await postgresRunById(team, id));
         io.stdout(`${storeLine(team.path)}${command === "show" ? showRun(found[0]!) : compareRuns(found[0]!, found[1]!)}`);
@@ -141,7 +142,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       const chosen = chooseStore(values.store, io.env ?? process.env, cwd);
       const { rescoreCommand } = await import("./rescore.js");
       if (chosen.engine === "postgresql") {
-        const team = PostgresLabStore.open(chosen.url);
+        const team = openPostgresLabStore(chosen.url);
         try {
           io.stdout(`${storeLine(team.path)}${await rescoreCommand(team, rest[0]!, values.metric ?? [], cwd)}`);
         } finally {
@@ -186,7 +187,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       if (limit === 0) throw new UsageError("--limit expects a whole number ≥ 1; received 0", { field: "limit" });
       const chosen = chooseStore(values.store, io.env ?? process.env, cwd);
       if (chosen.engine === "postgresql") {
-        const label = PostgresLabStore.open(chosen.url).path;
+        const label = openPostgresLabStore(chosen.url).path;
         io.stdout(runsLines(label, await postgresRunLines(chosen.url, kind, limit)));
         return 0;
       }

@@ -13,6 +13,7 @@ import type { MetricSpec } from "../../evaluate/scoring.js";
 import { Module } from "../../module.js";
 import { FewShotExample } from "../../prompt/few-shot.js";
 import { LabStore, type Lab } from "../../store/lab-store.js";
+import { openPostgresLabStore } from "../../store/pg-lab-store.js";
 import type { EvaluationRow } from "../../store/records.js";
 import { exportTraces } from "../../traces/export.js";
 import { pruneTraces } from "../../traces/prune.js";
@@ -21,7 +22,7 @@ import { parseDuration, tracedModules, tracesIn, type StoredTrace } from "../../
 import { loadMetricFile } from "../experiment/load-metric.js";
 import { gradedDecision } from "../gate/verdict.js";
 import { checkTolerance, DEFAULT_TOLERANCE } from "../gate/rows.js";
-import { chooseStore, PostgresLabStore } from "../runs/team-store.js";
+import { chooseStore } from "../runs/team-store.js";
 import { printable } from "../terminal.js";
 import { showRun } from "./show.js";
 import { UsageError } from "./usage.js";
@@ -61,7 +62,7 @@ export function traceWindow(spec: string, since: string | undefined, now = Date.
 export async function withTraceStore<T>(values: TracesValues, env: NodeJS.ProcessEnv, cwd: string, fn: (store: Lab) => Promise<T>): Promise<T> {
   const chosen = chooseStore(values.store, env, cwd);
   if (chosen.engine === "postgresql") {
-    const team = PostgresLabStore.open(chosen.url);
+    const team = openPostgresLabStore(chosen.url);
     try {
       return await fn(team);
     } finally {

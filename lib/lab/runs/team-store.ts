@@ -10,7 +10,7 @@ import { ConfigurationError, ValidationError } from "../../errors.js";
 import type { RunKind, LabRun } from "../../store/records.js";
 import { postgresError, postgresPool } from "../../store/pg.js";
 import { storeKind } from "../../store/pg-url.js";
-import { PostgresLabStore } from "../../store/pg-lab-store.js";
+import type { PostgresLabStore } from "../../store/pg-lab-store.js";
 import { printable } from "../terminal.js";
 
 export type ChosenStore = { engine: "sqlite"; path: string; given: boolean } | { engine: "postgresql"; url: string };
@@ -92,4 +92,3 @@ export async function postgresRunById(store: PostgresLabStore, given: string): P
   return run;
 }
 
-export { PostgresLabStore };

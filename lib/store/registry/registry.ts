@@ -1,10 +1,8 @@
-import { builtin } from "../../load-sync.js";
-import { configuredLabUrl, configuredStorePath } from "../../config.js";
-import { shownUrl } from "../../instrument/redact.js";
-import { storeKind } from "../pg-url.js";
-import { ValidationError } from "../../errors.js";
+// The registry of tuned modules' versions: the `Registry` class, which keeps its fields and one-line
+// methods (where a registry is, and `register`'s check, are in registry-impl.ts, which the bundle loads at
+// the first `new Registry`; the reads and writes are in engine.ts, loaded at the first of them).
 import type { Module } from "../../module.js";
-import { isModuleSubclass } from "../../module-brand.js";
+import { registerModuleClass, registryLocation } from "./registry-impl.js";
 import type { RegistryVersion } from "../records.js";
 import type { RegistryEngine } from "./engine.js";
 
@@ -55,20 +53,14 @@ export class Registry {
   #engine: Promise<RegistryEngine> | undefined;
 
   constructor(options: RegistryOptions = {}) {
-    // A team's lab on PostgreSQL (c.lab = { url } or TYPELM_LAB_URL) holds its registry too.
-    const path = options.path ?? configuredLabUrl() ?? configuredStorePath();
-    // Another scheme or a keyword string is refused without being shown (it may carry a password).
-    const team = path !== ":memory:" && storeKind(path, "Registry") === "postgresql";
-    this.#location = path === ":memory:" || team ? path : builtin("node:path").resolve(path);
-    this.path = team ? shownUrl(path) : this.#location;
+    const { location, path } = registryLocation(options);
+    this.#location = location;
+    this.path = path;
   }
 
   /** Lets `load` build `ModuleClass` (constructible with no arguments) by its class name, in any process. */
   static register(ModuleClass: new () => Module): void {
-    if (!isModuleSubclass(ModuleClass)) {
-      throw new ValidationError("Registry.register expects a Module subclass (class MyModule extends Module { ... })", { field: "ModuleClass" });
-    }
-    classes.set(ModuleClass.name, ModuleClass);
+    registerModuleClass(ModuleClass);
   }
 
   #run(): Promise<RegistryEngine> {
