@@ -31,6 +31,11 @@ import ts from "typescript";
 
 /** Library modules (paths from the repository root) built as dist/pkg/deferred/<path without lib/>.js. */
 export const DEFERRED = [
+  "lib/lm/failure.ts",
+  "lib/lm/stream-text.ts",
+  "lib/stream/reply-tap.ts",
+  "lib/testing/reply.ts",
+  "lib/lm/reasoning.ts",
   "lib/predict/agent-signature.ts",
   "lib/predict/agent-options.ts",
   "lib/batch/settings.ts",
