@@ -112,10 +112,12 @@ describe("Sandbox: host tools", () => {
   });
 
   it("applies the time limit to a tool that never answers", async () => {
-    const sandbox = await Sandbox.create({ timeoutMs: 100, tools: { hang: () => new Promise(() => {}) } });
+    // A limit long enough that the guest reaches the tool call before it on a loaded machine (at 100 ms a
+    // CI run beside another hit the limit while the code was still starting, without the tool call).
+    const sandbox = await Sandbox.create({ timeoutMs: 1000, tools: { hang: () => new Promise(() => {}) } });
     try {
       const run = await sandbox.run("await hang()");
-      expect(run.error).toBe("interrupted: time limit of 100 ms exceeded while waiting for a tool call");
+      expect(run.error).toBe("interrupted: time limit of 1000 ms exceeded while waiting for a tool call");
       expect((await sandbox.run("'still here'")).result).toBe("still here");
     } finally {
       sandbox.dispose();
