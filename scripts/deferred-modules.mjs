@@ -102,6 +102,11 @@ export const DEFERRED = [
   "lib/memory/build-manager.ts",
   "lib/memory/record.ts",
   "lib/memory/in-memory-store-impl.ts",
+  "lib/predict/agent-base-setup.ts",
+  "lib/predict/react-setup.ts",
+  "lib/predict/codeact-setup.ts",
+  "lib/predict/program-of-thought-setup.ts",
+  "lib/predict/chain-of-thought-setup.ts",
 ];
 
 /** The name a deferred module is built and required under: its path in lib/ without the extension. */

@@ -3,8 +3,8 @@ import { Module, withCallSampling, type CallOptions } from "../module.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
 import type { InputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
-import { positiveInt, type AgentTool } from "./agent-options.js";
-import { demoFits, rejectOutputs } from "./agent-signature.js";
+import type { AgentTool } from "./agent-options.js";
+import { assignStepExtractDemos, stepExtractDemos, stepLoopSetup } from "./agent-base-setup.js";
 import type { Predict } from "./predict.js";
 
 /**
@@ -62,11 +62,11 @@ export abstract class StepExtractAgent<I extends Shape, O extends Shape, R> exte
 
   protected constructor(agent: string, signature: SignatureClass<I, O>, options: StepLoopOptions, defaultMaxIterations: number) {
     super();
-    // The run's steps are returned as `history`; an output of that name would be overwritten.
-    rejectOutputs(agent, signature, ["history"]);
+    // The checks (agent-base-setup.ts) run before any field is set, as they did here.
+    const limits = stepLoopSetup(agent, signature, options, defaultMaxIterations);
     this.signature = signature;
-    this.maxIterations = positiveInt(agent, "maxIterations", options.maxIterations, defaultMaxIterations);
-    this.maxObservationChars = positiveInt(agent, "maxObservationChars", options.maxObservationChars, 4000);
+    this.maxIterations = limits.maxIterations;
+    this.maxObservationChars = limits.maxObservationChars;
   }
 
   protected predictorPair(): readonly [Predict, Predict] {
@@ -86,20 +86,10 @@ export abstract class StepExtractAgent<I extends Shape, O extends Shape, R> exte
    * that was replaced.
    */
   get demos(): FewShotExample[] {
-    const view = [...this.step.demos, ...this.extract.demos];
-    const sendOn = (done: boolean): boolean => {
-      this.demos = view;
-      return done;
-    };
-    return new Proxy(view, {
-      set: (target, key, value) => sendOn(Reflect.set(target, key, value)),
-      deleteProperty: (target, key) => sendOn(Reflect.deleteProperty(target, key)),
-    });
+    return stepExtractDemos(this);
   }
 
   set demos(demos: FewShotExample[]) {
-    const stepShape = this.step.compiledSignature.outputShape;
-    this.step.demos = demos.filter((d) => demoFits(d, stepShape));
-    this.extract.demos = demos.filter((d) => !demoFits(d, stepShape));
+    assignStepExtractDemos(this, demos);
   }
 }

@@ -6,20 +6,18 @@
  *
  * Model-written code runs only in the sandbox (lib/sandbox), never in the host. The inner
  * predictors (`step`, `extract`) are ordinary properties, so optimizers see and tune them. This
- * module is the class's face (options, predictors, demos); its run loads at the first call
- * (codeact-run.ts, and codeact-native.ts for native tool calls).
+ * module is the class's face: its constructor's body (options, predictors) loads at the first
+ * CodeAct built (codeact-setup.ts), its run at the first call (codeact-run.ts, and
+ * codeact-native.ts for native tool calls).
  */
-import { z } from "zod";
-import { onFirstUse } from "../load-sync.js";
 import type { CallOptions } from "../module.js";
-import { compiled } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
 import type { AgentSandboxOptions } from "./agent-code.js";
 import { StepExtractAgent } from "./agent-base.js";
-import { toolCallingOption, toolMap, type AgentTool } from "./agent-options.js";
-import { deriveSignature, taskInstruction } from "./agent-signature.js";
-import { Predict } from "./predict.js";
+import type { AgentTool } from "./agent-options.js";
+import { codeActSetup } from "./codeact-setup.js";
+import type { Predict } from "./predict.js";
 import type { Typed } from "./prediction.js";
 import type { ToolCalling } from "./react.js";
 
@@ -58,24 +56,6 @@ export interface CodeActOptions {
 export type CodeActResult<O extends Shape> = Typed<OutputOf<O>> &
   ("solution" extends keyof O ? {} : { solution: string }) & { history: CodeActStep[] };
 
-const stepOutput = onFirstUse(() => ({
-  thought: z.string().describe("Your reasoning about what to do next, given the trajectory so far"),
-  code: z
-    .string()
-    .nullish()
-    .describe(
-      "JavaScript to run next (plain JavaScript, no TypeScript, no imports). Top-level await works; variables " +
-        "persist between steps; print what you need to see with console.log. Empty when finishing without code",
-    ),
-  finished: z
-    .boolean()
-    .default(false)
-    .describe("true when the work is done: code given in this step still runs, and the run finishes if it succeeds"),
-}));
-
-const trajectoryField = onFirstUse(() => z.string().describe("The steps so far: each step's thought, code, and its output or error"));
-const availableToolsField = onFirstUse(() => z.string().describe("Functions your code can call, with the JSON Schema of their argument"));
-
 /** Acting by writing JavaScript that runs in a sandbox, until the model says it is finished. */
 export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends StepExtractAgent<I, O, CodeActResult<O>> {
   /** Chooses the next thought and code from the task inputs and the trajectory. */
@@ -89,38 +69,13 @@ export class CodeAct<I extends Shape = Shape, O extends Shape = Shape> extends S
 
   constructor(signature: SignatureClass<I, O>, options: CodeActOptions = {}) {
     super("CodeAct", signature, options, 8);
-    const sig = compiled(signature);
-    this.toolCalling = toolCallingOption("CodeAct", options.toolCalling);
-    this.sandboxOptions = { ...(options.sandbox ?? {}) };
-    this.toolsByName = toolMap("CodeAct", options.tools, [], true);
-    const outputs = sig.outputs.map((f) => f.name).join(", ");
-    this.step = new Predict(
-      deriveSignature(signature, {
-        agent: "CodeAct",
-        suffix: "CodeActStep",
-        description: taskInstruction(
-          sig.description,
-          `You work towards the output fields (${outputs}) by writing JavaScript, step by step. The code can read the ` +
-            "task inputs as the global `inputs` (e.g. `inputs.question`). After each step you see what the code " +
-            "printed, or its error; fix errors and continue, and set finished once the results suffice.",
-        ),
-        extraInputs: { trajectory: trajectoryField(), availableTools: availableToolsField() },
-        output: stepOutput(),
-      }),
-    );
-    const solution: Shape = "solution" in sig.outputShape ? {} : { solution: z.string().describe("The final answer, in words") };
-    this.extract = new Predict(
-      deriveSignature(signature, {
-        agent: "CodeAct",
-        suffix: "CodeActExtract",
-        description: taskInstruction(
-          sig.description,
-          "Produce the output fields from the inputs and the trajectory of code runs, using their outputs as evidence.",
-        ),
-        extraInputs: { trajectory: trajectoryField() },
-        output: { ...sig.outputShape, ...solution },
-      }),
-    );
+    // The options' checks and the predictors are built by codeact-setup.ts, loaded at the first CodeAct.
+    const parts = codeActSetup(signature, options);
+    this.toolCalling = parts.toolCalling;
+    this.sandboxOptions = parts.sandboxOptions;
+    this.toolsByName = parts.toolsByName;
+    this.step = parts.step;
+    this.extract = parts.extract;
   }
 
   protected async run(inputs: InputOf<I>, options: CallOptions): Promise<CodeActResult<O>> {

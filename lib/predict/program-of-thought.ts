@@ -12,20 +12,19 @@
  * non-enumerable properties `code`, `output` (what it printed) and `attempts` (every try), so
  * `toJSON()` and equality checks see only the declared outputs.
  *
- * Model-written code runs only in the QuickJS sandbox (lib/sandbox), never in the host.
+ * Model-written code runs only in the QuickJS sandbox (lib/sandbox), never in the host. This module
+ * is the class's face: its constructor's body and the demos' conversion load at the first
+ * ProgramOfThought built (program-of-thought-setup.ts), its run at the first call
+ * (program-of-thought-run.ts).
  */
-import { z } from "zod";
-import { valueToWire } from "../signature/wire.js";
 import type { CallOptions } from "../module.js";
-import { compiled, type CompiledSignature } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
 import type { AgentSandboxOptions } from "./agent-code.js";
 import { PredictorPairAgent } from "./agent-base.js";
-import { positiveInt } from "./agent-options.js";
-import { demoFits, deriveSignature, taskInstruction, withOutput } from "./agent-signature.js";
 import type { FewShotExample } from "../prompt/few-shot.js";
-import { Predict } from "./predict.js";
+import type { Predict } from "./predict.js";
+import { programDemos, programOfThoughtSetup } from "./program-of-thought-setup.js";
 import type { Typed } from "./prediction.js";
 
 /** One try at the program: the code, what it printed, and what went wrong (null for the one that worked). */
@@ -69,34 +68,13 @@ export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> 
 
   constructor(signature: SignatureClass<I, O>, options: ProgramOfThoughtOptions = {}) {
     super();
-    const sig = compiled(signature);
     this.signature = signature;
-    this.maxRepairs = positiveInt("ProgramOfThought", "maxRepairs", options.maxRepairs, 3, 0);
-    this.sandboxOptions = { ...(options.sandbox ?? {}) };
-    const fields = sig.outputs.map((f) => f.name).join(", ");
-    const how =
-      `Write a JavaScript program that computes the output fields (${fields}). The program reads the task inputs ` +
-      "from the global `inputs` (e.g. `inputs.question`) and ends by calling `answer({ ... })` with every output field. " +
-      "Plain JavaScript only: no TypeScript, no imports, no network or files; top-level await works.";
-    const { $schema: _drop, ...outputSchema } = sig.outputJsonSchema;
-    const code = z
-      .string()
-      .describe(`The JavaScript program. It must call answer({ ... }) with an object matching this JSON Schema: ${JSON.stringify(outputSchema)}`);
-    this.generate = new Predict(
-      deriveSignature(signature, { agent: "ProgramOfThought", suffix: "ProgramGenerate", description: taskInstruction(sig.description, how), output: { code } }),
-    );
-    this.repair = new Predict(
-      deriveSignature(signature, {
-        agent: "ProgramOfThought",
-        suffix: "ProgramRepair",
-        description: taskInstruction(sig.description, `${how} The previous program failed: fix it and give the whole corrected program.`),
-        extraInputs: {
-          previousCode: z.string().describe("The program that failed"),
-          error: z.string().describe("What went wrong when it ran, and what it printed"),
-        },
-        output: { code },
-      }),
-    );
+    // The options' checks and the predictors are built by program-of-thought-setup.ts, loaded at the first ProgramOfThought.
+    const parts = programOfThoughtSetup(signature, options);
+    this.maxRepairs = parts.maxRepairs;
+    this.sandboxOptions = parts.sandboxOptions;
+    this.generate = parts.generate;
+    this.repair = parts.repair;
   }
 
   protected predictorPair(): readonly [Predict, Predict] {
@@ -113,9 +91,7 @@ export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> 
   }
 
   set demos(demos: FewShotExample[]) {
-    const codeShape = this.generate.compiledSignature.outputShape;
-    const sig = compiled(this.signature);
-    this.generate.demos = demos.map((d) => (demoFits(d, codeShape) ? d : withOutput(d, { code: answerProgram(sig, d.output) })));
+    this.generate.demos = programDemos(this.signature, this.generate, demos);
   }
 
   protected async run(inputs: InputOf<I>, options: CallOptions): Promise<ProgramOfThoughtResult<O>> {
@@ -123,13 +99,4 @@ export class ProgramOfThought<I extends Shape = Shape, O extends Shape = Shape> 
     const { runProgramOfThought } = await import("./program-of-thought-run.js");
     return (await runProgramOfThought(this, inputs as Record<string, unknown>, options)) as ProgramOfThoughtResult<O>;
   }
-}
-
-/** A program that hands over a demo's outputs: shows the model the exact form of the answer call. */
-function answerProgram(sig: CompiledSignature, output: Record<string, unknown>): string {
-  const wire: Record<string, unknown> = {};
-  for (const f of sig.outputs) {
-    if (output[f.name] !== undefined) wire[f.name] = valueToWire(f.schema, output[f.name]);
-  }
-  return `answer(${JSON.stringify(wire)});`;
 }

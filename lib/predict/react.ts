@@ -4,19 +4,17 @@
  *
  * Both model calls are ordinary predictors held in properties (`step`, `extract`), so
  * `namedPredictors()`, `dumpState()` and optimizers see and tune them like any other predictor.
- * This module is the class's face (options, predictors, demos); its run loads at the first call
- * (react-run.ts, and react-native.ts for native tool calls).
+ * This module is the class's face: its constructor's body (options, predictors) loads at the first
+ * ReAct built (react-setup.ts), its run at the first call (react-run.ts, and react-native.ts for
+ * native tool calls).
  */
-import { z } from "zod";
-import { onFirstUse } from "../load-sync.js";
 import type { CallOptions } from "../module.js";
-import { compiled } from "../signature/compile.js";
 import type { InputOf, OutputOf } from "../signature/infer.js";
 import type { Shape, SignatureClass } from "../signature/signature.js";
 import { StepExtractAgent } from "./agent-base.js";
-import { positiveInt, toolCallingOption, toolMap, type AgentTool } from "./agent-options.js";
-import { deriveSignature, taskInstruction } from "./agent-signature.js";
-import { Predict } from "./predict.js";
+import type { AgentTool } from "./agent-options.js";
+import type { Predict } from "./predict.js";
+import { reactSetup } from "./react-setup.js";
 import type { Typed } from "./prediction.js";
 
 /** One turn of a ReAct run. `observation` is the tool's value, or an error message the model was shown. */
@@ -57,20 +55,6 @@ export type ReActResult<O extends Shape> = Typed<OutputOf<O>> & { history: ReAct
 
 export const FINISH = "finish";
 
-const stepOutput = onFirstUse(() => ({
-  thought: z.string().describe("Your reasoning about what to do next, given the trajectory so far"),
-  action: z
-    .string()
-    .describe(`The name of one tool from availableTools to call next, or "${FINISH}" once the trajectory holds enough to produce the final answer`),
-  toolInput: z
-    .record(z.string(), z.unknown())
-    .nullish()
-    .describe(`The arguments for the tool, as a JSON object matching its schema ({} for "${FINISH}")`),
-}));
-
-const trajectoryField = onFirstUse(() => z.string().describe("What has been done so far: each step's thought, action, tool input and observation"));
-const availableToolsField = onFirstUse(() => z.string().describe("The tools you can call, with the JSON Schema of their arguments"));
-
 /** Reasoning and acting with tools until the model finishes; then extraction of the typed outputs. */
 export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends StepExtractAgent<I, O, ReActResult<O>> {
   /** Chooses the next thought, action and tool input from the task inputs and the trajectory. */
@@ -85,36 +69,13 @@ export class ReAct<I extends Shape = Shape, O extends Shape = Shape> extends Ste
 
   constructor(signature: SignatureClass<I, O>, options: ReActOptions = {}) {
     super("ReAct", signature, options, 10);
-    const sig = compiled(signature);
-    this.toolCalling = toolCallingOption("ReAct", options.toolCalling);
-    this.maxParallelCalls = positiveInt("ReAct", "maxParallelCalls", options.maxParallelCalls, 4);
-    this.toolsByName = toolMap("ReAct", options.tools, [FINISH]);
-    const outputs = sig.outputs.map((f) => f.name).join(", ");
-    this.step = new Predict(
-      deriveSignature(signature, {
-        agent: "ReAct",
-        suffix: "ReActStep",
-        description: taskInstruction(
-          sig.description,
-          `You work towards the output fields (${outputs}) step by step. In each step, think, then either call one ` +
-            `of the available tools or choose "${FINISH}". Each tool's observation is added to the trajectory.`,
-        ),
-        extraInputs: { trajectory: trajectoryField(), availableTools: availableToolsField() },
-        output: stepOutput(),
-      }),
-    );
-    this.extract = new Predict(
-      deriveSignature(signature, {
-        agent: "ReAct",
-        suffix: "ReActExtract",
-        description: taskInstruction(
-          sig.description,
-          "Produce the output fields from the inputs and the trajectory of tool calls, using its observations as evidence.",
-        ),
-        extraInputs: { trajectory: trajectoryField() },
-        output: sig.outputShape,
-      }),
-    );
+    // The options' checks and the predictors are built by react-setup.ts, loaded at the first ReAct.
+    const parts = reactSetup(signature, options);
+    this.toolCalling = parts.toolCalling;
+    this.maxParallelCalls = parts.maxParallelCalls;
+    this.toolsByName = parts.toolsByName;
+    this.step = parts.step;
+    this.extract = parts.extract;
   }
 
   protected async run(inputs: InputOf<I>, options: CallOptions): Promise<ReActResult<O>> {
