@@ -102,6 +102,10 @@ export const DEFERRED = [
   "lib/memory/build-manager.ts",
   "lib/memory/record.ts",
   "lib/memory/in-memory-store-impl.ts",
+  "lib/media/media-impl.ts",
+  "lib/media/sniff.ts",
+  "lib/media/label.ts",
+  "lib/lm/cache-impl.ts",
 ];
 
 /** The name a deferred module is built and required under: its path in lib/ without the extension. */
