@@ -106,6 +106,7 @@ export const DEFERRED = [
   "lib/media/sniff.ts",
   "lib/media/label.ts",
   "lib/lm/cache-impl.ts",
+  "lib/optional-packages.ts",
 ];
 
 /** The name a deferred module is built and required under: its path in lib/ without the extension. */
