@@ -107,6 +107,7 @@ export const DEFERRED = [
   "lib/media/label.ts",
   "lib/lm/cache-impl.ts",
   "lib/optional-packages.ts",
+  "lib/signature/temporal-fields.ts",
 ];
 
 /** The name a deferred module is built and required under: its path in lib/ without the extension. */

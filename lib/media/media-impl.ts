@@ -1,9 +1,10 @@
 /**
  * The work behind the media values of media.ts: the `from*` factories' checks, the base64 text of a
- * value, and the checks a media field runs on its value (`mediaProblem`, `mediaExpected`). The bundle
- * loads this module at the first media value made or checked (scripts/deferred-modules.mjs); the
- * classes stay in media.ts.
+ * value, and the media fields' schemas (`mediaField`) with the checks they run on a value
+ * (`mediaProblem`, `mediaExpected`). The bundle loads this module at the first media value or field
+ * made (scripts/deferred-modules.mjs); the classes stay in media.ts.
  */
+import { z } from "zod";
 import { ValidationError } from "../errors.js";
 import { builtin } from "../load-sync.js";
 import { MEDIA_CLASSES, MediaValue, type MediaKind, type MediaSource } from "./media.js";
@@ -74,4 +75,14 @@ export function mediaProblem(kind: MediaKind, value: unknown): string | undefine
   if (value.sniffedType === undefined) return `its ${value.size} bytes are in no known format`;
   if (!supportedTypes(kind).includes(value.sniffedType)) return `its bytes are ${value.sniffedType}`;
   return undefined;
+}
+
+/** The schema of a `t.image()`, `t.audio()` or `t.document()` field: a value of `kind` in a supported format, marked with its kind. */
+export function mediaField<T>(kind: MediaKind): z.ZodCustom<T, T> {
+  const schema = z.custom<T>(() => true).superRefine((value, ctx) => {
+    const problem = mediaProblem(kind, value);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem, expected: mediaExpected(kind) } as Parameters<typeof ctx.addIssue>[0]);
+  });
+  (schema._zod.def as { typelmMedia?: MediaKind }).typelmMedia = kind;
+  return schema as unknown as z.ZodCustom<T, T>;
 }
