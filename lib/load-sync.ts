@@ -177,3 +177,11 @@ export function moduleOnFirstUse<T>(importIt: () => Promise<T>): FirstUseModule<
   };
   return m;
 }
+
+/**
+ * The folder of this module (lib/ in the sources, dist/pkg/chunks/ in the bundle), where the library
+ * resolves packages from: for modules the bundle defers, which have no `import.meta` of their own.
+ */
+export function libraryFolder(): string {
+  return builtin("node:path").dirname(builtin("node:url").fileURLToPath(import.meta.url));
+}

@@ -107,6 +107,12 @@ export const DEFERRED = [
   "lib/predict/codeact-setup.ts",
   "lib/predict/program-of-thought-setup.ts",
   "lib/predict/chain-of-thought-setup.ts",
+  "lib/media/media-impl.ts",
+  "lib/media/sniff.ts",
+  "lib/media/label.ts",
+  "lib/lm/cache-impl.ts",
+  "lib/optional-packages.ts",
+  "lib/signature/temporal-fields.ts",
 ];
 
 /** The name a deferred module is built and required under: its path in lib/ without the extension. */

@@ -9,7 +9,7 @@ import type * as SdkTraceBase from "@opentelemetry/sdk-trace-base";
 import type * as OtlpHttp from "@opentelemetry/exporter-trace-otlp-http";
 import type * as Resources from "@opentelemetry/resources";
 import { loadOnFirstUse } from "../load-sync.js";
-import { requireOptional } from "../optional.js";
+import { requireOptional } from "../optional-packages.js";
 import { registerFlusher } from "./bus.js";
 
 const MAX_QUEUE = 2048;

@@ -1,11 +1,11 @@
-import { builtin, nodeCrypto } from "../load-sync.js";
-import { canonicalJson } from "../canonical-json.js";
+import { nodeCrypto } from "../load-sync.js";
 import { shownUrl } from "../instrument/redact.js";
+import { responseCacheSite } from "./cache-impl.js";
 import type { ResponseCacheRun } from "./cache-run.js";
-import { isPostgresUrl, storeKind } from "../store/pg-url.js";
 import type { CacheOptions, ChatMessage, JsonSchema, ReasoningOption, TokenUsage } from "./types.js";
 
 export type { CacheOptions } from "./types.js";
+export { cacheKey, cacheRequestJson } from "./cache-impl.js";
 
 /** Everything that decides a reply, and nothing else: never the API key or headers. */
 export interface CacheKeyParts {
@@ -51,41 +51,11 @@ export function endpointId(baseURL: string): string {
   return shown === baseURL ? base : `${base}#${hash}`;
 }
 
-/**
- * The request as stored and hashed. Version-tagged so a change of key recipe never serves stale rows.
- * `rolloutId` is added only when set, so a request without one keeps the key (and stored text) it
- * always had and existing cache files still answer it.
- */
-export function cacheRequestJson(parts: CacheKeyParts): string {
-  return canonicalJson({
-    v: 2,
-    provider: parts.provider,
-    endpoint: parts.endpoint,
-    model: parts.model,
-    // A message's media enter as each value's type and sha256 (never its base64 text); a message
-    // without media keeps the key it always had.
-    messages: parts.messages.map((m) => (m.media?.length
-      ? { role: m.role, content: m.content, media: m.media.map((a) => ({ kind: a.value.kind, mediaType: a.value.mediaType, sha256: a.value.sha256 })) }
-      : { role: m.role, content: m.content })),
-    temperature: parts.temperature ?? null,
-    maxTokens: parts.maxTokens ?? null,
-    responseSchema: parts.responseSchema ?? null,
-    ...(parts.rolloutId === undefined ? {} : { rolloutId: parts.rolloutId }),
-    ...(parts.reasoning === undefined ? {} : { reasoning: parts.reasoning }),
-  });
-}
-
-export function cacheKey(requestJson: string): string {
-  return nodeCrypto().createHash("sha256").update(requestJson).digest("hex");
-}
-
 /** A reply and whether it came without a provider call of this request (cache hit, or another caller's call). */
 export interface CacheOutcome {
   reply: CachedReply;
   cached: boolean;
 }
-
-let memoryStores = 0;
 
 /**
  * Reply cache of one LM: an in-memory LRU in front of the `lm_cache` table of the SQLite store.
@@ -104,13 +74,11 @@ export class ResponseCache {
 
   /** `path` is resolved by the caller (the LM reads the configured store path), so this layer reads no configuration. */
   constructor(options: CacheOptions & { path: string }) {
-    // Another scheme or a keyword string is refused without being shown (it may carry a password).
-    if (options.path !== ":memory:") storeKind(options.path, "The response cache");
-    this.#location = options.path;
-    // A database URL is shown (lm.cachePath) without its user and password.
-    this.path = isPostgresUrl(options.path) ? shownUrl(options.path) : options.path;
+    const site = responseCacheSite(options.path);
+    this.#location = site.location;
+    this.path = site.path;
     this.#maxEntries = options.maxEntries ?? 1000;
-    this.#scope = this.path === ":memory:" ? `:memory:${++memoryStores}` : isPostgresUrl(this.#location) ? this.#location : builtin("node:path").resolve(this.path);
+    this.#scope = site.scope;
   }
 
   /**

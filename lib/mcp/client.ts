@@ -9,7 +9,7 @@ import { ConfigurationError } from "../errors.js";
 import type { MCPConnectOptions } from "./options.js";
 import type { MCPToolResult } from "./result.js";
 import type { SdkClient, SdkTransport } from "./session.js";
-import { MCPTool, type MCPToolDescription } from "./tool.js";
+import type { MCPTool } from "./tool.js";
 
 /** A connection to one MCP server. `await MCPClient.connect({ command, args })` or `({ url, headers })`; `await client.close()` when done. */
 export class MCPClient {
@@ -37,10 +37,8 @@ export class MCPClient {
   /** The server's tools (all pages of `tools/list`) as typelm `Tool`s; each call times out after `callTimeout` seconds. */
   async tools(): Promise<MCPTool[]> {
     this.checkOpen();
-    const { listAllTools } = await import("./session.js");
-    const found = await listAllTools(this.client, this.callTimeoutSeconds * 1000);
-    const caller = { callTool: (name: string, args: Record<string, unknown>, ms: number) => this.callTool(name, args, ms) };
-    return found.map((description) => new MCPTool(description, caller, this.callTimeoutSeconds * 1000));
+    const { serverTools } = await import("./session.js");
+    return serverTools(this.client, this.callTimeoutSeconds * 1000, (name, args, ms) => this.callTool(name, args, ms));
   }
 
   private async callTool(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<MCPToolResult> {

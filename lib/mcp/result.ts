@@ -2,8 +2,11 @@
  * Turns an MCP tool result into the observation an agent reads: the text of its content blocks, one
  * per line. Images and audio are described as `[image <mime>, N bytes]` for now (media values for
  * observations are being built separately); an embedded resource gives its text or a description; a
- * result with no content but structured content gives that content's JSON.
+ * result with no content but structured content gives that content's JSON. `callMCPTool` is the work
+ * of `MCPTool.call`, loaded with this module at a tool's first call.
  */
+import { redactString } from "../instrument/redact.js";
+import type { MCPCaller } from "./tool.js";
 
 /** The parts of an MCP `CallToolResult` this module reads. */
 export interface MCPToolResult {
@@ -44,4 +47,18 @@ export function resultText(result: MCPToolResult): string {
   const blocks = Array.isArray(result.content) ? (result.content as Record<string, unknown>[]) : [];
   if (blocks.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
   return blocks.map(blockText).join("\n");
+}
+
+/** `MCPTool.call`: asks the server, and returns the result's text; throws on a server error or an `isError` result. */
+export async function callMCPTool(caller: MCPCaller, name: string, args: Record<string, unknown>, timeoutMs: number): Promise<string> {
+  let result: MCPToolResult;
+  try {
+    result = await caller.callTool(name, args, timeoutMs);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(redactString(`the MCP server answered with an error: ${message}`));
+  }
+  const text = resultText(result);
+  if (result.isError === true) throw new Error(`the MCP server reported an error: ${text || "(no message)"}`);
+  return text;
 }

@@ -10,7 +10,7 @@ import { redactString, registerSecret } from "../instrument/redact.js";
 import { loadOptional } from "../optional.js";
 import type { MCPConnectOptions, MCPHttpOptions, MCPStdioOptions } from "./options.js";
 import type { MCPToolResult } from "./result.js";
-import type { MCPToolDescription } from "./tool.js";
+import { MCPTool, type MCPToolDescription } from "./tool.js";
 
 /** How much of a stdio server's stderr a failed connection quotes. */
 const STDERR_TAIL = 2000;
@@ -154,4 +154,15 @@ async function waitGone(pid: number, ms: number): Promise<boolean> {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return true;
+}
+
+/** `MCPClient.tools()`: the server's tools as typelm `Tool`s, each calling back through `callTool` with a timeout of `timeoutMs`. */
+export async function serverTools(
+  client: SdkClient,
+  timeoutMs: number,
+  callTool: (name: string, args: Record<string, unknown>, timeoutMs: number) => Promise<MCPToolResult>,
+): Promise<MCPTool[]> {
+  const found = await listAllTools(client, timeoutMs);
+  const caller = { callTool };
+  return found.map((description) => new MCPTool(description, caller, timeoutMs));
 }

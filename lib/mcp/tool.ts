@@ -2,10 +2,9 @@
  * One MCP server tool as a typelm `Tool`: its name and description as the server gives them, a zod
  * input built from its JSON Schema, and `call`, which asks the server and returns the result's text.
  * A protocol error, a timeout or an `isError` result throws, so `invoke` gives the agent an error
- * observation and the run goes on. The result's text is read by result.ts, loaded at the first call.
+ * observation and the run goes on. The call and the result's text are in result.ts, loaded at the first call.
  */
 import { z } from "zod";
-import { redactString } from "../instrument/redact.js";
 import { Tool } from "../tools/tool.js";
 import type { MCPToolResult } from "./result.js";
 import { inputSchemaToZod } from "./schema-to-zod.js";
@@ -48,16 +47,7 @@ export class MCPTool extends Tool<z.ZodRawShape> {
 
   /** Calls the tool on the server; the result's text is the observation. Throws on a server error or an `isError` result. */
   async call(args: Record<string, unknown>): Promise<string> {
-    let result: MCPToolResult;
-    try {
-      result = await this.caller.callTool(this.name, args, this.timeoutMs);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw new Error(redactString(`the MCP server answered with an error: ${message}`));
-    }
-    const { resultText } = await import("./result.js");
-    const text = resultText(result);
-    if (result.isError === true) throw new Error(`the MCP server reported an error: ${text || "(no message)"}`);
-    return text;
+    const { callMCPTool } = await import("./result.js");
+    return callMCPTool(this.caller, this.name, args, this.timeoutMs);
   }
 }

@@ -2,10 +2,12 @@
  * The field types `t.image()`, `t.audio()` and `t.document()`: zod schemas that take an `Image`,
  * `Audio` or `Document` whose bytes are a supported format of that kind, and say "expected an image
  * (PNG, …)" otherwise. A marker on the schema's definition tells the JSON Schema writer and the
- * dataset loader which kind a field is.
+ * dataset loader which kind a field is. The schemas are built by `mediaField` (media-impl.ts), which
+ * the bundle loads at the first media field made.
  */
-import { z } from "zod";
-import { mediaExpected, mediaProblem, type Audio, type Document, type Image, type MediaKind } from "./media.js";
+import type { z } from "zod";
+import type { Audio, Document, Image, MediaKind } from "./media.js";
+import { mediaField } from "./media-impl.js";
 
 type Marked = { typelmMedia?: MediaKind };
 
@@ -21,15 +23,6 @@ export function mediaKind(schema: z.ZodType): MediaKind | undefined {
 export function mediaJsonSchema(kind: MediaKind): Record<string, unknown> {
   const contentMediaType = kind === "image" ? "image/*" : kind === "audio" ? "audio/*" : "application/pdf";
   return { type: "string", contentEncoding: "base64", contentMediaType };
-}
-
-function mediaField<T>(kind: MediaKind): z.ZodCustom<T, T> {
-  const schema = z.custom<T>(() => true).superRefine((value, ctx) => {
-    const problem = mediaProblem(kind, value);
-    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem, expected: mediaExpected(kind) } as Parameters<typeof ctx.addIssue>[0]);
-  });
-  (schema._zod.def as Marked).typelmMedia = kind;
-  return schema as unknown as z.ZodCustom<T, T>;
 }
 
 /** The media field types, merged into `t`. */

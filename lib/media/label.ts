@@ -3,6 +3,7 @@
  * size and hash (`[image image/png 1.2 kB sha256:ab12cd34ef56…]`), never its bytes or base64. GEPA's
  * reflection prompt, MIPROv2's proposal prompts and any other text built from example values use
  * `withMediaLabels` so a picture enters such text as what it is, not as thousands of characters.
+ * The bundle loads this module at its first call (scripts/deferred-modules.mjs).
  */
 import { MediaValue } from "./media.js";
 

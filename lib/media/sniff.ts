@@ -4,15 +4,21 @@
  * so inputs are checked inside the same (synchronous) validation as every other field, with no
  * dependency loaded at `import "typelm"`. (`file-type` was considered: its detection has been async
  * since version 13 and it is ES-module only, while `fromBytes`/`fromBase64` and input validation are
- * synchronous; the seven formats the providers take need no more than these checks.)
+ * synchronous; the seven formats the providers take need no more than these checks.) The bundle
+ * loads this module at the first media value made (scripts/deferred-modules.mjs).
  */
 
-/** The media types the sniffer recognises, by the kind of value they make. */
-export const SUPPORTED_TYPES: Record<"image" | "audio" | "document", readonly string[]> = {
+/** The media types the sniffer recognises, by the kind of value they make (read through `supportedTypes`). */
+const SUPPORTED_TYPES: Record<"image" | "audio" | "document", readonly string[]> = {
   image: ["image/png", "image/jpeg", "image/gif", "image/webp"],
   audio: ["audio/wav", "audio/mpeg"],
   document: ["application/pdf"],
 };
+
+/** The media types the sniffer recognises that make a value of `kind`. */
+export function supportedTypes(kind: "image" | "audio" | "document"): readonly string[] {
+  return SUPPORTED_TYPES[kind];
+}
 
 const startsWith = (bytes: Uint8Array, at: number, ascii: string): boolean => {
   if (bytes.length < at + ascii.length) return false;

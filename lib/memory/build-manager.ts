@@ -1,7 +1,7 @@
 // The memory manager for a configuration (lib/memory/memory.ts): the in-memory store, or Redis through
 // the client given. The bundle loads this module at the first build (scripts/deferred-modules.mjs).
 import { ConfigurationError, preview } from "../errors.js";
-import { requireInstalled } from "../optional.js";
+import { requireInstalled } from "../optional-packages.js";
 import { InMemoryStore } from "./in-memory-store.js";
 import { MemoryManager } from "./manager.js";
 import { RedisStore } from "./redis-store.js";

@@ -5,7 +5,7 @@
  * reference (`{"$media": sha256, ...}`) are one line each: kind, media type, size and hash.
  */
 import { MediaValue } from "../media/media.js";
-import { SUPPORTED_TYPES } from "../media/sniff.js";
+import { supportedTypes } from "../media/sniff.js";
 import { isMediaRef } from "../store/media/ref-read.js";
 import { escapeHtml } from "./html.js";
 
@@ -31,7 +31,7 @@ export function isMediaCell(value: unknown): boolean {
 
 function itemHtml(value: unknown): string {
   if (value instanceof MediaValue && value.kind === "image" && value.bytes !== undefined && value.size <= INLINE_IMAGE_BYTES
-    && (SUPPORTED_TYPES.image as readonly string[]).includes(value.mediaType)) {
+    && supportedTypes("image").includes(value.mediaType)) {
     const about = mediaLine(value)!;
     return `<figure style="margin:2px 0"><img src="${escapeHtml(`data:${value.mediaType};base64,${value.base64}`)}" alt="${escapeHtml(about)}" style="max-width:320px;max-height:320px;border:1px solid #ddd">` +
       `<figcaption style="font:11px sans-serif;color:#666">${escapeHtml(about)}</figcaption></figure>`;

@@ -1,7 +1,8 @@
 import { loadOnFirstUse } from "../load-sync.js";
-import { z } from "zod";
+import type { z } from "zod";
 import type * as Polyfill from "temporal-polyfill";
 import { mediaTypes } from "../media/field.js";
+import { dateField, dateTimeField } from "./temporal-fields.js";
 
 type TemporalApi = typeof Polyfill.Temporal;
 
@@ -96,13 +97,6 @@ export function temporalKind(schema: z.ZodType): TemporalKind | undefined {
   return (schema._zod.def as { typelmTemporal?: TemporalKind }).typelmTemporal;
 }
 
-function marked<O, I>(kind: TemporalKind, check: (v: unknown) => boolean, message: string) {
-  const schema = z.custom<O>(check, { message });
-  (schema._zod.def as { typelmTemporal?: TemporalKind }).typelmTemporal = kind;
-  // Inputs may be ISO 8601 strings; the converters turn them into the Temporal value.
-  return schema as unknown as z.ZodCustom<O, I>;
-}
-
 /**
  * Field types for signatures and tools: `t.date()` (`Temporal.PlainDate`) and `t.dateTime()` (`Temporal.ZonedDateTime` with its offset), both accepting ISO 8601 strings;
  * `t.image()`, `t.audio()` and `t.document()` (media inputs, see lib/media/).
@@ -110,11 +104,7 @@ function marked<O, I>(kind: TemporalKind, check: (v: unknown) => boolean, messag
 export const t = {
   ...mediaTypes,
   /** A calendar date without a time zone (`Temporal.PlainDate`, wire `YYYY-MM-DD`). */
-  date: () =>
-    marked<Temporal.PlainDate, Temporal.PlainDate | string>(
-      "date", (v) => v instanceof Temporal.PlainDate, "expected a calendar date (YYYY-MM-DD)"),
+  date: (): z.ZodCustom<Temporal.PlainDate, Temporal.PlainDate | string> => dateField(),
   /** A date and time that keeps its UTC offset (`Temporal.ZonedDateTime` in a fixed-offset zone). */
-  dateTime: () =>
-    marked<Temporal.ZonedDateTime, Temporal.ZonedDateTime | string>(
-      "datetime", (v) => v instanceof Temporal.ZonedDateTime, "expected a date-time with offset (YYYY-MM-DDTHH:MM:SS+00:00)"),
+  dateTime: (): z.ZodCustom<Temporal.ZonedDateTime, Temporal.ZonedDateTime | string> => dateTimeField(),
 };

@@ -1,7 +1,7 @@
 import { nodeCrypto } from "../load-sync.js";
 import { ValidationError } from "../errors.js";
 import { shownUrl } from "../instrument/redact.js";
-import { requireInstalled } from "../optional.js";
+import { requireInstalled } from "../optional-packages.js";
 import { checkRunFilter, checkStartRun, type RunBatch, finishParams, rowParams, trialParams, type FinishRun, type RunFilter, type StartRun } from "./lab-rows.js";
 import type { PostgresLabEngine, Write } from "./pg-lab-engine.js";
 import type { PgLabQueue, PostgresLabRun } from "./pg-lab-run.js";

@@ -10,7 +10,9 @@
  *   number     := digits ["." digits] [("e" | "E") ["+" | "-"] digits]   (or ".5")
  *
  * Unary minus binds looser than a power, as in mathematics: -2^2 = -4, while 2^-1 = 0.5.
+ * Also the calculator tool's argument schema (`calculatorInput`), built with the first calculator.
  */
+import { z } from "zod";
 import { ValidationError } from "../errors.js";
 
 const MAX_LENGTH = 10_000;
@@ -138,3 +140,14 @@ export function evaluateArithmetic(expression: string): number {
   // Rounds away binary noise (0.1 + 0.2 → 0.3) while keeping 15 significant digits.
   return Number(value.toPrecision(15));
 }
+
+/** The calculator tool's input shape (lib/tools/calculator.ts), built at the first call and shared by every calculator. */
+export function calculatorInput(): { expression: z.ZodString } {
+  return (inputShape ??= {
+    expression: z
+      .string()
+      .describe("Arithmetic using numbers, + - * / (or × ÷), % , ^ or ** for powers, and parentheses, e.g. \"2 * (3 + 4)\""),
+  });
+}
+
+let inputShape: { expression: z.ZodString } | undefined;

@@ -1,13 +1,15 @@
 /**
  * The work behind `Tool.invoke`, loaded at the first invocation (not at `import "typelm"`): parses and
  * validates the model's arguments against the tool's input shape (dates revived, defaults applied),
- * calls the tool, and turns every failure into the error outcome the agent reads.
+ * calls the tool, and turns every failure into the error outcome the agent reads; `invokeTool` also
+ * times the call and emits its `tool.call` event.
  */
 import { z } from "zod";
 import { ValidationError, preview } from "../errors.js";
 import { keepProtoKeys, reviveFields } from "../convert/input.js";
 import { isPlainObject } from "../plain-object.js";
 import type { Shape as FieldShape } from "../signature/signature.js";
+import { Instrumentation } from "../instrument/bus.js";
 import type { Tool, ToolArgs, ToolOutcome } from "./tool.js";
 
 // The object schema of each input shape, built once (not at every invocation).
@@ -64,4 +66,19 @@ export async function attempt<Shape extends z.ZodRawShape>(tool: Tool<Shape>, ra
 function invalidArguments(tool: Tool, error: unknown): ToolOutcome {
   if (!(error instanceof ValidationError)) throw error;
   return { ok: false, error: `Invalid arguments for tool "${tool.name}": ${error.message}` };
+}
+
+/** The rest of `Tool.invoke` once `tool.call.start` is emitted: `attempt`, timed, then the `tool.call` event (with `ok`, `durationMs` and any error). */
+export async function invokeTool<Shape extends z.ZodRawShape>(tool: Tool<Shape>, rawArgs: unknown): Promise<ToolOutcome> {
+  const started = performance.now();
+  const outcome = await attempt(tool, rawArgs);
+  const payload: Record<string, unknown> = {
+    tool: tool.name,
+    args: rawArgs,
+    ok: outcome.ok,
+    durationMs: performance.now() - started,
+  };
+  if (!outcome.ok) payload.error = outcome.error;
+  Instrumentation.emit("tool.call", payload);
+  return outcome;
 }

@@ -6,10 +6,8 @@
  */
 import type { z } from "zod";
 import { Instrumentation, inSpan } from "../instrument/bus.js";
-import { shapeToJsonSchema } from "../signature/json-schema.js";
-import type { Shape as FieldShape } from "../signature/signature.js";
 import { moduleOnFirstUse } from "../load-sync.js";
-import { validateToolDefinition } from "./tool-checks.js";
+import { toolParameterSchema, validateToolDefinition } from "./tool-checks.js";
 
 /** What an agent gets back from `invoke`. */
 export type ToolOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -40,9 +38,7 @@ export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
 
   /** The parameter schema to show a model: `{ type: "object", properties, required }`. */
   jsonSchema(): ToolParameterSchema {
-    // The signatures' schema builder: same date formats, same handling of defaults and integers.
-    const { $schema: _drop, ...schema } = shapeToJsonSchema(this.input as unknown as FieldShape);
-    return { ...schema, type: "object", properties: schema.properties as Record<string, unknown>, required: schema.required as string[] };
+    return toolParameterSchema(this.input);
   }
 
   /**
@@ -55,18 +51,8 @@ export abstract class Tool<Shape extends z.ZodRawShape = z.ZodRawShape> {
 
   private async invokeInSpan(rawArgs: unknown): Promise<ToolOutcome> {
     Instrumentation.emit("tool.call.start", { tool: this.name, args: rawArgs });
-    const { attempt } = toolRun.loaded ?? (await toolRun.load());
-    const started = performance.now();
-    const outcome = await attempt(this, rawArgs);
-    const payload: Record<string, unknown> = {
-      tool: this.name,
-      args: rawArgs,
-      ok: outcome.ok,
-      durationMs: performance.now() - started,
-    };
-    if (!outcome.ok) payload.error = outcome.error;
-    Instrumentation.emit("tool.call", payload);
-    return outcome;
+    const { invokeTool } = toolRun.loaded ?? (await toolRun.load());
+    return invokeTool(this, rawArgs);
   }
 }
 

@@ -3,8 +3,8 @@
  * description, input shape and `call`, and `toTools()` turns them into `Tool` objects for an agent.
  */
 import type { z } from "zod";
-import { ValidationError } from "../errors.js";
-import { type Tool, type ToolArgs, tool } from "./tool.js";
+import type { Tool, ToolArgs } from "./tool.js";
+import { toolsetTools } from "./tool-checks.js";
 
 /** One entry of `static tools`; the key is the tool's name. */
 export interface ToolsetEntry<Shape extends z.ZodRawShape = z.ZodRawShape> {
@@ -35,12 +35,6 @@ export class Toolset {
 
   /** The toolset's tools, named by their keys in `tools`. */
   static toTools(_options?: Record<string, unknown>): Tool[] {
-    const entries = Object.entries(this.tools);
-    if (entries.length === 0) {
-      throw new ValidationError(`Toolset ${this.toolsetName}: static tools is empty; declare at least one tool`, {
-        field: "tools",
-      });
-    }
-    return entries.map(([name, entry]) => tool({ name, description: entry.description, input: entry.input, call: entry.call }));
+    return toolsetTools(this.toolsetName, this.tools);
   }
 }

@@ -5,14 +5,15 @@
 // typelm reads are served inline (anything else, documents included, as an attachment of type
 // `application/octet-stream` or PDF), each answer under a CSP that lets nothing run (`sandbox`).
 import type { ServerResponse } from "node:http";
-import { SUPPORTED_TYPES } from "../media/sniff.js";
+import { onFirstUse } from "../load-sync.js";
+import { supportedTypes } from "../media/sniff.js";
 import { isMediaRef, isSha256 } from "../store/media/ref-read.js";
 import type { MediaRef } from "../store/media/refs.js";
 import { html, Markup } from "./html.js";
 import type { ViewSource } from "./data/source.js";
 
 /** The media types served for the page to show (an <img>, an <audio>); any other is a download. */
-const INLINE = new Set<string>([...SUPPORTED_TYPES.image, ...SUPPORTED_TYPES.audio]);
+const INLINE = onFirstUse(() => new Set<string>([...supportedTypes("image"), ...supportedTypes("audio")]));
 const EXTENSION: Record<string, string> = { "application/pdf": "pdf" };
 
 /** A size in bytes as people read it: 812 B, 14.2 kB, 3.1 MB. */
@@ -27,17 +28,17 @@ export function mediaMarkup(ref: MediaRef): Markup {
   const src = `/media/${ref.$media}`;
   const about = `${ref.kind} · ${ref.mediaType} · ${sizeText(ref.size)} · sha256 ${ref.$media.slice(0, 12)}`;
   const caption = html`<span class="media-about muted">${about}</span>`;
-  if (ref.kind === "image" && INLINE.has(ref.mediaType)) {
+  if (ref.kind === "image" && INLINE().has(ref.mediaType)) {
     return html`<span class="media" data-media="${ref.$media}" data-kind="image"><img src="${src}" alt="${about}" loading="lazy">${caption}</span>`;
   }
-  if (ref.kind === "audio" && INLINE.has(ref.mediaType)) {
+  if (ref.kind === "audio" && INLINE().has(ref.mediaType)) {
     return html`<span class="media" data-media="${ref.$media}" data-kind="audio"><audio controls preload="metadata"><source src="${src}" type="${ref.mediaType}"></audio>${caption}</span>`;
   }
   return html`<span class="media" data-media="${ref.$media}" data-kind="${ref.kind}"><a href="${src}" download="${fileName(ref.$media, ref.mediaType)}">download the ${ref.kind}</a> ${caption}</span>`;
 }
 
 function fileName(sha256: string, mediaType: string): string {
-  return `${sha256.slice(0, 16)}.${EXTENSION[mediaType] ?? (INLINE.has(mediaType) ? mediaType.split("/")[1] : "bin")}`;
+  return `${sha256.slice(0, 16)}.${EXTENSION[mediaType] ?? (INLINE().has(mediaType) ? mediaType.split("/")[1] : "bin")}`;
 }
 
 /** The JSON text of a reference inside a recorded message's text (where a data URL was). */
@@ -89,7 +90,7 @@ export async function serveMedia(store: ViewSource, parts: string[], res: Server
     text(404, `The store holds no media value with sha256 ${hash}`);
     return;
   }
-  const inline = blob.kind !== "document" && INLINE.has(blob.mediaType);
+  const inline = blob.kind !== "document" && INLINE().has(blob.mediaType);
   const type = inline || blob.mediaType === "application/pdf" ? blob.mediaType : "application/octet-stream";
   answer(res, 200, {
     "content-type": type, "content-length": blob.bytes.length, "cache-control": "private, max-age=3600",

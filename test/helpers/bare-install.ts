@@ -13,7 +13,7 @@ import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { OPTIONAL_PACKAGES } from "../../lib/optional.js";
+import { OPTIONAL_PACKAGES } from "../../lib/optional-packages.js";
 
 export const REPO = resolve(import.meta.dirname, "../..");
 

@@ -1,5 +1,5 @@
 /**
- * Optional peer dependencies (lib/optional.ts), with the packages really missing: a project holding
+ * Optional peer dependencies (lib/optional.ts, optional-packages.ts), with the packages really missing: a project holding
  * a copy of what npm would install for typelm and links to its required dependencies only
  * (test/helpers/bare-install.ts), and child Node processes using it. Needs `npm run build` first.
  */
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigurationError } from "../../lib/errors.js";
-import { OPTIONAL_PACKAGES, installCommand, missingPackageError, missingPackageOf, type OptionalPackage } from "../../lib/optional.js";
+import { OPTIONAL_PACKAGES, installCommand, missingPackageError, missingPackageOf, type OptionalPackage } from "../../lib/optional-packages.js";
 import { REPO, bareInstall, repoPackageJson, requiredDependencies, type BareInstall } from "../helpers/bare-install.js";
 
 const OPENAI_LINE = "npm install openai@^6.49.0";
