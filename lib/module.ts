@@ -6,8 +6,8 @@ import { MODULE_BRAND } from "./module-brand.js";
 import { describeError, Instrumentation, inSpan } from "./instrument/bus.js";
 import type { LanguageModel } from "./lm/types.js";
 export { callSampling } from "./call-sampling.js";
-import { FewShotExample } from "./prompt/few-shot.js";
-import { jsonKeepingMedia } from "./media/refs.js";
+import type { FewShotExample } from "./prompt/few-shot.js";
+import { cloneModule, dumpStateOf, loadStateInto, namedPredictorsOf } from "./module-state.js";
 import type { BatchCallOptions, BatchResult } from "./batch/options.js";
 import { makesOneCall, openStream } from "./stream/context.js";
 import type { PredictionStream } from "./stream/events.js";
@@ -128,55 +128,17 @@ export abstract class Module<I = any, O = any> {
 
   /** Every predictor inside this module as `[path, predictor]`, found through its properties. */
   namedPredictors(): [string, Tunable & Module][] {
-    const found: [string, Tunable & Module][] = [];
-    const seen = new Set<unknown>();
-    const visit = (value: unknown, path: string): void => {
-      if (value === null || typeof value !== "object" || seen.has(value)) return;
-      seen.add(value);
-      if (isTunable(value)) {
-        found.push([path || "self", value]);
-        return;
-      }
-      if (value instanceof Module) {
-        for (const [key, child] of Object.entries(value)) {
-          if (key !== "config") visit(child, path ? `${path}.${key}` : key);
-        }
-        return;
-      }
-      if (Array.isArray(value)) value.forEach((child, i) => visit(child, `${path}[${i}]`));
-      else if (value instanceof Map) for (const [k, child] of value) visit(child, `${path}[${String(k)}]`);
-    };
-    visit(this, "");
-    return found;
+    return namedPredictorsOf(this);
   }
 
   /** The instruction and demos of every predictor, keyed by path (JSON-ready). */
   dumpState(): ModuleState {
-    const predictors: Record<string, PredictorState> = {};
-    for (const [path, p] of this.namedPredictors()) {
-      predictors[path] = {
-        instruction: p.instruction,
-        // JSON values, except media values, which are kept (their JSON form has no bytes to rebuild them from).
-        demos: p.demos.map((d) => jsonKeepingMedia(d.toJSON()) as PredictorState["demos"][number]),
-      };
-    }
-    return { predictors };
+    return dumpStateOf(this);
   }
 
   /** Restores what `dumpState` produced. Unknown paths are an error: the state belongs to another module. */
-  loadState(state: ModuleState, makeExample: (d: PredictorState["demos"][number]) => FewShotExample = defaultExample): this {
-    const byPath = new Map(this.namedPredictors());
-    for (const [path, s] of Object.entries(state?.predictors ?? {})) {
-      const p = byPath.get(path);
-      if (p === undefined) {
-        throw new ValidationError(
-          `State has predictor "${path}" but ${this.constructor.name} has only: ${[...byPath.keys()].join(", ") || "(none)"}`,
-          { field: path },
-        );
-      }
-      p.instruction = s.instruction;
-      p.demos = s.demos.map(makeExample);
-    }
+  loadState(state: ModuleState, makeExample?: (d: PredictorState["demos"][number]) => FewShotExample): this {
+    loadStateInto(this, state, makeExample);
     return this;
   }
 
@@ -186,7 +148,7 @@ export abstract class Module<I = any, O = any> {
    * back-reference to a parent points at the parent's copy.
    */
   clone(): this {
-    return cloneValue(this, new Map()) as this;
+    return cloneModule(this);
   }
 
   // --- many calls at once (lib/batch/) ---
@@ -225,32 +187,6 @@ function modulePaths(root: Module): Map<object, string> {
   };
   visit(root, "");
   return paths;
-}
-
-/** Copies modules, arrays, maps and plain objects; `copies` maps each original already copied to its copy. */
-function cloneValue(value: unknown, copies: Map<object, unknown>): unknown {
-  if (value === null || typeof value !== "object") return value;
-  const done = copies.get(value);
-  if (done !== undefined) return done;
-  if (value instanceof Map) {
-    const out = new Map<unknown, unknown>();
-    copies.set(value, out);
-    for (const [k, v] of value) out.set(k, cloneValue(v, copies));
-    return out;
-  }
-  let out: Record<string, unknown>;
-  if (value instanceof Module) out = Object.create(Object.getPrototypeOf(value) as object) as Record<string, unknown>;
-  else if (Array.isArray(value)) out = new Array(value.length) as unknown as Record<string, unknown>;
-  else if (Object.getPrototypeOf(value) === Object.prototype) out = {};
-  else return value;
-  // Registered before the fields are copied, so a cycle back to `value` finds the copy.
-  copies.set(value, out);
-  for (const [k, v] of Object.entries(value)) out[k] = cloneValue(v, copies);
-  return out;
-}
-
-function defaultExample(d: PredictorState["demos"][number]): FewShotExample {
-  return FewShotExample.fromJSON(d);
 }
 
 /** `moduleInstance` as a Module, or a `ValidationError` naming the call it was given to (`where`). */

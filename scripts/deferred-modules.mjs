@@ -31,6 +31,7 @@ import ts from "typescript";
 
 /** Library modules (paths from the repository root) built as dist/pkg/deferred/<path without lib/>.js. */
 export const DEFERRED = [
+  "lib/module-state.ts",
   "lib/lm/failure.ts",
   "lib/lm/stream-text.ts",
   "lib/stream/reply-tap.ts",
