@@ -10,20 +10,13 @@ import { describe, expect, test } from "@jest/globals";
 import { z } from "zod";
 import { CalculatorTool, ChainOfThought, CodeAct, FewShotExample, ProgramOfThought, ReAct, Signature, ValidationError, tool } from "typelm";
 import { ScriptedLM } from "typelm/testing";
+import { thrownBy } from "../helpers/thrown.js";
 
 const Question = Signature.define({ name: "Question", description: "Answer the question.", input: { question: z.string() }, output: { answer: z.string() } });
 const Sum = Signature.define({ name: "Sum", description: "Add the numbers.", input: { a: z.number(), b: z.number() }, output: { total: z.number() } });
 
-/** `fn()`'s error, which must be the package's ValidationError. */
-function validationError(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return error as ValidationError;
-  }
-  throw new Error("expected a ValidationError");
-}
+/** `fn()`'s error, which must be a ValidationError of the code under test. */
+const validationError = (fn: () => unknown): ValidationError => thrownBy(ValidationError, fn);
 
 const echo = (name: string) => tool({ name, description: "Echoes.", input: { text: z.string() }, call: ({ text }) => text });
 

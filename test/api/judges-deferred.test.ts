@@ -12,19 +12,12 @@ import {
 } from "typelm";
 import type { EvaluationRow } from "typelm";
 import { ScriptedLM } from "typelm/testing";
+import { thrownBy } from "../helpers/thrown.js";
 
 const example = new FewShotExample({ input: { question: "Capital of France?" }, output: { answer: "Paris" }, id: "q1" });
 
-/** `fn()`'s error, which must be the package's ValidationError. */
-function validationError(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return error as ValidationError;
-  }
-  throw new Error("expected a ValidationError");
-}
+/** `fn()`'s error, which must be a ValidationError of the code under test. */
+const validationError = (fn: () => unknown): ValidationError => thrownBy(ValidationError, fn);
 
 describe("Judge through the bundle", () => {
   test("its option checks throw the package's ValidationError with their messages", () => {

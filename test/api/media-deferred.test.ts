@@ -6,20 +6,13 @@
  */
 import { describe, expect, test } from "@jest/globals";
 import { Audio, Document, Image, t, ValidationError } from "typelm";
+import { thrownBy } from "../helpers/thrown.js";
 
 /** The 8-byte PNG signature: enough for the sniffer to call it image/png. */
 const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-/** `fn()`'s error, which must be the package's ValidationError. */
-function validationError(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return error as ValidationError;
-  }
-  throw new Error("expected a ValidationError");
-}
+/** `fn()`'s error, which must be a ValidationError of the code under test. */
+const validationError = (fn: () => unknown): ValidationError => thrownBy(ValidationError, fn);
 
 describe("media values through the bundle", () => {
   test("the factories make values of their class, typed from the bytes", () => {

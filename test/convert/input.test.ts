@@ -6,6 +6,7 @@ import { compiled } from "../../lib/signature/compile.js";
 import { ValidationError } from "../../lib/errors.js";
 import { validateInputs } from "../../lib/convert/input.js";
 import { inputsToWire } from "../../lib/signature/wire.js";
+import { thrownBy } from "../helpers/thrown.js";
 
 const Order = Signature.define({
   name: "Order",
@@ -19,15 +20,8 @@ const Order = Signature.define({
 });
 const sig = compiled(Order);
 
-function validationError(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return error as ValidationError;
-  }
-  throw new Error("expected a ValidationError, nothing was thrown");
-}
+/** `fn()`'s error, which must be a ValidationError of the code under test. */
+const validationError = (fn: () => unknown): ValidationError => thrownBy(ValidationError, fn);
 
 describe("validateInputs", () => {
   it("applies input defaults, also inside nested objects, and omits absent optional fields", () => {
