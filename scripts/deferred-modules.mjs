@@ -6,9 +6,10 @@
  * and report.ci, the lab store's rows and migrations, the optimizers' planning. Those functions cannot
  * become async without changing the public API, so the bundle keeps their callers as they are and
  * moves the modules that hold them out of the eager chunk: each module listed in DEFERRED is built alone
- * as CommonJS, dist/pkg/deferred/<path>.cjs, and every other module that imports a function from it gets,
- * in place of the import, a function of the same name that loads the module the first time it is called
- * (`requireDeferred` in lib/load-sync.ts) and calls through. CommonJS because `require` is the one
+ * as CommonJS, dist/pkg/deferred/<path>.cjs, and the main build reads every import of it as a stand-in
+ * module instead: for each function it exports, a function of the same name that loads the module the
+ * first time it is called (`requireDeferred` in lib/load-sync.ts) and calls through; one stand-in per
+ * function in the whole bundle, so each keeps its name. CommonJS because `require` is the one
  * synchronous loader everywhere the package runs: jest's module registry refuses to `require` ES modules.
  * A deferred module's own imports of library modules and of zod are answered from the eager chunk (the
  * host module below), so it works on the same classes, configuration and event bus as the rest. The
@@ -16,10 +17,10 @@
  *
  * What is checked at build time, so a change cannot make this wrong silently:
  * - only functions are imported from a deferred module (a class, an object or a namespace cannot be
- *   stood in for by a function), or constants written as a number, string or boolean, which the importer
- *   gets a copy of: anything else fails the build and names the import;
+ *   stood in for by a function), or constants written as a number, string or boolean, which the stand-in
+ *   module holds a copy of: anything else fails the build (No matching export in "deferred:lib/...");
  * - a deferred module has no top-level statement that runs code for its effect (registering itself
- *   somewhere, for instance), since that would now happen at its first call instead of at import.
+ *   somewhere, for instance), since that would now happen at its first call instead of at import;
  * - a deferred module imports library modules and packages by name only, and does not use import.meta.
  * test/package/deferred.test.ts checks at run time that `import "typelm"` loads none of them and that
  * each one loads and works through the bundle.
@@ -29,7 +30,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import ts from "typescript";
 
-/** Library modules (paths from the repository root) built as dist/pkg/deferred/<path without lib/>.js. */
+/** Library modules (paths from the repository root) built as dist/pkg/deferred/<path without lib/>.cjs. */
 export const DEFERRED = [
   "lib/module-state.ts",
   "lib/lm/failure.ts",
